@@ -1,0 +1,92 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// admin opens a short-lived direct connection (never through a proxy) for
+// control commands such as REPLICAOF.
+func admin(addr string) *redis.Client {
+	return redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		Protocol:              2,
+		DisableIdentity:       true,
+		MaxRetries:            -1,
+		DialTimeout:           time.Second,
+		ReadTimeout:           2 * time.Second,
+		WriteTimeout:          2 * time.Second,
+		ContextTimeoutEnabled: true,
+		PoolSize:              1,
+	})
+}
+
+// Do runs one command on the node over a direct connection.
+func (n *Node) Do(ctx context.Context, args ...any) (any, error) {
+	c := admin(n.Addr())
+	defer c.Close()
+	v, err := c.Do(ctx, args...).Result()
+	if err != nil {
+		return nil, fmt.Errorf("faults: node %s: %v: %w", n.cfg.Name, args, err)
+	}
+	return v, nil
+}
+
+// ReplicaOf makes the node replicate from addr (usually a proxy in front of
+// the primary, so that the replication link can be lagged or cut).
+func (n *Node) ReplicaOf(ctx context.Context, addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("faults: node %s: replicaof %q: %w", n.cfg.Name, addr, err)
+	}
+	_, err = n.Do(ctx, "REPLICAOF", host, port)
+	return err
+}
+
+// Promote turns a replica into a primary (REPLICAOF NO ONE). It keeps
+// whatever data it has received so far: writes still in flight are lost.
+func (n *Node) Promote(ctx context.Context) error {
+	_, err := n.Do(ctx, "REPLICAOF", "NO", "ONE")
+	return err
+}
+
+// ReplicationInfo returns the fields of INFO replication.
+func (n *Node) ReplicationInfo(ctx context.Context) (map[string]string, error) {
+	v, err := n.Do(ctx, "INFO", "replication")
+	if err != nil {
+		return nil, err
+	}
+	s, _ := v.(string)
+	out := map[string]string{}
+	for _, line := range strings.Split(s, "\r\n") {
+		if k, val, ok := strings.Cut(line, ":"); ok {
+			out[k] = val
+		}
+	}
+	return out, nil
+}
+
+// WaitLinkUp waits until the node, a replica, reports its link to the
+// primary up (the initial sync is done).
+func (n *Node) WaitLinkUp(ctx context.Context, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		info, err := n.ReplicationInfo(ctx)
+		if err == nil && info["master_link_status"] == "up" {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("faults: node %s: replication link not up after %v (last: %v %v)", n.cfg.Name, timeout, info["master_link_status"], err)
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}

@@ -1,0 +1,267 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Topology is the shape of the Redis deployment under test.
+type Topology string
+
+// Topologies.
+const (
+	// Single is one node: what the naive, token, watchdog and fenced locks use.
+	Single Topology = "single"
+	// Independent is N unrelated primaries: Redlock's deployment.
+	Independent Topology = "independent"
+	// PrimaryReplica is a primary with one asynchronous replica whose
+	// replication link runs through a proxy. Clients see one address (slot
+	// 0), which Failover moves to the replica, as Sentinel or a virtual IP would.
+	PrimaryReplica Topology = "primary-replica"
+)
+
+// Topologies lists the valid topologies, for error messages and help.
+var Topologies = []Topology{Single, Independent, PrimaryReplica}
+
+// ClusterConfig describes a cluster. The zero value is one node, one client.
+type ClusterConfig struct {
+	// Topology, default Single.
+	Topology Topology
+	// Nodes is the number of independent nodes for Independent (default 3).
+	// Single always has 1 and PrimaryReplica 2; a different value is an error.
+	Nodes int
+	// Clients is the number of simulated clients; each gets its own proxy to
+	// every slot. Default 1.
+	Clients int
+	// Node is the template for every node; its Name is replaced.
+	Node NodeConfig
+	// Proxies configures the embedded toxiproxy.
+	Proxies ProxiesConfig
+	// SyncTimeout bounds the replica's initial sync. Default 10s.
+	SyncTimeout time.Duration
+}
+
+// Validate reports a config that cannot work.
+func (c ClusterConfig) Validate() error {
+	switch c.Topology {
+	case Single, "":
+		if c.Nodes > 1 {
+			return fmt.Errorf("%w: topology %s has 1 node, not %d", ErrInvalidConfig, Single, c.Nodes)
+		}
+	case PrimaryReplica:
+		if c.Nodes != 0 && c.Nodes != 2 {
+			return fmt.Errorf("%w: topology %s has 2 nodes, not %d", ErrInvalidConfig, PrimaryReplica, c.Nodes)
+		}
+	case Independent:
+		if c.Nodes < 0 || c.Nodes > 15 {
+			return fmt.Errorf("%w: topology %s: nodes %d out of range 1..15", ErrInvalidConfig, Independent, c.Nodes)
+		}
+	default:
+		return fmt.Errorf("%w: unknown topology %q (valid: %v)", ErrInvalidConfig, string(c.Topology), Topologies)
+	}
+	if c.Clients < 0 || c.Clients > 1000 {
+		return fmt.Errorf("%w: clients %d out of range 1..1000", ErrInvalidConfig, c.Clients)
+	}
+	if c.SyncTimeout < 0 {
+		return fmt.Errorf("%w: negative sync timeout", ErrInvalidConfig)
+	}
+	if err := c.Node.Validate(); err != nil {
+		return err
+	}
+	return c.Proxies.Validate()
+}
+
+func (c ClusterConfig) withDefaults() ClusterConfig {
+	if c.Topology == "" {
+		c.Topology = Single
+	}
+	switch c.Topology {
+	case Single:
+		c.Nodes = 1
+	case PrimaryReplica:
+		c.Nodes = 2
+	case Independent:
+		if c.Nodes == 0 {
+			c.Nodes = 3
+		}
+	}
+	if c.Clients == 0 {
+		c.Clients = 1
+	}
+	if c.SyncTimeout == 0 {
+		c.SyncTimeout = 10 * time.Second
+	}
+	return c
+}
+
+// Cluster is a set of nodes, the proxies in front of them, and the
+// replication link when there is one. A client reaches "slots": one per
+// independent node, or the single service address of a primary + replica.
+type Cluster struct {
+	cfg     ClusterConfig
+	nodes   []*Node
+	proxies *Proxies
+	links   [][]*Link // [client][slot]
+	repl    *Link
+}
+
+// NewCluster starts the nodes and links. On error everything already
+// started is closed again.
+func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &Cluster{cfg: cfg}
+	defer func() {
+		if err != nil {
+			_ = c.Close()
+		}
+	}()
+	if c.proxies, err = NewProxies(cfg.Proxies); err != nil {
+		return nil, err
+	}
+	for i := range cfg.Nodes {
+		nc := cfg.Node
+		nc.Name = fmt.Sprintf("node%d", i)
+		if cfg.Topology == PrimaryReplica {
+			nc.Name = [...]string{"primary", "replica"}[i]
+		}
+		n, err := StartNode(ctx, nc)
+		if err != nil {
+			return nil, err
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	slots := c.Slots()
+	for client := range cfg.Clients {
+		row := make([]*Link, slots)
+		for s := range slots {
+			l, err := c.proxies.NewLink(fmt.Sprintf("client%d->%s", client, c.nodes[s].Name()), c.nodes[s].Addr())
+			if err != nil {
+				return nil, err
+			}
+			row[s] = l
+		}
+		c.links = append(c.links, row)
+	}
+	if cfg.Topology == PrimaryReplica {
+		if c.repl, err = c.proxies.NewLink("replica->primary", c.nodes[0].Addr()); err != nil {
+			return nil, err
+		}
+		if err = c.nodes[1].ReplicaOf(ctx, c.repl.Addr()); err != nil {
+			return nil, err
+		}
+		if err = c.nodes[1].WaitLinkUp(ctx, cfg.SyncTimeout); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Topology returns the cluster's topology.
+func (c *Cluster) Topology() Topology { return c.cfg.Topology }
+
+// Nodes returns every node (primary first for PrimaryReplica).
+func (c *Cluster) Nodes() []*Node { return c.nodes }
+
+// Node returns node i.
+func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
+
+// Clients returns the number of clients the cluster has links for.
+func (c *Cluster) Clients() int { return c.cfg.Clients }
+
+// Slots returns how many addresses each client sees.
+func (c *Cluster) Slots() int {
+	if c.cfg.Topology == PrimaryReplica {
+		return 1
+	}
+	return c.cfg.Nodes
+}
+
+// Link returns the proxy from client to slot.
+func (c *Cluster) Link(client, slot int) *Link { return c.links[client][slot] }
+
+// ClientLinks returns every link of one client (to cut one pod off).
+func (c *Cluster) ClientLinks(client int) []*Link { return c.links[client] }
+
+// SlotLinks returns every client's link to one slot (to cut one node off).
+func (c *Cluster) SlotLinks(slot int) []*Link {
+	out := make([]*Link, 0, len(c.links))
+	for _, row := range c.links {
+		out = append(out, row[slot])
+	}
+	return out
+}
+
+// ClientAddrs returns the addresses client should dial, one per slot.
+func (c *Cluster) ClientAddrs(client int) []string {
+	out := make([]string, 0, c.Slots())
+	for _, l := range c.links[client] {
+		out = append(out, l.Addr())
+	}
+	return out
+}
+
+// ReplicationLink returns the replica's link to the primary, or nil.
+func (c *Cluster) ReplicationLink() *Link { return c.repl }
+
+// Primary returns the node clients are pointed at for PrimaryReplica
+// (the replica after a Failover), else node 0.
+func (c *Cluster) Primary() *Node {
+	if c.cfg.Topology == PrimaryReplica && len(c.links) > 0 && c.links[0][0].Upstream() == c.nodes[1].Addr() {
+		return c.nodes[1]
+	}
+	return c.nodes[0]
+}
+
+// Failover promotes the replica and moves every client's service address to
+// it, the way Sentinel does: the replication link is cut first (whatever it
+// still buffers is lost, as when a primary dies with writes in flight), then
+// REPLICAOF NO ONE, then the clients' proxies are repointed (their open
+// connections close and they reconnect to the new primary). It does not
+// kill the old primary: compose with Node.Kill for that.
+func (c *Cluster) Failover(ctx context.Context) error {
+	if c.cfg.Topology != PrimaryReplica {
+		return fmt.Errorf("failover on %s: %w", c.cfg.Topology, ErrTopology)
+	}
+	if err := c.repl.Disable(); err != nil {
+		return err
+	}
+	replica := c.nodes[1]
+	if err := replica.Promote(ctx); err != nil {
+		return err
+	}
+	for _, l := range c.SlotLinks(0) {
+		if err := l.Repoint(replica.Addr()); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// HealAll removes every toxic and re-enables every link.
+func (c *Cluster) HealAll() error {
+	var errs []error
+	for _, l := range c.proxies.Links() {
+		errs = append(errs, l.Heal())
+	}
+	return errors.Join(errs...)
+}
+
+// Proxies returns the embedded toxiproxy (for its API address).
+func (c *Cluster) Proxies() *Proxies { return c.proxies }
+
+// Close stops the proxies, kills every node and removes their temp dirs.
+func (c *Cluster) Close() error {
+	var errs []error
+	if c.proxies != nil {
+		errs = append(errs, c.proxies.Close())
+	}
+	for _, n := range c.nodes {
+		errs = append(errs, n.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,134 @@
+// Package faultstest holds test helpers for packages whose tests run real
+// redis-server processes behind real proxies: a cluster that closes itself
+// with the test, and a TestMain that fails the package if any process or
+// temp dir it started is still there at the end.
+package faultstest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockchaos/lockchaos/faults"
+)
+
+// Main runs the package's tests and then checks that nothing leaked:
+// no node left open, no redis-server child process alive, no temp dir of
+// ours left behind. Use it as `func TestMain(m *testing.M) { faultstest.Main(m) }`.
+func Main(m *testing.M) {
+	before := tempDirs()
+	code := m.Run()
+	if n := faults.KillAll(); n > 0 {
+		fmt.Fprintf(os.Stderr, "faultstest: %d node(s) were left open by tests\n", n)
+		code = 1
+	}
+	if pids := ChildRedisServers(); len(pids) > 0 {
+		fmt.Fprintf(os.Stderr, "faultstest: redis-server children still alive: %v\n", pids)
+		code = 1
+	}
+	for d := range tempDirs() {
+		if !before[d] {
+			fmt.Fprintf(os.Stderr, "faultstest: temp dir left behind: %s\n", d)
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+func tempDirs() map[string]bool {
+	out := map[string]bool{}
+	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockchaos-redis-*"))
+	for _, m := range matches {
+		out[m] = true
+	}
+	return out
+}
+
+// ChildRedisServers returns the pids of live redis-server processes whose
+// parent is this process (every node we start is our direct child).
+func ChildRedisServers() []int {
+	me := os.Getpid()
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// Format: pid (comm) state ppid ...; comm may hold spaces.
+		s := string(b)
+		open, closeIdx := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || closeIdx < open {
+			continue
+		}
+		comm := s[open+1 : closeIdx]
+		fields := strings.Fields(s[closeIdx+1:])
+		if len(fields) < 2 || fields[0] == "Z" {
+			continue
+		}
+		ppid, _ := strconv.Atoi(fields[1])
+		if ppid == me && strings.HasPrefix(comm, "redis-server") {
+			pids = append(pids, pid)
+		}
+	}
+	return pids
+}
+
+// Cluster starts a cluster that is closed when the test ends.
+func Cluster(t testing.TB, cfg faults.ClusterConfig) *faults.Cluster {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := faults.NewCluster(ctx, cfg)
+	if err != nil {
+		t.Fatalf("start cluster: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := c.Close(); err != nil {
+			t.Errorf("close cluster: %v", err)
+		}
+	})
+	return c
+}
+
+// Client returns a go-redis client for addr with short timeouts, closed
+// when the test ends. Tests use it to look at Redis directly.
+func Client(t testing.TB, addr string) *redis.Client {
+	t.Helper()
+	c := redis.NewClient(&redis.Options{
+		Addr:                  addr,
+		Protocol:              2,
+		DisableIdentity:       true,
+		MaxRetries:            -1,
+		DialerRetries:         1,
+		DialTimeout:           300 * time.Millisecond,
+		ReadTimeout:           300 * time.Millisecond,
+		WriteTimeout:          300 * time.Millisecond,
+		ContextTimeoutEnabled: true,
+	})
+	t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// Eventually polls cond every 10ms until it holds or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("not true after %v: %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

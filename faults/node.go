@@ -1,0 +1,404 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// NodeConfig describes one redis-server process. The zero value is usable.
+type NodeConfig struct {
+	// Name labels the node in errors and proxy names. Default "node".
+	Name string
+	// Binary is the redis-server to run. Default: FindRedisServer().
+	Binary string
+	// Persistence turns on the append-only file with fsync on every write,
+	// so Restart brings the data back. Default off: `--save "" --appendonly no`,
+	// and Restart comes back empty, which is what the node-restart scenarios need.
+	Persistence bool
+	// Port to listen on (loopback only). Default 0: a free port is picked.
+	Port int
+	// StartTimeout bounds how long Start waits for PING to answer. Default 10s.
+	StartTimeout time.Duration
+	// ExtraArgs are appended to the command line (for example
+	// "--repl-backlog-size", "1mb").
+	ExtraArgs []string
+}
+
+const defaultStartTimeout = 10 * time.Second
+
+// Validate reports a config that cannot work.
+func (c NodeConfig) Validate() error {
+	if c.Port < 0 || c.Port > 65535 {
+		return fmt.Errorf("%w: node port %d out of range", ErrInvalidConfig, c.Port)
+	}
+	if c.StartTimeout < 0 {
+		return fmt.Errorf("%w: negative node start timeout %v", ErrInvalidConfig, c.StartTimeout)
+	}
+	return nil
+}
+
+func (c NodeConfig) withDefaults() (NodeConfig, error) {
+	if c.Name == "" {
+		c.Name = "node"
+	}
+	if c.StartTimeout == 0 {
+		c.StartTimeout = defaultStartTimeout
+	}
+	if c.Binary == "" {
+		bin, err := FindRedisServer()
+		if err != nil {
+			return c, err
+		}
+		c.Binary = bin
+	}
+	return c, nil
+}
+
+// NodeState is what a Node is doing now.
+type NodeState int
+
+// Node states.
+const (
+	NodeRunning NodeState = iota + 1
+	NodePaused
+	NodeKilled
+	NodeClosed
+)
+
+func (s NodeState) String() string {
+	switch s {
+	case NodeRunning:
+		return "running"
+	case NodePaused:
+		return "paused"
+	case NodeKilled:
+		return "killed"
+	case NodeClosed:
+		return "closed"
+	}
+	return "state(" + strconv.Itoa(int(s)) + ")"
+}
+
+// Node is one real redis-server process on a loopback port, in a temp dir
+// of its own. It keeps its port across Kill and Restart, so proxies that
+// point at it need no change.
+type Node struct {
+	cfg  NodeConfig
+	dir  string
+	port int
+
+	mu     sync.Mutex
+	state  NodeState
+	cmd    *exec.Cmd
+	exited chan struct{} // closed when the current process has been reaped
+}
+
+// StartNode starts a redis-server and waits until it answers PING.
+func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "lockchaos-redis-"+sanitize(cfg.Name)+"-")
+	if err != nil {
+		return nil, fmt.Errorf("faults: node %s: temp dir: %w", cfg.Name, err)
+	}
+	n := &Node{cfg: cfg, dir: dir, state: NodeKilled}
+	registerNode(n)
+
+	// A port picked by binding :0 and closing can be taken by someone else
+	// before redis binds it; try a few fresh ports before giving up.
+	attempts := 1
+	if cfg.Port == 0 {
+		attempts = 5
+	}
+	for i := range attempts {
+		n.port = cfg.Port
+		if n.port == 0 {
+			if n.port, err = freePort(); err != nil {
+				break
+			}
+		}
+		err = n.start(ctx)
+		if err == nil {
+			return n, nil
+		}
+		if !errors.Is(err, errAddrInUse) || i == attempts-1 {
+			break
+		}
+	}
+	_ = n.Close()
+	return nil, err
+}
+
+// Name returns the node's label.
+func (n *Node) Name() string { return n.cfg.Name }
+
+// Addr returns host:port of the node itself (not of any proxy in front of it).
+func (n *Node) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.port)) }
+
+// Port returns the node's port.
+func (n *Node) Port() int { return n.port }
+
+// Dir returns the node's working directory (its log is redis.log there).
+func (n *Node) Dir() string { return n.dir }
+
+// State returns what the node is doing now.
+func (n *Node) State() NodeState {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state
+}
+
+// PID returns the process id of the running (or paused) process, or 0.
+func (n *Node) PID() int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.cmd == nil || n.cmd.Process == nil || (n.state != NodeRunning && n.state != NodePaused) {
+		return 0
+	}
+	return n.cmd.Process.Pid
+}
+
+var errAddrInUse = errors.New("address already in use")
+
+func (n *Node) args() []string {
+	args := []string{
+		"--port", strconv.Itoa(n.port),
+		"--bind", "127.0.0.1",
+		"--dir", n.dir,
+		"--protected-mode", "no",
+		"--daemonize", "no",
+		"--logfile", "",
+		// Without this the first full sync to a replica waits 5 s.
+		"--repl-diskless-sync-delay", "0",
+	}
+	if n.cfg.Persistence {
+		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
+	} else {
+		args = append(args, "--save", "", "--appendonly", "no")
+	}
+	return append(args, n.cfg.ExtraArgs...)
+}
+
+// start launches the process on n.port and waits for PING. Callers hold no lock.
+func (n *Node) start(ctx context.Context) error {
+	n.mu.Lock()
+	if n.state == NodeClosed {
+		n.mu.Unlock()
+		return fmt.Errorf("node %s: %w", n.cfg.Name, ErrClosed)
+	}
+	if n.state != NodeKilled {
+		n.mu.Unlock()
+		return fmt.Errorf("node %s is %s: %w", n.cfg.Name, n.state, ErrNodeState)
+	}
+	if !n.cfg.Persistence {
+		// A replica keeps the RDB it received from its primary as dump.rdb,
+		// and redis-server loads dump.rdb at start even with --save "".
+		// Remove it so that a restart really comes back empty.
+		_ = os.Remove(filepath.Join(n.dir, "dump.rdb"))
+	}
+	logf, err := os.OpenFile(n.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		n.mu.Unlock()
+		return fmt.Errorf("faults: node %s: log file: %w", n.cfg.Name, err)
+	}
+	cmd := exec.Command(n.cfg.Binary, n.args()...)
+	cmd.Dir = n.dir
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Own process group: a Ctrl-C at the terminal reaches the harness,
+		// which then kills the nodes itself, in order.
+		Setpgid: true,
+		// If the harness dies without cleaning up (SIGKILL, crash), the
+		// kernel kills redis-server too.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	if err := cmd.Start(); err != nil {
+		n.mu.Unlock()
+		logf.Close()
+		return fmt.Errorf("%w: node %s: %v", ErrNodeStart, n.cfg.Name, err)
+	}
+	exited := make(chan struct{})
+	go func() {
+		_ = cmd.Wait()
+		logf.Close()
+		close(exited)
+	}()
+	n.cmd, n.exited, n.state = cmd, exited, NodeRunning
+	n.mu.Unlock()
+
+	if err := waitReady(ctx, n.Addr(), exited, n.cfg.StartTimeout); err != nil {
+		_ = n.Kill()
+		tail := n.logTail(5)
+		if strings.Contains(tail, "Address already in use") {
+			err = errAddrInUse
+		}
+		return fmt.Errorf("%w: node %s on port %d: %w; log %s:\n%s", ErrNodeStart, n.cfg.Name, n.port, err, n.logPath(), tail)
+	}
+	return nil
+}
+
+// waitReady polls PING until it answers, the process exits, or time runs out.
+func waitReady(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		if err := ping(addr, 200*time.Millisecond); err == nil {
+			return nil
+		}
+		select {
+		case <-exited:
+			return errors.New("process exited")
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("no PING answer within %v", timeout)
+		}
+	}
+}
+
+// ping sends an inline PING and expects +PONG; a reply such as -LOADING
+// means the node is not ready yet.
+func ping(addr string, timeout time.Duration) error {
+	c, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(timeout))
+	if _, err := c.Write([]byte("PING\r\n")); err != nil {
+		return err
+	}
+	buf := make([]byte, 64)
+	k, err := c.Read(buf)
+	if err != nil {
+		return err
+	}
+	if !strings.HasPrefix(string(buf[:k]), "+PONG") {
+		return fmt.Errorf("unexpected reply %q", strings.TrimSpace(string(buf[:k])))
+	}
+	return nil
+}
+
+// Kill sends SIGKILL (a paused node dies too) and waits until it is reaped.
+// Killing a killed node is a no-op.
+func (n *Node) Kill() error {
+	n.mu.Lock()
+	switch n.state {
+	case NodeClosed:
+		n.mu.Unlock()
+		return fmt.Errorf("node %s: %w", n.cfg.Name, ErrClosed)
+	case NodeKilled:
+		n.mu.Unlock()
+		return nil
+	}
+	cmd, exited := n.cmd, n.exited
+	n.state = NodeKilled
+	n.mu.Unlock()
+	_ = cmd.Process.Signal(syscall.SIGKILL)
+	<-exited
+	return nil
+}
+
+// Restart kills the node if it runs and starts it again on the same port:
+// empty, or from its append-only file when Persistence is on.
+func (n *Node) Restart(ctx context.Context) error {
+	if err := n.Kill(); err != nil {
+		return err
+	}
+	return n.start(ctx)
+}
+
+// Start starts a killed node again (same as Restart on a killed node).
+func (n *Node) Start(ctx context.Context) error { return n.start(ctx) }
+
+// Pause stops the process with SIGSTOP: connections stay open, nothing is
+// answered, exactly like a node stuck in a long fork or a VM freeze.
+func (n *Node) Pause() error { return n.signal(NodeRunning, NodePaused, syscall.SIGSTOP) }
+
+// Resume continues a paused node with SIGCONT.
+func (n *Node) Resume() error { return n.signal(NodePaused, NodeRunning, syscall.SIGCONT) }
+
+func (n *Node) signal(from, to NodeState, sig syscall.Signal) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.state == NodeClosed {
+		return fmt.Errorf("node %s: %w", n.cfg.Name, ErrClosed)
+	}
+	if n.state != from {
+		return fmt.Errorf("node %s is %s, want %s: %w", n.cfg.Name, n.state, from, ErrNodeState)
+	}
+	if err := n.cmd.Process.Signal(sig); err != nil {
+		return fmt.Errorf("faults: node %s: %v: %w", n.cfg.Name, sig, err)
+	}
+	n.state = to
+	return nil
+}
+
+// Close kills the process and removes the node's temp dir. It is safe to
+// call more than once.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.state == NodeClosed {
+		n.mu.Unlock()
+		return nil
+	}
+	n.mu.Unlock()
+	_ = n.Kill()
+	n.mu.Lock()
+	n.state = NodeClosed
+	n.mu.Unlock()
+	unregisterNode(n)
+	if err := os.RemoveAll(n.dir); err != nil {
+		return fmt.Errorf("faults: node %s: remove %s: %w", n.cfg.Name, n.dir, err)
+	}
+	return nil
+}
+
+func (n *Node) logPath() string { return filepath.Join(n.dir, "redis.log") }
+
+// logTail returns the last k lines of the node's log, for error messages.
+func (n *Node) logTail(k int) string {
+	b, err := os.ReadFile(n.logPath())
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > k {
+		lines = lines[len(lines)-k:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func freePort() (int, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return 0, fmt.Errorf("faults: pick a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port, nil
+}
+
+func sanitize(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+}

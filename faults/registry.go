@@ -1,0 +1,43 @@
+package faults
+
+import "sync"
+
+// registry tracks every node this process started and has not closed, so a
+// signal handler (or a test's TestMain) can make sure none outlives the run.
+var registry = struct {
+	sync.Mutex
+	nodes map[*Node]struct{}
+}{nodes: map[*Node]struct{}{}}
+
+func registerNode(n *Node) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.nodes[n] = struct{}{}
+}
+
+func unregisterNode(n *Node) {
+	registry.Lock()
+	defer registry.Unlock()
+	delete(registry.nodes, n)
+}
+
+// LiveNodes returns the nodes started by this process and not yet closed.
+func LiveNodes() []*Node {
+	registry.Lock()
+	defer registry.Unlock()
+	out := make([]*Node, 0, len(registry.nodes))
+	for n := range registry.nodes {
+		out = append(out, n)
+	}
+	return out
+}
+
+// KillAll closes every node this process started and has not closed: the
+// last line of defence for Ctrl-C and panics. It returns how many it closed.
+func KillAll() int {
+	nodes := LiveNodes()
+	for _, n := range nodes {
+		_ = n.Close()
+	}
+	return len(nodes)
+}

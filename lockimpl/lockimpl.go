@@ -1,0 +1,79 @@
+// Package lockimpl defines what a lock is to lockchaos (Locker and Lease)
+// and holds every lock implementation the harness knows: the ones people
+// really deploy, bugs included, because showing those bugs is the point.
+//
+// Errors follow one rule: ErrNotAcquired and ErrNotHeld are definite (the
+// operation certainly did not happen); every other error is indefinite (a
+// timeout or an I/O error: the operation may or may not have happened).
+// The checkers treat the two kinds differently, so implementations must not
+// blur them.
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Sentinel errors.
+var (
+	// ErrNotAcquired is definite: someone else holds the lock.
+	ErrNotAcquired = errors.New("lockimpl: not acquired")
+	// ErrNotHeld is definite: release found no lease of ours (it expired,
+	// or someone else's lock is there now).
+	ErrNotHeld = errors.New("lockimpl: not held")
+	// ErrInvalidConfig means a Config failed Validate.
+	ErrInvalidConfig = errors.New("lockimpl: invalid config")
+	// ErrUnknownLock means a lock name is not one of Names.
+	ErrUnknownLock = errors.New("lockimpl: unknown lock")
+)
+
+// Locker hands out leases on keys. Acquire makes one attempt: retrying is
+// the caller's policy, so the harness sees every attempt.
+type Locker interface {
+	Acquire(ctx context.Context, key string) (Lease, error)
+}
+
+// Lease is one successful acquisition.
+type Lease interface {
+	// Token is the value that identifies this holder in Redis ("" if none).
+	Token() string
+	// Fence is the fencing number handed out with the lease (0 if none).
+	Fence() uint64
+	// Lost is closed when the lock knows it lost the lease; nil if it never
+	// knows (most Redis locks: that is their weakness).
+	Lost() <-chan struct{}
+	// Release gives the lock up. ErrNotHeld is definite; other errors are
+	// indefinite.
+	Release(ctx context.Context) error
+}
+
+// IsDefinite reports whether err says for certain that the operation did
+// not happen (nil is definite too: it did happen).
+func IsDefinite(err error) bool {
+	return err == nil || errors.Is(err, ErrNotAcquired) || errors.Is(err, ErrNotHeld)
+}
+
+// DefaultTTL is the lease time every Redis lock uses when its Config leaves
+// TTL zero. It is scaled for the harness (a scenario cell lasts seconds);
+// production locks usually hold for seconds to minutes.
+const DefaultTTL = 500 * time.Millisecond
+
+// validTTL checks a TTL that Redis can store in milliseconds.
+func validTTL(lock string, ttl time.Duration) error {
+	if ttl == 0 {
+		return nil
+	}
+	if ttl < time.Millisecond {
+		return fmt.Errorf("%w: %s: TTL %v is below Redis's 1 ms resolution", ErrInvalidConfig, lock, ttl)
+	}
+	return nil
+}
+
+func orDefault(ttl time.Duration) time.Duration {
+	if ttl == 0 {
+		return DefaultTTL
+	}
+	return ttl
+}
