@@ -1,13 +1,58 @@
 // Command lockchaos runs lock implementations under faults on real Redis
-// and checks the recorded histories for mutual-exclusion violations.
+// and checks the recorded histories for mutual-exclusion violations and
+// lost updates.
+//
+// Exit codes (every command):
+//
+//	0  pass: every check passed (run: every cell met its expectation)
+//	1  a violation was found (run: a safe cell failed or an unsafe one was missed)
+//	2  usage, configuration or input error (a malformed history, an unknown name)
+//	3  the harness could not run (Redis would not start, ...)
+//	4  inconclusive: a checker ran out of budget (never reported as a pass)
+//	130, 143  interrupted by SIGINT, SIGTERM
 package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 )
 
-func main() {
-	fmt.Fprintln(os.Stderr, "lockchaos: commands are not implemented yet; see README.md")
-	os.Exit(2)
+// Exit codes, documented above and in the README.
+const (
+	exitOK           = 0
+	exitViolation    = 1
+	exitUsage        = 2
+	exitHarness      = 3
+	exitInconclusive = 4
+)
+
+const usage = `lockchaos: a chaos and correctness harness for distributed locks on Redis
+
+Usage:
+  lockchaos check [flags] HISTORY.jsonl   re-check a recorded history
+  lockchaos help                          this text
+
+Run "lockchaos COMMAND --help" for a command's flags and examples.
+
+Exit codes: 0 pass, 1 violation, 2 usage or bad input, 3 harness could not run,
+4 inconclusive (a checker ran out of budget), 130/143 interrupted.
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "check":
+		return cmdCheck(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: check, help)\n\n%s", args[0], usage)
+	return exitUsage
 }

@@ -1,0 +1,94 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Options tune a check. Zero fields take the documented defaults.
+type Options struct {
+	// Budget bounds porcupine's search per property. Default 30s. A
+	// property that runs out is unknown, never pass.
+	Budget time.Duration
+	// MaxViolations bounds the violations kept per property with their
+	// sentences (all are counted). Default 50.
+	MaxViolations int
+	// InfoLimit is the number of operations up to which porcupine's
+	// linearization info (for the report's visualization) covers the whole
+	// history; larger histories get info for their failing segments only.
+	// Default 0: no info is computed. Reports set it (20,000 is a good value).
+	InfoLimit int
+	// Lock overrides the lock named in the history's header (it decides
+	// the fenced rule and whether foreign-release applies).
+	Lock string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Budget == 0 {
+		o.Budget = 30 * time.Second
+	}
+	if o.MaxViolations == 0 {
+		o.MaxViolations = 50
+	}
+	return o
+}
+
+// Check runs every property on h and combines them into a verdict.
+//
+// For the fenced lock, overlapping holds are expected (a paused holder
+// still believes it holds the lock): mutual-exclusion is reported but not
+// decisive, and the resource's check decides.
+func Check(ctx context.Context, h *history.History, opts Options) *Report {
+	opts = opts.withDefaults()
+	lock := opts.Lock
+	if lock == "" {
+		lock = h.Header.Lock
+	}
+	evs := sortedEvents(h)
+	holds := holdsOf(evs)
+	deadline := time.Now().Add(opts.Budget)
+	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
+	// The resource gets a fresh budget: a slow lock check must not starve it.
+	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget))
+	fr := checkForeignRelease(evs, holds, lock, opts)
+	if lock == "fenced" {
+		me.Decisive = false
+		if me.Note == "" {
+			me.Note = "fenced lock: overlapping holds are expected; the protected resource's check decides"
+		}
+	}
+	rep := &Report{Lock: lock, Results: []Result{me, res, fr}}
+	rep.Verdict = Verdict(rep.Results)
+	rep.Stats = computeStats(h, evs, holds)
+	rep.Stats.Overlaps = me.ViolationCount
+	for _, r := range rep.Results {
+		if !r.Decisive {
+			continue
+		}
+		for _, v := range r.Violations {
+			if rep.Stats.FirstViolation < 0 || v.At < rep.Stats.FirstViolation {
+				rep.Stats.FirstViolation = v.At
+			}
+		}
+	}
+	if n := openOps(evs); n > 0 {
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d operation(s) have no recorded return (the run ended or crashed while they were in flight); they count as indefinite", n))
+	}
+	if ctx.Err() != nil {
+		rep.Warnings = append(rep.Warnings, "check cancelled: "+ctx.Err().Error())
+	}
+	return rep
+}
+
+func openOps(evs []history.Event) int {
+	n := 0
+	for _, e := range evs {
+		if e.Open {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,131 @@
+package checker
+
+import (
+	"math"
+	"sort"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Forever is the end of a hold that never ended (and porcupine's return
+// time for an operation that may still take effect).
+const Forever = math.MaxInt64
+
+// Hold is one believed-held interval: from the acquire's return until the
+// holder called release, got its lost-lease signal, or forever.
+type Hold struct {
+	Client    int    `json:"client"`
+	Key       string `json:"key"`
+	Token     string `json:"token,omitempty"`
+	Fence     uint64 `json:"fence,omitempty"`
+	Start     int64  `json:"start"` // acquire return
+	End       int64  `json:"end"`   // release call, lost signal, or Forever
+	AcquireID int64  `json:"acquire"`
+	// EndID is the op that ended the hold (-1 if none); EndKind is
+	// history.Release, history.Lost, or history.Acquire (a second acquire
+	// without a release, which closes the first hold defensively).
+	EndID   int64        `json:"end_op"`
+	EndKind history.Kind `json:"end_kind,omitempty"`
+	// acquireCall and endReturn bound the porcupine operations.
+	acquireCall int64
+	endReturn   int64
+}
+
+// sortedEvents returns the events ordered by call time (ties by id); the
+// recorder appends after-the-fact records (renewals) out of call order.
+func sortedEvents(h *history.History) []history.Event {
+	evs := make([]history.Event, len(h.Events))
+	copy(evs, h.Events)
+	sort.SliceStable(evs, func(i, j int) bool {
+		if evs[i].Call != evs[j].Call {
+			return evs[i].Call < evs[j].Call
+		}
+		return evs[i].ID < evs[j].ID
+	})
+	return evs
+}
+
+// Holds returns every believed-held interval in the history, ordered by
+// start.
+func Holds(h *history.History) []Hold {
+	return holdsOf(sortedEvents(h))
+}
+
+func holdsOf(evs []history.Event) []Hold {
+	type ck struct {
+		client int
+		key    string
+	}
+	open := map[ck]int{} // index into holds
+	var holds []Hold
+	closeHold := func(i int, e history.Event, end int64) {
+		holds[i].End, holds[i].EndID, holds[i].EndKind, holds[i].endReturn = end, e.ID, e.Kind, e.Return
+	}
+	for _, e := range evs {
+		k := ck{e.Client, e.Key}
+		switch e.Kind {
+		case history.Acquire:
+			if e.Outcome != history.Ok {
+				continue
+			}
+			if i, ok := open[k]; ok {
+				closeHold(i, e, e.Call)
+			}
+			open[k] = len(holds)
+			holds = append(holds, Hold{Client: e.Client, Key: e.Key, Token: e.Token, Fence: e.Fence,
+				Start: e.Return, End: Forever, AcquireID: e.ID, EndID: -1, acquireCall: e.Call, endReturn: Forever})
+		case history.Release, history.Lost:
+			if i, ok := open[k]; ok {
+				closeHold(i, e, e.Call)
+				if e.Kind == history.Release && e.Open {
+					holds[i].endReturn = Forever
+				}
+				delete(open, k)
+			}
+		}
+	}
+	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })
+	return holds
+}
+
+// Overlap is a pair of holds on one key by different clients that overlap.
+type Overlap struct {
+	A, B       Hold
+	Start, End int64 // the overlapping window
+}
+
+// Overlaps sweeps the holds of each key and returns every overlapping pair
+// (strictly: touching at one instant is not an overlap).
+func Overlaps(holds []Hold) []Overlap {
+	byKey := map[string][]Hold{}
+	var keys []string
+	for _, h := range holds {
+		if _, ok := byKey[h.Key]; !ok {
+			keys = append(keys, h.Key)
+		}
+		byKey[h.Key] = append(byKey[h.Key], h)
+	}
+	sort.Strings(keys)
+	var out []Overlap
+	for _, k := range keys {
+		hs := byKey[k] // ordered by start
+		var active []Hold
+		for _, h := range hs {
+			kept := active[:0]
+			for _, a := range active {
+				if a.End > h.Start {
+					kept = append(kept, a)
+				}
+			}
+			active = kept
+			for _, a := range active {
+				if a.Client == h.Client || !(a.End > h.Start && h.Start < a.End && a.Start < h.End) {
+					continue
+				}
+				out = append(out, Overlap{A: a, B: h, Start: h.Start, End: min(a.End, h.End)})
+			}
+			active = append(active, h)
+		}
+	}
+	return out
+}

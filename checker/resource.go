@@ -1,0 +1,271 @@
+package checker
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+var counterSegmented = segmentedModel{
+	model: CounterModel,
+	final: func(ops []porcupine.Operation, init interface{}) interface{} {
+		// Writes are increments, so after a legal segment the counter holds
+		// its largest write. After an illegal one this is the best guess
+		// to go on checking from (the violation is already reported).
+		var best int64
+		wrote := false
+		for _, op := range ops {
+			if in := op.Input.(counterInput); in.op == opWrite && !in.indefinite {
+				if !wrote || in.value > best {
+					best, wrote = in.value, true
+				}
+			}
+		}
+		if !wrote {
+			return init
+		}
+		return []interface{}{best}
+	},
+	seed: func(s interface{}) interface{} {
+		states := s.([]interface{})
+		if len(states) == 0 {
+			return counterInput{op: opSeed}
+		}
+		return counterInput{op: opSeed, seed: states[0].(int64)}
+	},
+}
+
+// resourceOperations returns the counter model's operations: accepted
+// reads and writes; a write that may have happened gets an open end. A
+// refused request (stale fence) did nothing and is left out, as is a read
+// with no answer (it constrains nothing).
+func resourceOperations(evs []history.Event) []porcupine.Operation {
+	var ops []porcupine.Operation
+	for _, e := range evs {
+		var in counterInput
+		ret := e.Return
+		switch {
+		case e.Kind == history.Read && e.Outcome == history.Ok:
+			in = counterInput{op: opRead, value: e.Value}
+		case e.Kind == history.Write && e.Outcome == history.Ok:
+			in = counterInput{op: opWrite, value: e.Value}
+		case e.Kind == history.Write && e.Outcome == history.Indefinite:
+			in = counterInput{op: opWrite, value: e.Value, indefinite: true}
+			ret = Forever
+		default:
+			continue
+		}
+		ops = append(ops, porcupine.Operation{ClientId: e.Client, Input: in, Call: e.Call, Return: ret,
+			Metadata: keyed{key: e.Key, eventID: e.ID}})
+	}
+	return ops
+}
+
+func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts Options, deadline time.Time) Result {
+	start := time.Now()
+	ops := resourceOperations(evs)
+	segs := counterSegmented.segmentAll(ops)
+	out := counterSegmented.check(ctx, segs, deadline)
+	r := Result{Property: ResourceLinearizable, Decisive: true, Operations: len(ops),
+		Segments: out.segments, LargestSegment: out.largest}
+	ix := newWriteIndex(evs)
+	for _, s := range out.illegal {
+		detail := len(r.Violations) < opts.MaxViolations
+		vs, n := explainCounter(s, ix, evs, holds, detail)
+		r.ViolationCount += n
+		for _, v := range vs {
+			if len(r.Violations) < opts.MaxViolations {
+				r.Violations = append(r.Violations, v)
+			}
+		}
+	}
+	switch {
+	case len(out.illegal) > 0:
+		r.Status = Fail
+	case out.timedOut:
+		r.Status = Unknown
+		r.Note = fmt.Sprintf("porcupine ran out of its %v budget (largest concurrent stretch: %d operations)", opts.Budget, out.largest)
+	default:
+		r.Status = Pass
+	}
+	if opts.InfoLimit > 0 {
+		m := CounterModel
+		r.Model = &m
+		r.Info = counterSegmented.info(ops, out.illegal, opts.InfoLimit, deadline)
+	}
+	r.Elapsed = time.Since(start)
+	return r
+}
+
+// explainCounter turns an illegal segment into plain sentences. A write
+// of v whose value another client already wrote is one lost increment (the
+// pair may span segments: the first write can lie before the cut). A read
+// no write explains is a stale read. Failing both, the segment as a whole
+// is reported. It returns the sentences (only when detail is set: building
+// them scans the history) and how many violations the segment holds.
+func explainCounter(s segment, ix *writeIndex, evs []history.Event, holds []Hold, detail bool) ([]Violation, int) {
+	var out []Violation
+	n := 0
+	for _, op := range s.ops {
+		in := op.Input.(counterInput)
+		if in.op != opWrite || in.indefinite {
+			continue
+		}
+		w := evs[ix.byID[op.Metadata.(keyed).eventID]]
+		prev, ok := ix.earlierWriter(w)
+		if !ok {
+			continue
+		}
+		n++
+		if detail {
+			out = append(out, lostUpdate(prev, w, evs, holds))
+		}
+	}
+	if n > 0 {
+		return out, n
+	}
+	state := describeStates(s.init)
+	first, last := s.ops[0], s.ops[len(s.ops)-1]
+	if len(s.ops) == 1 && first.Input.(counterInput).op == opRead {
+		r := evs[ix.byID[first.Metadata.(keyed).eventID]]
+		return []Violation{{
+			Property: ResourceLinearizable, Key: s.key, Clients: []int{r.Client}, Events: []int64{r.ID},
+			At: r.Call, Start: r.Call, End: r.Return,
+			Summary: fmt.Sprintf("client %d read %d from %s at %s, but the value was %s: a stale or invented read",
+				r.Client, r.Value, r.Key, history.Seconds(r.Call), state),
+		}}, 1
+	}
+	var clients []int
+	seen := map[int]bool{}
+	var ids []int64
+	for _, op := range s.ops {
+		ids = append(ids, op.Metadata.(keyed).eventID)
+		if !seen[op.ClientId] {
+			seen[op.ClientId] = true
+			clients = append(clients, op.ClientId)
+		}
+	}
+	sort.Ints(clients)
+	endT := last.Return
+	if endT == Forever {
+		endT = last.Call
+	}
+	return []Violation{{
+		Property: ResourceLinearizable, Key: s.key, Clients: clients, Events: ids, At: first.Call,
+		Start: first.Call, End: endT,
+		Summary: fmt.Sprintf("no order of the %d reads and writes of %s between %s and %s explains the values seen (value before them: %s)",
+			len(s.ops), s.key, history.Seconds(first.Call), history.Seconds(endT), state),
+	}}, 1
+}
+
+// describeStates renders the counter model's set of possible values.
+func describeStates(s interface{}) string {
+	states, _ := s.([]interface{})
+	parts := make([]string, 0, len(states))
+	for _, v := range states {
+		parts = append(parts, fmt.Sprint(v))
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return "one of " + strings.Join(parts, ", ")
+}
+
+// writeIndex finds, for a write, an earlier accepted write of the same
+// value on the same key by another client: the other half of a lost update.
+type writeIndex struct {
+	byID    map[int64]int
+	byValue map[string]map[int64][]history.Event
+}
+
+func newWriteIndex(evs []history.Event) *writeIndex {
+	ix := &writeIndex{byID: eventIndex(evs), byValue: map[string]map[int64][]history.Event{}}
+	for _, e := range evs {
+		if e.Kind != history.Write || e.Outcome != history.Ok {
+			continue
+		}
+		m := ix.byValue[e.Key]
+		if m == nil {
+			m = map[int64][]history.Event{}
+			ix.byValue[e.Key] = m
+		}
+		m[e.Value] = append(m[e.Value], e)
+	}
+	return ix
+}
+
+func (ix *writeIndex) earlierWriter(w history.Event) (history.Event, bool) {
+	for _, p := range ix.byValue[w.Key][w.Value] {
+		if p.ID != w.ID && p.Client != w.Client && (p.Call < w.Call || (p.Call == w.Call && p.ID < w.ID)) {
+			return p, true
+		}
+	}
+	return history.Event{}, false
+}
+
+// lostUpdate describes two holders that both wrote v.
+func lostUpdate(a, b history.Event, evs []history.Event, holds []Hold) Violation {
+	ha, okA := holdAt(holds, a)
+	hb, okB := holdAt(holds, b)
+	ids := []int64{a.ID, b.ID}
+	for _, e := range []history.Event{a, b} {
+		if r, ok := readBefore(evs, e); ok {
+			ids = append(ids, r.ID)
+		}
+	}
+	v := Violation{Property: ResourceLinearizable, Key: a.Key, Clients: []int{a.Client, b.Client},
+		At: b.Call, Start: a.Call, End: b.Return}
+	if okA && okB {
+		ids = append(ids, ha.AcquireID, hb.AcquireID)
+		until := history.Seconds(ha.End)
+		if ha.End == Forever {
+			until = "the end of the run"
+		}
+		v.Start = min(ha.Start, hb.Start)
+		v.Summary = fmt.Sprintf("client %d held %s from %s to %s while client %d held it from %s; both read %d and wrote %d: one increment lost",
+			a.Client, a.Key, history.Seconds(ha.Start), until, b.Client, history.Seconds(hb.Start), a.Value-1, a.Value)
+	} else {
+		v.Summary = fmt.Sprintf("client %d wrote %d to %s at %s and client %d wrote %d at %s; both read %d: one increment lost",
+			a.Client, a.Value, a.Key, history.Seconds(a.Call), b.Client, b.Value, history.Seconds(b.Call), a.Value-1)
+	}
+	v.Events = ids
+	return v
+}
+
+// holdAt finds the hold of e's client on e's key that contains e's call.
+func holdAt(holds []Hold, e history.Event) (Hold, bool) {
+	for _, h := range holds {
+		if h.Client == e.Client && h.Key == e.Key && h.Start <= e.Call && e.Call <= h.End {
+			return h, true
+		}
+	}
+	return Hold{}, false
+}
+
+// readBefore finds the client's last accepted read of the key before e.
+func readBefore(evs []history.Event, e history.Event) (history.Event, bool) {
+	var best history.Event
+	found := false
+	for _, r := range evs {
+		if r.Kind == history.Read && r.Outcome == history.Ok && r.Client == e.Client && r.Key == e.Key && r.Return <= e.Call {
+			if !found || r.Call > best.Call {
+				best, found = r, true
+			}
+		}
+	}
+	return best, found
+}
+
+func eventIndex(evs []history.Event) map[int64]int {
+	m := make(map[int64]int, len(evs))
+	for i, e := range evs {
+		m[e.ID] = i
+	}
+	return m
+}

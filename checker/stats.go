@@ -1,0 +1,185 @@
+package checker
+
+import (
+	"slices"
+	"sort"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Stats describe how the run went, violations or not.
+type Stats struct {
+	Duration          int64   `json:"duration_ns"`
+	Clients           int     `json:"clients"`
+	AcquireOK         int     `json:"acquire_ok"`
+	AcquireRefused    int     `json:"acquire_refused"`
+	AcquireIndefinite int     `json:"acquire_indefinite"`
+	Cycles            int     `json:"cycles"` // holds that ended with a release call
+	CyclesPerSecond   float64 `json:"cycles_per_second"`
+	AcquireP50        int64   `json:"acquire_p50_ns"` // latency of successful acquires
+	AcquireP99        int64   `json:"acquire_p99_ns"`
+	Reads             int     `json:"reads"`
+	Writes            int     `json:"writes"`
+	StaleFence        int     `json:"stale_fence_rejected"`
+	ReleasesNotHeld   int     `json:"releases_not_held"`
+	LostSignals       int     `json:"lost_signals"`
+	RenewalsOK        int     `json:"renewals_ok"`
+	RenewalsFailed    int     `json:"renewals_failed"`
+	Overlaps          int     `json:"overlaps"`
+	// LongestFree is the longest stretch with nobody holding a key while
+	// some client was trying to acquire it (a liveness cost of faults).
+	LongestFree    int64  `json:"longest_free_while_trying_ns"`
+	LongestFreeKey string `json:"longest_free_key,omitempty"`
+	LongestFreeAt  int64  `json:"longest_free_at_ns"`
+	// FirstViolation is when the first decisive violation became visible,
+	// or -1.
+	FirstViolation int64 `json:"first_violation_ns"`
+}
+
+func computeStats(h *history.History, evs []history.Event, holds []Hold) Stats {
+	s := Stats{Duration: h.End, FirstViolation: -1}
+	clients := map[int]bool{}
+	var lat []int64
+	for _, e := range evs {
+		if e.Kind != history.Fault {
+			clients[e.Client] = true
+		}
+		switch e.Kind {
+		case history.Acquire:
+			switch e.Outcome {
+			case history.Ok:
+				s.AcquireOK++
+				lat = append(lat, e.Return-e.Call)
+			case history.Refused:
+				s.AcquireRefused++
+			default:
+				s.AcquireIndefinite++
+			}
+		case history.Read, history.Write:
+			switch e.Outcome {
+			case history.Ok:
+				if e.Kind == history.Read {
+					s.Reads++
+				} else {
+					s.Writes++
+				}
+			case history.Refused:
+				s.StaleFence++
+			}
+		case history.Release:
+			if e.Outcome == history.Refused {
+				s.ReleasesNotHeld++
+			}
+		case history.Lost:
+			s.LostSignals++
+		case history.Renew:
+			if e.Outcome == history.Ok {
+				s.RenewalsOK++
+			} else {
+				s.RenewalsFailed++
+			}
+		}
+	}
+	s.Clients = len(clients)
+	for _, hd := range holds {
+		if hd.EndKind == history.Release {
+			s.Cycles++
+		}
+	}
+	if h.End > 0 {
+		s.CyclesPerSecond = float64(s.Cycles) / (float64(h.End) / 1e9)
+	}
+	if len(lat) > 0 {
+		slices.Sort(lat)
+		s.AcquireP50 = lat[(len(lat)-1)*50/100]
+		s.AcquireP99 = lat[(len(lat)-1)*99/100]
+	}
+	s.LongestFree, s.LongestFreeKey, s.LongestFreeAt = longestFree(evs, holds, h.End)
+	return s
+}
+
+type span struct{ from, to int64 }
+
+// longestFree measures, per key, the time covered by some client trying
+// to acquire (from its first attempt of a cycle to the attempt that
+// succeeded, or to its last attempt) and by no hold.
+func longestFree(evs []history.Event, holds []Hold, end int64) (int64, string, int64) {
+	type ck struct {
+		client int
+		key    string
+	}
+	trying := map[string][]span{}
+	first := map[ck]int64{}
+	lastRet := map[ck]int64{}
+	for _, e := range evs {
+		if e.Kind != history.Acquire {
+			continue
+		}
+		k := ck{e.Client, e.Key}
+		if _, ok := first[k]; !ok {
+			first[k] = e.Call
+		}
+		lastRet[k] = e.Return
+		if e.Outcome == history.Ok {
+			trying[e.Key] = append(trying[e.Key], span{first[k], e.Return})
+			delete(first, k)
+		}
+	}
+	for k, f := range first { // gave up or the run ended while trying
+		trying[k.key] = append(trying[k.key], span{f, lastRet[k]})
+	}
+	held := map[string][]span{}
+	for _, h := range holds {
+		to := h.End
+		if to == Forever {
+			to = end
+		}
+		held[h.Key] = append(held[h.Key], span{h.Start, to})
+	}
+	var best, bestAt int64
+	bestKey := ""
+	keys := make([]string, 0, len(trying))
+	for k := range trying {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		hs := union(held[k])
+		for _, t := range union(trying[k]) {
+			// Walk the holds across t and measure the gaps between them.
+			cur := t.from
+			for _, h := range hs {
+				if h.to <= cur || h.from >= t.to {
+					continue
+				}
+				if h.from > cur && h.from-cur > best {
+					best, bestAt, bestKey = h.from-cur, cur, k
+				}
+				cur = max(cur, h.to)
+			}
+			if t.to > cur && t.to-cur > best {
+				best, bestAt, bestKey = t.to-cur, cur, k
+			}
+		}
+	}
+	return best, bestKey, bestAt
+}
+
+// union merges spans into sorted disjoint spans.
+func union(in []span) []span {
+	if len(in) == 0 {
+		return nil
+	}
+	s := slices.Clone(in)
+	sort.Slice(s, func(i, j int) bool { return s[i].from < s[j].from })
+	out := []span{s[0]}
+	for _, x := range s[1:] {
+		last := &out[len(out)-1]
+		if x.from <= last.to {
+			last.to = max(last.to, x.to)
+		} else {
+			out = append(out, x)
+		}
+	}
+	return out
+}

@@ -1,0 +1,288 @@
+package history
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+)
+
+// FlushInterval is how often a Recorder pushes buffered lines to its file:
+// a crash loses at most this much of the history.
+const FlushInterval = 50 * time.Millisecond
+
+// line is one JSONL record: an invocation ("call"), a completion
+// ("return"), or an instantaneous event ("point").
+type line struct {
+	Op      int64    `json:"op"`
+	Phase   string   `json:"phase"`
+	T       int64    `json:"t"`
+	Kind    Kind     `json:"kind,omitempty"`
+	Client  int      `json:"client"`
+	Key     string   `json:"key,omitempty"`
+	Token   string   `json:"token,omitempty"`
+	Fence   uint64   `json:"fence,omitempty"`
+	Value   *int64   `json:"value,omitempty"`
+	Outcome Outcome  `json:"outcome,omitempty"`
+	Err     string   `json:"error,omitempty"`
+	Fault   string   `json:"fault,omitempty"`
+	Targets []string `json:"targets,omitempty"`
+}
+
+const (
+	phaseCall   = "call"
+	phaseReturn = "return"
+	phasePoint  = "point"
+)
+
+// Recorder writes a history as it happens and keeps it in memory for the
+// checkers. It is safe for concurrent use by every client.
+type Recorder struct {
+	base   time.Time // holds Go's monotonic reading: immune to wall-clock jumps
+	header Header
+
+	mu     sync.Mutex
+	f      *os.File
+	w      *bufio.Writer
+	dirty  bool
+	err    error
+	events []Event
+	end    int64
+	closed bool
+
+	stop chan struct{}
+	done chan struct{}
+}
+
+// NewRecorder starts a history. With path "" it is kept in memory only.
+// The header's Format and Start are filled in.
+func NewRecorder(path string, h Header) (*Recorder, error) {
+	r := &Recorder{base: time.Now(), stop: make(chan struct{}), done: make(chan struct{})}
+	h.Format = FormatVersion
+	h.Start = r.base.Round(0)
+	r.header = h
+	if path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, fmt.Errorf("history: %w", err)
+		}
+		r.f, r.w = f, bufio.NewWriterSize(f, 64<<10)
+		b, _ := json.Marshal(h)
+		r.writeLine(b)
+		r.w.Flush()
+		go r.flusher()
+	} else {
+		close(r.done)
+	}
+	return r, nil
+}
+
+// Header returns the header as written.
+func (r *Recorder) Header() Header { return r.header }
+
+// Now returns the run's clock: nanoseconds since the recorder started.
+func (r *Recorder) Now() int64 { return int64(time.Since(r.base)) }
+
+// Since converts a time.Time taken during the run to the run's clock.
+func (r *Recorder) Since(t time.Time) int64 { return int64(t.Sub(r.base)) }
+
+// Op is an invoked operation waiting for its return.
+type Op struct {
+	r   *Recorder
+	idx int
+}
+
+// Result is what an operation returned.
+type Result struct {
+	Outcome Outcome
+	Value   *int64 // nil keeps the value given at invocation (a write's value)
+	Token   string
+	Fence   uint64
+	Err     error
+}
+
+// Invoke records the start of an operation (its call time is now) and
+// writes the invocation line at once.
+func (r *Recorder) Invoke(e Event) *Op {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.ID = int64(len(r.events))
+	e.Call = r.Now()
+	e.Return, e.Outcome, e.Open = e.Call, Indefinite, true
+	r.events = append(r.events, e)
+	r.bump(e.Call)
+	v := e.Value
+	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
+		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets})
+	return &Op{r: r, idx: len(r.events) - 1}
+}
+
+// Return records the operation's completion (now) and its result.
+func (o *Op) Return(res Result) {
+	r := o.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := &r.events[o.idx]
+	if !e.Open {
+		return // returned twice: keep the first
+	}
+	e.Open = false
+	e.Return = r.Now()
+	e.Outcome = res.Outcome
+	if res.Value != nil {
+		e.Value = *res.Value
+	}
+	if res.Token != "" {
+		e.Token = res.Token
+	}
+	if res.Fence != 0 {
+		e.Fence = res.Fence
+	}
+	if res.Err != nil {
+		e.Err = res.Err.Error()
+	}
+	r.bump(e.Return)
+	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome,
+		Value: res.Value, Token: res.Token, Fence: res.Fence, Err: e.Err})
+}
+
+// Point records an instantaneous event (a lost-lease signal) now.
+func (r *Recorder) Point(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.ID = int64(len(r.events))
+	e.Call = r.Now()
+	e.Return = e.Call
+	if e.Outcome == "" {
+		e.Outcome = Ok
+	}
+	r.events = append(r.events, e)
+	r.bump(e.Call)
+	v := e.Value
+	r.write(line{Op: e.ID, Phase: phasePoint, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
+		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err, Fault: e.Fault, Targets: e.Targets})
+}
+
+func (r *Recorder) bump(t int64) {
+	if t > r.end {
+		r.end = t
+	}
+}
+
+func (r *Recorder) write(l line) {
+	if r.w == nil || r.closed {
+		return
+	}
+	b, err := json.Marshal(l)
+	if err != nil {
+		r.setErr(err)
+		return
+	}
+	r.writeLine(b)
+}
+
+// writeLine appends one line, flushing first if it would not fit, so the
+// file only ever ends on a line boundary: a killed run leaves whole lines.
+func (r *Recorder) writeLine(b []byte) {
+	if len(b)+1 > r.w.Available() && r.w.Buffered() > 0 {
+		r.setErr(r.w.Flush())
+	}
+	_, err := r.w.Write(append(b, '\n'))
+	r.setErr(err)
+	r.dirty = true
+}
+
+func (r *Recorder) setErr(err error) {
+	if err != nil && r.err == nil {
+		r.err = fmt.Errorf("history: write: %w", err)
+	}
+}
+
+func (r *Recorder) flusher() {
+	defer close(r.done)
+	t := time.NewTicker(FlushInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		case <-t.C:
+			r.Flush()
+		}
+	}
+}
+
+// Flush pushes buffered lines to the file now.
+func (r *Recorder) Flush() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.w != nil && r.dirty && !r.closed {
+		r.setErr(r.w.Flush())
+		r.dirty = false
+	}
+}
+
+// Close flushes and closes the file and returns the history. Operations
+// still open are kept as indefinite with an open end. Close is idempotent.
+func (r *Recorder) Close() (*History, error) {
+	r.mu.Lock()
+	if r.closed {
+		h := r.snapshotLocked()
+		err := r.err
+		r.mu.Unlock()
+		return h, err
+	}
+	r.closed = true
+	var errs []error
+	if r.w != nil {
+		errs = append(errs, r.w.Flush(), r.f.Sync(), r.f.Close())
+	}
+	r.mu.Unlock()
+	close(r.stop)
+	<-r.done
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, err := range errs {
+		r.setErr(err)
+	}
+	return r.snapshotLocked(), r.err
+}
+
+// Snapshot returns the history so far (open operations marked open).
+func (r *Recorder) Snapshot() *History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snapshotLocked()
+}
+
+func (r *Recorder) snapshotLocked() *History {
+	evs := make([]Event, len(r.events))
+	copy(evs, r.events)
+	for i := range evs {
+		if evs[i].Open {
+			evs[i].Return = r.end
+			if evs[i].Err == "" {
+				evs[i].Err = "no return recorded"
+			}
+		}
+	}
+	return &History{Header: r.header, Events: evs, End: r.end}
+}
+
+// Record adds an operation that already completed, with its own times
+// (taken with Since): a watchdog renewal reported after the fact. Both of
+// its lines are written at once.
+func (r *Recorder) Record(e Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.ID = int64(len(r.events))
+	e.Open = false
+	r.events = append(r.events, e)
+	r.bump(e.Return)
+	v := e.Value
+	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
+		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets})
+	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome, Err: e.Err})
+}

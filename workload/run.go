@@ -1,0 +1,230 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Factory builds the Locker of one client. Each client gets its own (its
+// own connections and pools), as each pod has its own process.
+type Factory func(client int) (lockimpl.Locker, error)
+
+// Hooks let the fault layer act on clients without any lock knowing.
+// Every hook is optional and must be safe for concurrent use.
+type Hooks struct {
+	// Hold may replace one critical section's drawn work time (a slow holder).
+	Hold func(client int, key string, drawn time.Duration) time.Duration
+	// Gate is called before every step a client takes and may block (a
+	// paused client). It must return once ctx is done.
+	Gate func(ctx context.Context, client int)
+	// Acquired is called after each successful acquire, so fault
+	// schedules can aim at moments when a lock is held.
+	Acquired func(client int, key string, lease lockimpl.Lease)
+}
+
+// Run starts cfg.Clients clients, each with factory(i), and runs them for
+// cfg.Duration, recording into rec. It returns the resource so callers can
+// look at final values. Cancelling ctx stops everything at once (in-flight
+// calls end as indefinite); reaching Duration lets critical sections under
+// way finish and release first.
+func Run(ctx context.Context, cfg Config, factory Factory, rec *history.Recorder, hooks Hooks) (*Resource, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	// Build every locker before any traffic, so a bad factory fails fast.
+	lockers := make([]lockimpl.Locker, cfg.Clients)
+	for i := range lockers {
+		l, err := factory(i)
+		if err != nil {
+			return nil, fmt.Errorf("workload: client %d: %w", i, err)
+		}
+		lockers[i] = l
+	}
+	res := NewResource(cfg.Fencing)
+	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	defer cancel()
+	var wg sync.WaitGroup
+	for i, l := range lockers {
+		c := &client{id: i, cfg: cfg, locker: l, res: res, rec: rec, hooks: hooks,
+			rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(i)))}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.loop(ctx, runCtx)
+		}()
+	}
+	wg.Wait()
+	return res, ctx.Err()
+}
+
+type client struct {
+	id     int
+	cfg    Config
+	locker lockimpl.Locker
+	res    *Resource
+	rec    *history.Recorder
+	hooks  Hooks
+	rng    *rand.Rand
+}
+
+func (c *client) gate(ctx context.Context) {
+	if c.hooks.Gate != nil {
+		c.hooks.Gate(ctx, c.id)
+	}
+}
+
+// loop runs cycles until runCtx ends. ctx (the caller's) bounds the last
+// critical section, so a slow holder at the end still finishes its work.
+func (c *client) loop(ctx, runCtx context.Context) {
+	for runCtx.Err() == nil {
+		key := c.cfg.Keys[c.rng.IntN(len(c.cfg.Keys))]
+		lease := c.acquire(runCtx, key)
+		if lease != nil {
+			if c.hooks.Acquired != nil {
+				c.hooks.Acquired(c.id, key, lease)
+			}
+			c.critical(ctx, key, lease)
+			c.release(ctx, key, lease)
+		}
+		sleep(runCtx, c.cfg.Think.Draw(c.rng))
+	}
+}
+
+// acquire retries per the policy; nil when the run ended or it gave up.
+func (c *client) acquire(ctx context.Context, key string) lockimpl.Lease {
+	backoff := c.cfg.Retry.Base
+	for attempt := 1; ctx.Err() == nil; attempt++ {
+		c.gate(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		op := c.rec.Invoke(history.Event{Kind: history.Acquire, Client: c.id, Key: key})
+		actx, cancel := context.WithTimeout(ctx, c.cfg.AcquireTimeout)
+		lease, err := c.locker.Acquire(actx, key)
+		cancel()
+		switch {
+		case err == nil:
+			op.Return(history.Result{Outcome: history.Ok, Token: lease.Token(), Fence: lease.Fence()})
+			return lease
+		case errors.Is(err, lockimpl.ErrNotAcquired):
+			op.Return(history.Result{Outcome: history.Refused, Err: err})
+		default:
+			op.Return(history.Result{Outcome: history.Indefinite, Err: err})
+		}
+		if c.cfg.Retry.MaxAttempts > 0 && attempt >= c.cfg.Retry.MaxAttempts {
+			return nil
+		}
+		// Full jitter: a uniform draw in (0, backoff].
+		sleep(ctx, time.Duration(c.rng.Int64N(int64(backoff)))+1)
+		backoff = min(2*backoff, c.cfg.Retry.Max)
+	}
+	return nil
+}
+
+// critical reads the counter, works, and writes it plus one, unless the
+// lock says the lease is lost or the resource rejects the fence.
+func (c *client) critical(ctx context.Context, key string, lease lockimpl.Lease) {
+	lost := lease.Lost()
+	fence := lease.Fence()
+	c.gate(ctx)
+	if c.checkLost(lost, key, lease) {
+		return
+	}
+	op := c.rec.Invoke(history.Event{Kind: history.Read, Client: c.id, Key: key, Token: lease.Token(), Fence: fence})
+	v, err := c.res.Read(key, fence)
+	if err != nil {
+		op.Return(history.Result{Outcome: history.Refused, Err: err})
+		return
+	}
+	op.Return(history.Result{Outcome: history.Ok, Value: &v})
+
+	work := c.cfg.Work.Draw(c.rng)
+	if c.hooks.Hold != nil {
+		work = c.hooks.Hold(c.id, key, work)
+	}
+	t := time.NewTimer(work)
+	select {
+	case <-t.C:
+	case <-lost: // a lock that knows it lost the lease stops the work
+	case <-ctx.Done():
+	}
+	t.Stop()
+	c.gate(ctx)
+	if c.checkLost(lost, key, lease) || ctx.Err() != nil {
+		return
+	}
+	next := v + 1
+	op = c.rec.Invoke(history.Event{Kind: history.Write, Client: c.id, Key: key, Token: lease.Token(), Fence: fence, Value: next})
+	if err := c.res.Write(key, next, fence); err != nil {
+		op.Return(history.Result{Outcome: history.Refused, Err: err})
+		return
+	}
+	op.Return(history.Result{Outcome: history.Ok})
+}
+
+// checkLost records the lost-lease signal once and reports it.
+func (c *client) checkLost(lost <-chan struct{}, key string, lease lockimpl.Lease) bool {
+	if lost == nil {
+		return false
+	}
+	select {
+	case <-lost:
+		c.rec.Point(history.Event{Kind: history.Lost, Client: c.id, Key: key, Token: lease.Token(), Fence: lease.Fence()})
+		return true
+	default:
+		return false
+	}
+}
+
+func (c *client) release(ctx context.Context, key string, lease lockimpl.Lease) {
+	c.gate(ctx)
+	op := c.rec.Invoke(history.Event{Kind: history.Release, Client: c.id, Key: key, Token: lease.Token(), Fence: lease.Fence()})
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ReleaseTimeout)
+	err := lease.Release(rctx)
+	cancel()
+	switch {
+	case err == nil:
+		op.Return(history.Result{Outcome: history.Ok})
+	case errors.Is(err, lockimpl.ErrNotHeld):
+		op.Return(history.Result{Outcome: history.Refused, Err: err})
+	default:
+		op.Return(history.Result{Outcome: history.Indefinite, Err: err})
+	}
+}
+
+// RenewalRecorder returns a lockimpl watchdog OnRenew callback that
+// records each renewal of client in rec.
+func RenewalRecorder(rec *history.Recorder, client int) func(lockimpl.Renewal) {
+	return func(r lockimpl.Renewal) {
+		out := history.Ok
+		errText := ""
+		switch {
+		case r.Err != nil:
+			out, errText = history.Indefinite, r.Err.Error()
+		case !r.Renewed:
+			out = history.Refused
+		}
+		rec.Record(history.Event{Kind: history.Renew, Client: client, Key: r.Key, Token: r.Token,
+			Call: rec.Since(r.Start), Return: rec.Since(r.End), Outcome: out, Err: errText})
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	if d <= 0 {
+		return
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
+	}
+}
