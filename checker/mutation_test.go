@@ -1,0 +1,172 @@
+package checker_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Mutation tests: take real recorded passing histories, inject one kind of
+// violation, and require the checker to catch it.
+
+func clone(h *history.History) *history.History {
+	c := *h
+	c.Events = append([]history.Event(nil), h.Events...)
+	return &c
+}
+
+func indexOf(h *history.History, id int64) int {
+	for i, e := range h.Events {
+		if e.ID == id {
+			return i
+		}
+	}
+	return -1
+}
+
+// consecutiveHolds returns two holds on one key, the second the very next
+// hold on that key and by another client, both ended by a release, with a
+// critical section (read and write) inside each.
+func consecutiveHolds(t *testing.T, h *history.History) (checker.Hold, checker.Hold) {
+	t.Helper()
+	holds := checker.Holds(h)
+	for i, a := range holds {
+		if a.EndKind != history.Release || readIn(h, a) < 0 || writeIn(h, a) < 0 {
+			continue
+		}
+		for _, b := range holds[i+1:] {
+			if b.Key != a.Key {
+				continue
+			}
+			if b.Client != a.Client && b.EndKind == history.Release && readIn(h, b) >= 0 && writeIn(h, b) >= 0 {
+				return a, b
+			}
+			break // the next hold on the key is not a usable one
+		}
+	}
+	t.Fatal("no two consecutive holds with critical sections")
+	return checker.Hold{}, checker.Hold{}
+}
+
+// readIn and writeIn find the accepted read and write inside a hold.
+func readIn(h *history.History, hd checker.Hold) int  { return opIn(h, hd, history.Read) }
+func writeIn(h *history.History, hd checker.Hold) int { return opIn(h, hd, history.Write) }
+
+func opIn(h *history.History, hd checker.Hold, k history.Kind) int {
+	for i, e := range h.Events {
+		if e.Kind == k && e.Outcome == history.Ok && e.Client == hd.Client && e.Key == hd.Key && e.Call >= hd.Start && e.Call <= hd.End {
+			return i
+		}
+	}
+	return -1
+}
+
+type mutation struct {
+	name  string
+	apply func(t *testing.T, h *history.History)
+	// caught lists the properties that must fail, and a phrase one of
+	// their violations must contain.
+	caught []checker.Property
+	phrase string
+}
+
+var mutations = []mutation{
+	{
+		name: "release delayed into the next hold",
+		apply: func(t *testing.T, h *history.History) {
+			a, b := consecutiveHolds(t, h)
+			rel := &h.Events[indexOf(h, a.EndID)]
+			rel.Call = b.Start + 1000
+			rel.Return = rel.Call + 1000
+		},
+		caught: []checker.Property{checker.MutualExclusion},
+		phrase: "overlap",
+	},
+	{
+		name: "second holder reads and writes a stale value",
+		apply: func(t *testing.T, h *history.History) {
+			a, b := consecutiveHolds(t, h)
+			ra, rb := h.Events[readIn(h, a)], &h.Events[readIn(h, b)]
+			rb.Value = ra.Value
+			h.Events[writeIn(h, b)].Value = ra.Value + 1
+		},
+		caught: []checker.Property{checker.ResourceLinearizable},
+		phrase: "one increment lost",
+	},
+	{
+		name: "a read returns a value never written",
+		apply: func(t *testing.T, h *history.History) {
+			_, b := consecutiveHolds(t, h)
+			h.Events[readIn(h, b)].Value += 1000
+		},
+		caught: []checker.Property{checker.ResourceLinearizable},
+		phrase: "read",
+	},
+	{
+		name: "a write that happened is recorded as refused",
+		apply: func(t *testing.T, h *history.History) {
+			a, _ := consecutiveHolds(t, h)
+			h.Events[writeIn(h, a)].Outcome = history.Refused
+		},
+		caught: []checker.Property{checker.ResourceLinearizable},
+		phrase: "",
+	},
+	{
+		// The holder's next acquire ends its hold (it cannot hold twice),
+		// so the overlap lasts until then.
+		name: "a release is dropped",
+		apply: func(t *testing.T, h *history.History) {
+			a, _ := consecutiveHolds(t, h)
+			i := indexOf(h, a.EndID)
+			h.Events = append(h.Events[:i], h.Events[i+1:]...)
+		},
+		caught: []checker.Property{checker.MutualExclusion},
+		phrase: "while client",
+	},
+	{
+		name: "a late release deletes the next holder's lock",
+		apply: func(t *testing.T, h *history.History) {
+			a, b := consecutiveHolds(t, h)
+			rel := &h.Events[indexOf(h, a.EndID)]
+			rel.Call, rel.Return, rel.Outcome, rel.Err = b.Start+1000, b.Start+2000, history.Ok, ""
+		},
+		caught: []checker.Property{checker.MutualExclusion, checker.ForeignRelease},
+		phrase: "removed a lock it no longer held",
+	},
+}
+
+func TestMutationsOfRecordedHistoriesAreCaught(t *testing.T) {
+	for _, file := range []string{"recorded-token.jsonl", "recorded-fenced-3keys.jsonl"} {
+		base := load(t, file)
+		if rep := check(t, base); rep.Verdict != checker.Pass {
+			t.Fatalf("%s: the unmutated history must pass, got %s", file, rep.Verdict)
+		}
+		for _, m := range mutations {
+			t.Run(file+"/"+m.name, func(t *testing.T) {
+				h := clone(base)
+				m.apply(t, h)
+				rep := check(t, h)
+				text := ""
+				for _, p := range m.caught {
+					r := rep.Result(p)
+					if r.Status != checker.Fail {
+						t.Fatalf("%s: %s, want fail (%s)", p, r.Status, r.Note)
+					}
+					for _, v := range r.Violations {
+						text += v.Summary + "\n"
+					}
+				}
+				if !strings.Contains(text, m.phrase) {
+					t.Fatalf("no violation mentions %q:\n%s", m.phrase, text)
+				}
+				// The fenced lock's verdict rests on the resource alone.
+				decisive := rep.Lock != "fenced" || m.caught[0] != checker.MutualExclusion
+				if decisive && rep.Verdict != checker.Fail {
+					t.Fatalf("verdict %s, want fail", rep.Verdict)
+				}
+			})
+		}
+	}
+}
