@@ -3,7 +3,9 @@ GO           ?= go
 TEST_TIMEOUT ?= 9m
 BENCHTIME    ?= 3s
 
-.PHONY: all test lint vet bench ensure-redis
+FUZZTIME     ?= 60s
+
+.PHONY: all test lint vet bench bench-locks bench-checker fuzz build ensure-redis
 
 all: test
 
@@ -22,6 +24,21 @@ vet:
 lint: vet
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
 
-## bench: lock cycles per second, direct vs through the proxies
-bench: ensure-redis
+## build: the lockchaos binary in bin/
+build:
+	$(GO) build -o bin/lockchaos ./cmd/lockchaos
+
+## bench: every benchmark below
+bench: bench-locks bench-checker
+
+## bench-locks: lock cycles per second, direct vs through the proxies
+bench-locks: ensure-redis
 	$(GO) test -run '^$$' -bench BenchmarkLockCycle -benchtime $(BENCHTIME) ./lockimpl/
+
+## bench-checker: checking generated 10k/100k/1M-event histories (time, peak heap)
+bench-checker:
+	$(GO) test -run '^$$' -bench 'BenchmarkCheck' -benchtime 1x ./checker/
+
+## fuzz: the checker agreement fuzzer (porcupine vs brute force vs interval sweep)
+fuzz:
+	$(GO) test -run '^$$' -fuzz FuzzCheckersAgree -fuzztime $(FUZZTIME) ./checker/

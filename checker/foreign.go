@@ -21,7 +21,6 @@ func checkForeignRelease(evs []history.Event, holds []Hold, lock string, opts Op
 		r.Note = "not applicable: an in-process mutex has no shared lock to remove"
 		return r
 	}
-	byID := eventIndex(evs)
 	acquires := map[string][]history.Event{}
 	for _, e := range evs {
 		if e.Kind == history.Acquire && e.Outcome == history.Ok {
@@ -35,10 +34,10 @@ func checkForeignRelease(evs []history.Event, holds []Hold, lock string, opts Op
 		if h.EndKind != history.Release {
 			continue
 		}
-		rel := evs[byID[h.EndID]]
-		if rel.Outcome != history.Ok {
+		if h.EndOutcome != history.Ok {
 			continue
 		}
+		rel := struct{ ID, Call, Return int64 }{h.EndID, h.End, h.endReturn}
 		r.Operations++
 		as := acquires[h.Key]
 		i := sort.Search(len(as), func(i int) bool { return as[i].Call > h.Start })

@@ -26,6 +26,8 @@ type Hold struct {
 	// without a release, which closes the first hold defensively).
 	EndID   int64        `json:"end_op"`
 	EndKind history.Kind `json:"end_kind,omitempty"`
+	// EndOutcome is the ending release's outcome (ok: it deleted a key).
+	EndOutcome history.Outcome `json:"end_outcome,omitempty"`
 	// acquireCall and endReturn bound the porcupine operations.
 	acquireCall int64
 	endReturn   int64
@@ -33,15 +35,36 @@ type Hold struct {
 
 // sortedEvents returns the events ordered by call time (ties by id); the
 // recorder appends after-the-fact records (renewals) out of call order.
+// The history is not modified; when it is already in order (the usual
+// case) it is returned as is, since a copy of a million events is most of
+// a check's cost.
 func sortedEvents(h *history.History) []history.Event {
-	evs := make([]history.Event, len(h.Events))
-	copy(evs, h.Events)
-	sort.SliceStable(evs, func(i, j int) bool {
-		if evs[i].Call != evs[j].Call {
-			return evs[i].Call < evs[j].Call
+	less := func(a, b *history.Event) bool {
+		if a.Call != b.Call {
+			return a.Call < b.Call
 		}
-		return evs[i].ID < evs[j].ID
-	})
+		return a.ID < b.ID
+	}
+	sorted := true
+	for i := 1; i < len(h.Events); i++ {
+		if less(&h.Events[i], &h.Events[i-1]) {
+			sorted = false
+			break
+		}
+	}
+	if sorted {
+		return h.Events
+	}
+	// Sort indices, not 200-byte events, then copy once.
+	idx := make([]int32, len(h.Events))
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	sort.SliceStable(idx, func(i, j int) bool { return less(&h.Events[idx[i]], &h.Events[idx[j]]) })
+	evs := make([]history.Event, len(h.Events))
+	for i, j := range idx {
+		evs[i] = h.Events[j]
+	}
 	return evs
 }
 
@@ -60,6 +83,7 @@ func holdsOf(evs []history.Event) []Hold {
 	var holds []Hold
 	closeHold := func(i int, e history.Event, end int64) {
 		holds[i].End, holds[i].EndID, holds[i].EndKind, holds[i].endReturn = end, e.ID, e.Kind, e.Return
+		holds[i].EndOutcome = e.Outcome
 	}
 	for _, e := range evs {
 		k := ck{e.Client, e.Key}

@@ -38,7 +38,7 @@ var LockModel = porcupine.Model{
 	Partition: partitionByKey,
 	Init:      func() interface{} { return free },
 	Step: func(state, input, _ interface{}) (bool, interface{}) {
-		s, in := state.(int), input.(lockInput)
+		s, in := state.(int), input.(*lockInput)
 		switch in.op {
 		case opAcquire:
 			return s == free, in.client
@@ -50,7 +50,7 @@ var LockModel = porcupine.Model{
 		return false, s
 	},
 	DescribeOperation: func(input, _ interface{}) string {
-		in := input.(lockInput)
+		in := input.(*lockInput)
 		switch in.op {
 		case opAcquire:
 			return fmt.Sprintf("client %d acquires", in.client)
@@ -85,7 +85,7 @@ var counterModel = porcupine.NondeterministicModel{
 	Partition: partitionByKey,
 	Init:      func() []interface{} { return []interface{}{int64(0)} },
 	Step: func(state, input, _ interface{}) []interface{} {
-		s, in := state.(int64), input.(counterInput)
+		s, in := state.(int64), input.(*counterInput)
 		switch in.op {
 		case opRead:
 			if s == in.value {
@@ -109,7 +109,7 @@ var counterModel = porcupine.NondeterministicModel{
 		return nil
 	},
 	DescribeOperation: func(input, _ interface{}) string {
-		in := input.(counterInput)
+		in := input.(*counterInput)
 		switch in.op {
 		case opRead:
 			return fmt.Sprintf("read %d", in.value)
@@ -146,7 +146,7 @@ func partitionByKey(history []porcupine.Operation) [][]porcupine.Operation {
 	idx := map[part]int{}
 	var out [][]porcupine.Operation
 	for _, op := range history {
-		m := op.Metadata.(keyed)
+		m := op.Metadata.(*keyed)
 		p := part{m.key, m.segment}
 		i, ok := idx[p]
 		if !ok {

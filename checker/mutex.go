@@ -19,43 +19,48 @@ var lockSegmented = segmentedModel{
 		// an acquire (or the holder before it, if it did nothing here).
 		last := map[int]porcupine.Operation{}
 		for _, op := range ops {
-			in := op.Input.(lockInput)
+			in := op.Input.(*lockInput)
 			if p, ok := last[in.client]; !ok || op.Call >= p.Call {
 				last[in.client] = op
 			}
 		}
 		holder := init.(int)
 		if holder != free {
-			if op, ok := last[holder]; ok && op.Input.(lockInput).op != opAcquire {
+			if op, ok := last[holder]; ok && op.Input.(*lockInput).op != opAcquire {
 				holder = free
 			}
 		}
 		var latest int64 = -1 << 63
 		for c, op := range last {
-			if op.Input.(lockInput).op == opAcquire && op.Return > latest {
+			if op.Input.(*lockInput).op == opAcquire && op.Return > latest {
 				holder, latest = c, op.Return
 			}
 		}
 		return holder
 	},
-	seed: func(s interface{}) interface{} { return lockInput{op: opSeed, seed: s.(int)} },
+	seed: func(s interface{}) interface{} { return &lockInput{op: opSeed, seed: s.(int)} },
 }
 
 // lockOperations turns holds into the lock model's operations: the acquire
 // as it happened, the hold's end as an instant at the release call (the
 // holder stopped believing then, whatever the release's fate).
 func lockOperations(holds []Hold) []porcupine.Operation {
+	// Inputs and metadata live in two backing arrays and the operations
+	// point into them: a million boxed structs would cost a million
+	// allocations and much of the GC's time.
 	ops := make([]porcupine.Operation, 0, 2*len(holds))
+	inputs := make([]lockInput, 0, 2*len(holds))
+	metas := make([]keyed, 0, 2*len(holds))
+	add := func(in lockInput, m keyed, call, ret int64) {
+		inputs = append(inputs, in)
+		metas = append(metas, m)
+		ops = append(ops, porcupine.Operation{ClientId: in.client, Input: &inputs[len(inputs)-1],
+			Call: call, Return: ret, Metadata: &metas[len(metas)-1]})
+	}
 	for _, h := range holds {
-		ops = append(ops, porcupine.Operation{
-			ClientId: h.Client, Input: lockInput{op: opAcquire, client: h.Client},
-			Call: h.acquireCall, Return: h.Start, Metadata: keyed{key: h.Key, eventID: h.AcquireID},
-		})
+		add(lockInput{op: opAcquire, client: h.Client}, keyed{key: h.Key, eventID: h.AcquireID}, h.acquireCall, h.Start)
 		if h.EndID >= 0 {
-			ops = append(ops, porcupine.Operation{
-				ClientId: h.Client, Input: lockInput{op: opRelease, client: h.Client},
-				Call: h.End, Return: h.End, Metadata: keyed{key: h.Key, eventID: h.EndID},
-			})
+			add(lockInput{op: opRelease, client: h.Client}, keyed{key: h.Key, eventID: h.EndID}, h.End, h.End)
 		}
 	}
 	return ops

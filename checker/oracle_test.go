@@ -74,7 +74,7 @@ func counterStep(s, in interface{}) []interface{} { return counterModel.Step(s, 
 func byKey(ops []porcupine.Operation) map[string][]porcupine.Operation {
 	m := map[string][]porcupine.Operation{}
 	for _, op := range ops {
-		k := op.Metadata.(keyed).key
+		k := op.Metadata.(*keyed).key
 		m[k] = append(m[k], op)
 	}
 	return m

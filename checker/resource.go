@@ -21,7 +21,7 @@ var counterSegmented = segmentedModel{
 		var best int64
 		wrote := false
 		for _, op := range ops {
-			if in := op.Input.(counterInput); in.op == opWrite && !in.indefinite {
+			if in := op.Input.(*counterInput); in.op == opWrite && !in.indefinite {
 				if !wrote || in.value > best {
 					best, wrote = in.value, true
 				}
@@ -35,9 +35,9 @@ var counterSegmented = segmentedModel{
 	seed: func(s interface{}) interface{} {
 		states := s.([]interface{})
 		if len(states) == 0 {
-			return counterInput{op: opSeed}
+			return &counterInput{op: opSeed}
 		}
-		return counterInput{op: opSeed, seed: states[0].(int64)}
+		return &counterInput{op: opSeed, seed: states[0].(int64)}
 	},
 }
 
@@ -47,6 +47,15 @@ var counterSegmented = segmentedModel{
 // with no answer (it constrains nothing).
 func resourceOperations(evs []history.Event) []porcupine.Operation {
 	var ops []porcupine.Operation
+	// Backing arrays sized up front, so pointers into them stay valid.
+	n := 0
+	for _, e := range evs {
+		if e.Kind == history.Read || e.Kind == history.Write {
+			n++
+		}
+	}
+	inputs := make([]counterInput, 0, n)
+	metas := make([]keyed, 0, n)
 	for _, e := range evs {
 		var in counterInput
 		ret := e.Return
@@ -61,8 +70,10 @@ func resourceOperations(evs []history.Event) []porcupine.Operation {
 		default:
 			continue
 		}
-		ops = append(ops, porcupine.Operation{ClientId: e.Client, Input: in, Call: e.Call, Return: ret,
-			Metadata: keyed{key: e.Key, eventID: e.ID}})
+		inputs = append(inputs, in)
+		metas = append(metas, keyed{key: e.Key, eventID: e.ID})
+		ops = append(ops, porcupine.Operation{ClientId: e.Client, Input: &inputs[len(inputs)-1], Call: e.Call, Return: ret,
+			Metadata: &metas[len(metas)-1]})
 	}
 	return ops
 }
@@ -74,7 +85,10 @@ func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts 
 	out := counterSegmented.check(ctx, segs, deadline)
 	r := Result{Property: ResourceLinearizable, Decisive: true, Operations: len(ops),
 		Segments: out.segments, LargestSegment: out.largest}
-	ix := newWriteIndex(evs)
+	var ix *writeIndex
+	if len(out.illegal) > 0 {
+		ix = newWriteIndex(evs)
+	}
 	for _, s := range out.illegal {
 		detail := len(r.Violations) < opts.MaxViolations
 		vs, n := explainCounter(s, ix, evs, holds, detail)
@@ -113,11 +127,11 @@ func explainCounter(s segment, ix *writeIndex, evs []history.Event, holds []Hold
 	var out []Violation
 	n := 0
 	for _, op := range s.ops {
-		in := op.Input.(counterInput)
+		in := op.Input.(*counterInput)
 		if in.op != opWrite || in.indefinite {
 			continue
 		}
-		w := evs[ix.byID[op.Metadata.(keyed).eventID]]
+		w := evs[ix.byID[op.Metadata.(*keyed).eventID]]
 		prev, ok := ix.earlierWriter(w)
 		if !ok {
 			continue
@@ -132,8 +146,8 @@ func explainCounter(s segment, ix *writeIndex, evs []history.Event, holds []Hold
 	}
 	state := describeStates(s.init)
 	first, last := s.ops[0], s.ops[len(s.ops)-1]
-	if len(s.ops) == 1 && first.Input.(counterInput).op == opRead {
-		r := evs[ix.byID[first.Metadata.(keyed).eventID]]
+	if len(s.ops) == 1 && first.Input.(*counterInput).op == opRead {
+		r := evs[ix.byID[first.Metadata.(*keyed).eventID]]
 		return []Violation{{
 			Property: ResourceLinearizable, Key: s.key, Clients: []int{r.Client}, Events: []int64{r.ID},
 			At: r.Call, Start: r.Call, End: r.Return,
@@ -145,7 +159,7 @@ func explainCounter(s segment, ix *writeIndex, evs []history.Event, holds []Hold
 	seen := map[int]bool{}
 	var ids []int64
 	for _, op := range s.ops {
-		ids = append(ids, op.Metadata.(keyed).eventID)
+		ids = append(ids, op.Metadata.(*keyed).eventID)
 		if !seen[op.ClientId] {
 			seen[op.ClientId] = true
 			clients = append(clients, op.ClientId)

@@ -1,8 +1,10 @@
 package checker
 
 import (
+	"cmp"
 	"context"
 	"runtime"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -58,7 +60,7 @@ func (sm segmentedModel) segmentAll(ops []porcupine.Operation) []segment {
 	byKey := map[string][]porcupine.Operation{}
 	var keys []string
 	for _, op := range ops {
-		k := op.Metadata.(keyed).key
+		k := op.Metadata.(*keyed).key
 		if _, ok := byKey[k]; !ok {
 			keys = append(keys, k)
 		}
@@ -68,7 +70,10 @@ func (sm segmentedModel) segmentAll(ops []porcupine.Operation) []segment {
 	var segs []segment
 	for _, k := range keys {
 		kops := byKey[k]
-		sort.SliceStable(kops, func(i, j int) bool { return kops[i].Call < kops[j].Call })
+		byCall := func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) }
+		if !slices.IsSortedFunc(kops, byCall) {
+			slices.SortStableFunc(kops, byCall)
+		}
 		state := sm.model.Init()
 		for i, s := range cut(kops) {
 			segs = append(segs, segment{key: k, index: i, ops: s, init: state})
@@ -160,12 +165,12 @@ func (sm segmentedModel) info(ops []porcupine.Operation, illegal []segment, limi
 			first := s.ops[0]
 			hist = append(hist, porcupine.Operation{
 				ClientId: first.ClientId, Input: sm.seed(s.init), Call: first.Call - 2, Return: first.Call - 1,
-				Metadata: keyed{key: s.key, segment: s.index + 1, eventID: -1},
+				Metadata: &keyed{key: s.key, segment: s.index + 1, eventID: -1},
 			})
 			for _, op := range s.ops {
-				m := op.Metadata.(keyed)
+				m := *op.Metadata.(*keyed)
 				m.segment = s.index + 1
-				op.Metadata = m
+				op.Metadata = &m
 				hist = append(hist, op)
 			}
 		}

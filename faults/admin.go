@@ -5,14 +5,24 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 )
 
+// quietRedis drops go-redis's internal log lines: dial errors to a node
+// the harness just killed are expected, not news.
+type quietRedis struct{}
+
+func (quietRedis) Printf(context.Context, string, ...interface{}) {}
+
+var quietRedisOnce sync.Once
+
 // admin opens a short-lived direct connection (never through a proxy) for
 // control commands such as REPLICAOF.
 func admin(addr string) *redis.Client {
+	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
 	return redis.NewClient(&redis.Options{
 		Addr:                  addr,
 		Protocol:              2,

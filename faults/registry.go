@@ -7,12 +7,22 @@ import "sync"
 var registry = struct {
 	sync.Mutex
 	nodes map[*Node]struct{}
+	dirs  []string
 }{nodes: map[*Node]struct{}{}}
 
 func registerNode(n *Node) {
 	registry.Lock()
 	defer registry.Unlock()
 	registry.nodes[n] = struct{}{}
+	registry.dirs = append(registry.dirs, n.dir)
+}
+
+// TempDirs returns every node temp dir this process has created, removed
+// or not, so a leak check can look for the ones still there.
+func TempDirs() []string {
+	registry.Lock()
+	defer registry.Unlock()
+	return append([]string(nil), registry.dirs...)
 }
 
 func unregisterNode(n *Node) {

@@ -1,7 +1,9 @@
 package lockimpl
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -43,6 +45,7 @@ func NewRedisClient(addr string, cfg ClientConfig) (*redis.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	Quiet()
 	def := func(v, d time.Duration) time.Duration {
 		if v == 0 {
 			return d
@@ -71,3 +74,16 @@ func NewRedisClient(addr string, cfg ClientConfig) (*redis.Client, error) {
 		PoolTimeout:           def(cfg.ReadTimeout, time.Second) + time.Second,
 	}), nil
 }
+
+// quietLogger drops go-redis's internal log lines ("failed to dial..."):
+// under injected faults they are expected by the thousand, and every
+// outcome that matters is in the history instead.
+type quietLogger struct{}
+
+func (quietLogger) Printf(context.Context, string, ...interface{}) {}
+
+var quietOnce sync.Once
+
+// Quiet silences go-redis's process-wide logger. NewRedisClient calls it;
+// call it yourself when you build clients another way.
+func Quiet() { quietOnce.Do(func() { redis.SetLogger(quietLogger{}) }) }

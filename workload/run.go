@@ -86,7 +86,7 @@ func (c *client) gate(ctx context.Context) {
 func (c *client) loop(ctx, runCtx context.Context) {
 	for runCtx.Err() == nil {
 		key := c.cfg.Keys[c.rng.IntN(len(c.cfg.Keys))]
-		lease := c.acquire(runCtx, key)
+		lease := c.acquire(ctx, runCtx, key)
 		if lease != nil {
 			if c.hooks.Acquired != nil {
 				c.hooks.Acquired(c.id, key, lease)
@@ -99,11 +99,14 @@ func (c *client) loop(ctx, runCtx context.Context) {
 }
 
 // acquire retries per the policy; nil when the run ended or it gave up.
-func (c *client) acquire(ctx context.Context, key string) lockimpl.Lease {
+// The end of the run (runCtx) stops new attempts but does not cut one in
+// flight short, which would only add spurious indefinite outcomes; the
+// caller's ctx (Ctrl-C) does.
+func (c *client) acquire(ctx, runCtx context.Context, key string) lockimpl.Lease {
 	backoff := c.cfg.Retry.Base
-	for attempt := 1; ctx.Err() == nil; attempt++ {
-		c.gate(ctx)
-		if ctx.Err() != nil {
+	for attempt := 1; runCtx.Err() == nil; attempt++ {
+		c.gate(runCtx)
+		if runCtx.Err() != nil {
 			return nil
 		}
 		op := c.rec.Invoke(history.Event{Kind: history.Acquire, Client: c.id, Key: key})
@@ -123,7 +126,7 @@ func (c *client) acquire(ctx context.Context, key string) lockimpl.Lease {
 			return nil
 		}
 		// Full jitter: a uniform draw in (0, backoff].
-		sleep(ctx, time.Duration(c.rng.Int64N(int64(backoff)))+1)
+		sleep(runCtx, time.Duration(c.rng.Int64N(int64(backoff)))+1)
 		backoff = min(2*backoff, c.cfg.Retry.Max)
 	}
 	return nil

@@ -23,7 +23,6 @@ import (
 // no node left open, no redis-server child process alive, no temp dir of
 // ours left behind. Use it as `func TestMain(m *testing.M) { faultstest.Main(m) }`.
 func Main(m *testing.M) {
-	before := tempDirs()
 	code := m.Run()
 	if n := faults.KillAll(); n > 0 {
 		fmt.Fprintf(os.Stderr, "faultstest: %d node(s) were left open by tests\n", n)
@@ -33,22 +32,14 @@ func Main(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "faultstest: redis-server children still alive: %v\n", pids)
 		code = 1
 	}
-	for d := range tempDirs() {
-		if !before[d] {
+	// Only this process's dirs: other packages' tests run alongside.
+	for _, d := range faults.TempDirs() {
+		if _, err := os.Stat(d); err == nil {
 			fmt.Fprintf(os.Stderr, "faultstest: temp dir left behind: %s\n", d)
 			code = 1
 		}
 	}
 	os.Exit(code)
-}
-
-func tempDirs() map[string]bool {
-	out := map[string]bool{}
-	matches, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockchaos-redis-*"))
-	for _, m := range matches {
-		out[m] = true
-	}
-	return out
 }
 
 // ChildRedisServers returns the pids of live redis-server processes whose

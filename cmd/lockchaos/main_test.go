@@ -1,0 +1,96 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCLI(args ...string) (int, string, string) {
+	var out, errb bytes.Buffer
+	code := run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func testdata(name string) string { return filepath.Join("..", "..", "checker", "testdata", name) }
+
+func TestCheckExitCodes(t *testing.T) {
+	cases := []struct {
+		file string
+		code int
+		says string
+	}{
+		{"pass.jsonl", exitOK, "verdict: pass"},
+		{"lost-update.jsonl", exitViolation, "both read 0 and wrote 1: one increment lost"},
+		{"foreign-release.jsonl", exitViolation, "removed a lock it no longer held"},
+		{"stale-fence-rejected.jsonl", exitOK, "(not decisive)"},
+	}
+	for _, c := range cases {
+		code, out, errOut := runCLI("check", testdata(c.file))
+		if code != c.code || !strings.Contains(out, c.says) {
+			t.Errorf("check %s: exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", c.file, code, c.code, out, errOut)
+		}
+	}
+}
+
+func TestCheckBadInputSaysFileAndLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "broken.jsonl")
+	body, _ := os.ReadFile(testdata("pass.jsonl"))
+	lines := strings.SplitAfter(string(body), "\n")
+	lines[4] = "{\"op\": 3, \"phase\": \"ret\n" // corrupt line 5
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCLI("check", path)
+	if code != exitUsage || !strings.Contains(errOut, "broken.jsonl:5:") {
+		t.Fatalf("exit %d, stderr %q; want %d and file:line", code, errOut, exitUsage)
+	}
+	if code, _, _ := runCLI("check", filepath.Join(t.TempDir(), "missing.jsonl")); code != exitUsage {
+		t.Fatalf("missing file: exit %d", code)
+	}
+}
+
+func TestCheckInconclusiveIsNotPass(t *testing.T) {
+	if verdictExit("unknown") != exitInconclusive || verdictExit("pass") != exitOK || verdictExit("fail") != exitViolation {
+		t.Fatal("verdict to exit code mapping is off")
+	}
+}
+
+func TestCheckJSON(t *testing.T) {
+	code, out, _ := runCLI("check", "--json", testdata("lost-update.jsonl"))
+	if code != exitViolation {
+		t.Fatalf("exit %d", code)
+	}
+	var rep struct {
+		Verdict string
+		Results []struct {
+			Property       string
+			Status         string
+			ViolationCount int `json:"violation_count"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	if rep.Verdict != "fail" || len(rep.Results) != 3 {
+		t.Fatalf("%+v", rep)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"frobnicate"}, {"check"}, {"check", "a", "b"}, {"check", "--budget", "-1s", "x"}} {
+		if code, _, _ := runCLI(args...); code != exitUsage {
+			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+	_, _, errOut := runCLI("frobnicate")
+	if !strings.Contains(errOut, "valid: check") {
+		t.Errorf("unknown command does not list the valid ones: %q", errOut)
+	}
+	if code, out, _ := runCLI("help"); code != exitOK || !strings.Contains(out, "Exit codes") {
+		t.Errorf("help: %d %q", code, out)
+	}
+}
