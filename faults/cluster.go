@@ -105,6 +105,7 @@ type Cluster struct {
 	proxies *Proxies
 	links   [][]*Link // [client][slot]
 	repl    *Link
+	primary int // index of the node clients are pointed at (PrimaryReplica)
 }
 
 // NewCluster starts the nodes and links. On error everything already
@@ -208,13 +209,16 @@ func (c *Cluster) ClientAddrs(client int) []string {
 // ReplicationLink returns the replica's link to the primary, or nil.
 func (c *Cluster) ReplicationLink() *Link { return c.repl }
 
-// Primary returns the node clients are pointed at for PrimaryReplica
-// (the replica after a Failover), else node 0.
-func (c *Cluster) Primary() *Node {
-	if c.cfg.Topology == PrimaryReplica && len(c.links) > 0 && c.links[0][0].Upstream() == c.nodes[1].Addr() {
-		return c.nodes[1]
+// Primary returns the node clients are pointed at: for PrimaryReplica the
+// current primary (the former replica after a Failover), else node 0.
+func (c *Cluster) Primary() *Node { return c.nodes[c.primary] }
+
+// Replica returns the current replica (nil unless PrimaryReplica).
+func (c *Cluster) Replica() *Node {
+	if c.cfg.Topology != PrimaryReplica {
+		return nil
 	}
-	return c.nodes[0]
+	return c.nodes[1-c.primary]
 }
 
 // Failover promotes the replica and moves every client's service address to
@@ -230,7 +234,7 @@ func (c *Cluster) Failover(ctx context.Context) error {
 	if err := c.repl.Disable(); err != nil {
 		return err
 	}
-	replica := c.nodes[1]
+	replica := c.Replica()
 	if err := replica.Promote(ctx); err != nil {
 		return err
 	}
@@ -239,7 +243,33 @@ func (c *Cluster) Failover(ctx context.Context) error {
 			return err
 		}
 	}
+	c.primary = 1 - c.primary
 	return nil
+}
+
+// Rejoin brings the former primary back after a Failover as the replica of
+// the new primary (restarted empty if it was killed), through the same
+// replication link, so the next Failover can go the other way.
+func (c *Cluster) Rejoin(ctx context.Context) error {
+	if c.cfg.Topology != PrimaryReplica {
+		return fmt.Errorf("rejoin on %s: %w", c.cfg.Topology, ErrTopology)
+	}
+	old := c.Replica()
+	if old.State() == NodeKilled {
+		if err := old.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if err := c.repl.Repoint(c.Primary().Addr()); err != nil {
+		return err
+	}
+	if err := c.repl.Enable(); err != nil {
+		return err
+	}
+	if err := old.ReplicaOf(ctx, c.repl.Addr()); err != nil {
+		return err
+	}
+	return old.WaitLinkUp(ctx, c.cfg.SyncTimeout)
 }
 
 // HealAll removes every toxic and re-enables every link.

@@ -100,7 +100,7 @@ func (p *Proxies) NewLink(name, upstream string) (*Link, error) {
 	if err := p.srv.Collection.Add(px, true); err != nil {
 		return nil, fmt.Errorf("faults: link %s -> %s: %w", name, upstream, err)
 	}
-	l := &Link{name: name, px: px, addr: px.Listen, upstream: upstream, enabled: true}
+	l := &Link{name: name, px: px, addr: px.Listen, upstream: upstream, enabled: true, toxics: map[string]string{}}
 	p.links[name] = l
 	return l, nil
 }
@@ -171,6 +171,7 @@ type Link struct {
 	mu       sync.Mutex
 	upstream string
 	enabled  bool
+	toxics   map[string]string // name -> attributes, as set
 }
 
 // Name returns the link's name, e.g. "client3->node1".
@@ -236,6 +237,9 @@ func (l *Link) Enable() error {
 // cleanup); clients then reconnect.
 func (l *Link) Heal() error {
 	l.px.Toxics.ResetToxics(context.Background())
+	l.mu.Lock()
+	clear(l.toxics)
+	l.mu.Unlock()
 	return l.Enable()
 }
 
@@ -268,14 +272,23 @@ func (l *Link) setToxic(kind string, dir Direction, attrs string) error {
 	if err != nil {
 		return err
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	for _, s := range streams {
 		name := kind + "_" + s
+		if l.toxics[name] == attrs {
+			// Already so: removing and re-adding would flush the data a
+			// latency toxic holds back.
+			continue
+		}
 		// Replace rather than stack: a second Latency call means "now this much".
 		_ = l.px.Toxics.RemoveToxic(context.Background(), name)
+		delete(l.toxics, name)
 		body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":1,"attributes":%s}`, name, kind, s, attrs)
 		if _, err := l.px.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
 			return fmt.Errorf("faults: link %s: add %s: %w", l.name, name, err)
 		}
+		l.toxics[name] = attrs
 	}
 	return nil
 }

@@ -27,7 +27,13 @@ type Hooks struct {
 	// Acquired is called after each successful acquire, so fault
 	// schedules can aim at moments when a lock is held.
 	Acquired func(client int, key string, lease lockimpl.Lease)
+	// Released is called when a holder is about to call release.
+	Released func(client int, key string)
 }
+
+// ErrPanic wraps a panic raised by a lock implementation (or a hook) in a
+// client: the run stops and reports it instead of crashing the harness.
+var ErrPanic = errors.New("workload: panic in client")
 
 // Run starts cfg.Clients clients, each with factory(i), and runs them for
 // cfg.Duration, recording into rec. It returns the resource so callers can
@@ -49,19 +55,38 @@ func Run(ctx context.Context, cfg Config, factory Factory, rec *history.Recorder
 		lockers[i] = l
 	}
 	res := NewResource(cfg.Fencing)
-	runCtx, cancel := context.WithTimeout(ctx, cfg.Duration)
+	// A panicking client cancels everyone (abort), so the run ends
+	// promptly and the panic is reported as the run's error.
+	abortCtx, abort := context.WithCancel(ctx)
+	defer abort()
+	runCtx, cancel := context.WithTimeout(abortCtx, cfg.Duration)
 	defer cancel()
 	var wg sync.WaitGroup
+	var panicMu sync.Mutex
+	var panicErr error
 	for i, l := range lockers {
 		c := &client{id: i, cfg: cfg, locker: l, res: res, rec: rec, hooks: hooks,
 			rng: rand.New(rand.NewPCG(uint64(cfg.Seed), uint64(i)))}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			c.loop(ctx, runCtx)
+			defer func() {
+				if r := recover(); r != nil {
+					panicMu.Lock()
+					if panicErr == nil {
+						panicErr = fmt.Errorf("%w %d: %v", ErrPanic, c.id, r)
+					}
+					panicMu.Unlock()
+					abort()
+				}
+			}()
+			c.loop(abortCtx, runCtx)
 		}()
 	}
 	wg.Wait()
+	if panicErr != nil {
+		return res, panicErr
+	}
 	return res, ctx.Err()
 }
 
@@ -189,6 +214,9 @@ func (c *client) checkLost(lost <-chan struct{}, key string, lease lockimpl.Leas
 
 func (c *client) release(ctx context.Context, key string, lease lockimpl.Lease) {
 	c.gate(ctx)
+	if c.hooks.Released != nil {
+		c.hooks.Released(c.id, key)
+	}
 	op := c.rec.Invoke(history.Event{Kind: history.Release, Client: c.id, Key: key, Token: lease.Token(), Fence: lease.Fence()})
 	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ReleaseTimeout)
 	err := lease.Release(rctx)
