@@ -5,9 +5,16 @@ BENCHTIME    ?= 3s
 
 FUZZTIME     ?= 60s
 
-.PHONY: all test lint vet bench bench-locks bench-checker fuzz build ensure-redis
+CHAOS_OUT    ?= out/chaos
+CHAOS_FLAGS  ?=
+
+.PHONY: all chaos test lint vet bench bench-locks bench-checker fuzz build ensure-redis
 
 all: test
+
+## chaos: the scenario matrix on real Redis; exit 0 only if every cell met its expectation
+chaos: ensure-redis build
+	bin/lockchaos run --out $(CHAOS_OUT) $(CHAOS_FLAGS)
 
 ensure-redis:
 	@.ci/ensure-redis
@@ -26,7 +33,7 @@ lint: vet
 
 ## build: the lockchaos binary in bin/
 build:
-	$(GO) build -o bin/lockchaos ./cmd/lockchaos
+	$(GO) build -ldflags "-X main.version=$$(git describe --always --dirty 2>/dev/null || echo dev)" -o bin/lockchaos ./cmd/lockchaos
 
 ## bench: every benchmark below
 bench: bench-locks bench-checker

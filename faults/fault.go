@@ -41,7 +41,7 @@ type Fault interface {
 // Kinds lists the fault kinds by name with a short description.
 var Kinds = map[string]string{
 	"latency":              "delay every reply of one client by Latency (± Jitter) for Duration",
-	"slow-reply":           "delay one client's replies by Delay (past the TTL) until it acquires a lock",
+	"slow-reply":           "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once",
 	"client-partition":     "a holder's links go silent (blackhole) during a critical section of Work",
 	"client-pause":         "freeze a holder (worker, watchdog, every Redis call) for Pause",
 	"slow-holder":          "the next critical section runs for Work (past the TTL)",

@@ -30,6 +30,8 @@ const (
 const usage = `lockchaos: a chaos and correctness harness for distributed locks on Redis
 
 Usage:
+  lockchaos run [flags]                   run the scenario matrix (the CI gate)
+  lockchaos list                          scenarios, locks, expectations, fault kinds
   lockchaos check [flags] HISTORY.jsonl   re-check a recorded history
   lockchaos help                          this text
 
@@ -47,12 +49,16 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	switch args[0] {
+	case "run":
+		return cmdRun(args[1:], stdout, stderr)
+	case "list":
+		return cmdList(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: check, help)\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, help)\n\n%s", args[0], usage)
 	return exitUsage
 }

@@ -87,7 +87,7 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	_, _, errOut := runCLI("frobnicate")
-	if !strings.Contains(errOut, "valid: check") {
+	if !strings.Contains(errOut, "valid: run, list, check") {
 		t.Errorf("unknown command does not list the valid ones: %q", errOut)
 	}
 	if code, out, _ := runCLI("help"); code != exitOK || !strings.Contains(out, "Exit codes") {

@@ -1,0 +1,308 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const runUsage = `Usage: lockchaos run [flags]
+
+Runs the scenario matrix (scenario x lock) on real Redis with faults, checks
+every cell's history and compares it with its expectation: a safe cell must
+pass, an unsafe cell must be detected. Writes summary.json, junit.xml and
+each cell's history under --out.
+
+Examples:
+  lockchaos run                                   # the default matrix
+  lockchaos run --scenario gc-pause --lock token  # one cell
+  lockchaos run --seed 42 --repeat 20             # detection rate per cell
+  lockchaos run --shard 2/4 --out out/shard2      # a quarter of the cells
+  lockchaos run --scenarios-file my.yaml          # add or override scenarios
+
+Exit codes: 0 every cell met its expectation; 1 a safe cell failed or an
+unsafe cell was not detected; 2 usage or config error; 3 the harness could
+not run; 4 a cell was inconclusive; 130/143 interrupted (partial results are
+written).
+
+Flags:
+`
+
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*s = append(*s, p)
+		}
+	}
+	return nil
+}
+
+func cmdRun(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var scen, locks, files stringList
+	fs.Var(&scen, "scenario", "scenarios to run, comma separated (default: all)")
+	fs.Var(&locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
+	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios (repeatable)")
+	seed := fs.Int64("seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
+	duration := fs.Duration("duration", 0, "override each scenario's duration")
+	clients := fs.Int("clients", 0, "override each scenario's number of clients")
+	backend := fs.String("backend", "auto", "where Redis runs: auto or process")
+	out := fs.String("out", "out/chaos", "output directory")
+	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
+	parallel := fs.Int("parallel", 3, "cells to run at once")
+	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices")
+	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
+	budget := fs.Duration("budget", 30*time.Second, "checker budget per property")
+	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return exitOK
+		}
+		return exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "lockchaos run: unexpected argument %q\n", fs.Arg(0))
+		return exitUsage
+	}
+	usageErr := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "lockchaos run: "+format+"\n", a...)
+		return exitUsage
+	}
+	if *repeat < 1 || *parallel < 1 || *duration < 0 || *clients < 0 || *budget <= 0 {
+		return usageErr("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
+	}
+	switch *backend {
+	case "auto", "process":
+	case "docker", "external":
+		return usageErr("backend %q is not available in this build (valid: auto, process)", *backend)
+	default:
+		return usageErr("unknown backend %q (valid: auto, process)", *backend)
+	}
+	catalog := scenarios.Catalog()
+	for _, f := range files {
+		extra, err := scenarios.LoadFile(f)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		catalog = scenarios.Merge(catalog, extra)
+	}
+	cells, err := scenarios.Select(catalog, scen, locks)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	shardLabel := ""
+	if *shard != "" {
+		i, n, err := parseShard(*shard)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if cells, err = scenarios.Shard(cells, i, n); err != nil {
+			return usageErr("%v", err)
+		}
+		shardLabel = *shard
+		if len(cells) == 0 {
+			fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", *shard)
+		}
+	}
+	bin, err := faults.FindRedisServer()
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
+		return exitHarness
+	}
+	redisVersion, _ := faults.RedisServerVersion(bin)
+	if *seed == 0 {
+		*seed = time.Now().UnixNano()%1_000_000_000 + 1
+	}
+	if err := os.MkdirAll(*out, 0o755); err != nil {
+		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
+		return exitHarness
+	}
+
+	ctx, stop, caught := signalContext()
+	defer stop()
+	// Last line of defence: whatever happens, no redis-server outlives us.
+	defer faults.KillAll()
+
+	progress := newProgress(stderr, len(cells)**repeat)
+	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, redis-server %s, parallel %d, out %s\n",
+		version, len(cells), *repeat, *seed, redisVersion, *parallel, *out)
+	started := time.Now()
+	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
+		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
+			Budget: *budget, Rerun: "lockchaos run" + rerunFlags(*duration, *clients, files)},
+		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
+	})
+	progress.done()
+	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
+		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: "process", Seed: *seed, Repeat: *repeat,
+		Shard: shardLabel, Started: started, Elapsed: time.Since(started), Command: commandLine(args),
+		Interrupted: ctx.Err() != nil, Cells: results}
+	sum.Tally()
+	jsonPath, errJSON := reports.WriteJSON(*out, sum)
+	junitPath, errJUnit := reports.WriteJUnit(*out, sum)
+	if err := errors.Join(errJSON, errJUnit); err != nil {
+		fmt.Fprintf(stderr, "lockchaos run: writing reports: %v\n", err)
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		_ = enc.Encode(sum)
+	} else {
+		printMatrix(stdout, sum)
+		fmt.Fprintf(stdout, "\nwrote %s, %s\n", jsonPath, junitPath)
+	}
+	switch sig := caught(); sig {
+	case syscall.SIGINT:
+		fmt.Fprintln(stderr, "lockchaos run: interrupted (SIGINT); every node stopped, partial results written")
+		return 130
+	case syscall.SIGTERM:
+		fmt.Fprintln(stderr, "lockchaos run: terminated (SIGTERM); every node stopped, partial results written")
+		return 143
+	}
+	return runExit(sum)
+}
+
+// runExit maps outcomes to the documented exit codes, worst first.
+func runExit(s *reports.Summary) int {
+	switch {
+	case s.Totals[string(scenarios.Regression)]+s.Totals[string(scenarios.Missed)] > 0:
+		return exitViolation
+	case s.Totals[string(scenarios.HarnessError)] > 0:
+		return exitHarness
+	case s.Totals[string(scenarios.Inconclusive)] > 0:
+		return exitInconclusive
+	}
+	return exitOK
+}
+
+// signalContext is cancelled on SIGINT or SIGTERM; caught reports which.
+func signalContext() (context.Context, func(), func() os.Signal) {
+	ctx, cancel := context.WithCancel(context.Background())
+	ch := make(chan os.Signal, 2)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	var got os.Signal
+	done := make(chan struct{})
+	go func() {
+		select {
+		case got = <-ch:
+			cancel()
+		case <-done:
+		}
+	}()
+	stop := func() {
+		signal.Stop(ch)
+		select {
+		case <-done:
+		default:
+			close(done)
+		}
+		cancel()
+	}
+	caught := func() os.Signal {
+		if ctx.Err() == nil {
+			return nil
+		}
+		select {
+		case <-done:
+		default:
+		}
+		return got
+	}
+	return ctx, stop, caught
+}
+
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("--shard %q: want i/n, e.g. 1/4", s)
+	}
+	return i, n, nil
+}
+
+func rerunFlags(d time.Duration, clients int, files []string) string {
+	s := ""
+	if d > 0 {
+		s += " --duration " + d.String()
+	}
+	if clients > 0 {
+		s += fmt.Sprintf(" --clients %d", clients)
+	}
+	for _, f := range files {
+		s += " --scenarios-file " + f
+	}
+	return s
+}
+
+func commandLine(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \t'\"") {
+			a = strconv.Quote(a)
+		}
+		q[i] = a
+	}
+	return strings.TrimSpace("lockchaos run " + strings.Join(q, " "))
+}
+
+func printMatrix(w io.Writer, s *reports.Summary) {
+	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-11s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "DETAILS")
+	for _, c := range s.Cells {
+		detail := ""
+		switch {
+		case c.Error != "":
+			detail = c.Error
+		case c.Violations > 0:
+			detail = fmt.Sprintf("%d violation(s), first at %.3f s", c.Violations, float64(c.Stats.FirstViolation)/1e9)
+		default:
+			detail = fmt.Sprintf("%d cycles, %d fault window(s)", c.Stats.Cycles, c.Faults)
+		}
+		verdict := string(c.Verdict)
+		if verdict == "" {
+			verdict = "-"
+		}
+		seed := ""
+		if s.Repeat > 1 {
+			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
+		}
+		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %-11s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, c.Outcome, detail, seed)
+	}
+	if s.Repeat > 1 {
+		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-10s %s\n", "SCENARIO", "LOCK", "EXPECT", "DETECTED", "MEDIAN FIRST VIOLATION")
+		for _, a := range s.Aggregates {
+			med := "-"
+			if a.MedianFirstViolation >= 0 {
+				med = a.MedianFirstViolation.Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(w, "%-22s %-15s %-7s %3d/%-6d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, a.Runs, med)
+		}
+	}
+	fmt.Fprintf(w, "\nseed %d, %s, totals %v\n", s.Seed, s.Elapsed.Round(time.Millisecond), s.Totals)
+	for _, c := range s.Cells {
+		if c.Failed() {
+			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
+		}
+	}
+}

@@ -1,0 +1,102 @@
+// Package reports turns run results into files: summary.json (every
+// cell's verdict, outcome, stats, seed and rerun command), junit.xml (one
+// test case per cell run, for CI), and (later) HTML pages.
+package reports
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// FormatVersion of summary.json.
+const FormatVersion = 1
+
+// ErrMalformed wraps errors reading a summary.
+var ErrMalformed = errors.New("reports: malformed summary")
+
+// Summary is one run (or one shard of one).
+type Summary struct {
+	Format       int                     `json:"format"`
+	Tool         string                  `json:"tool"`
+	Version      string                  `json:"version"`
+	GoVersion    string                  `json:"go_version"`
+	RedisVersion string                  `json:"redis_version,omitempty"`
+	Backend      string                  `json:"backend"`
+	Seed         int64                   `json:"seed"`
+	Repeat       int                     `json:"repeat"`
+	Shard        string                  `json:"shard,omitempty"`
+	Started      time.Time               `json:"started"`
+	Elapsed      time.Duration           `json:"elapsed_ns"`
+	Command      string                  `json:"command"`
+	Interrupted  bool                    `json:"interrupted,omitempty"`
+	Totals       map[string]int          `json:"totals"`
+	Cells        []*scenarios.CellResult `json:"cells"`
+	Aggregates   []scenarios.Aggregate   `json:"aggregates,omitempty"`
+}
+
+// Tally fills Totals (outcome -> count) and Aggregates from Cells.
+func (s *Summary) Tally() {
+	s.Totals = map[string]int{}
+	for _, c := range s.Cells {
+		s.Totals[string(c.Outcome)]++
+	}
+	s.Aggregates = scenarios.Aggregates(s.Cells)
+}
+
+// WriteJSON writes dir/summary.json.
+func WriteJSON(dir string, s *Summary) (string, error) {
+	path := filepath.Join(dir, "summary.json")
+	b, err := json.MarshalIndent(s, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("reports: %w", err)
+	}
+	return path, writeFile(path, append(b, '\n'))
+}
+
+// ReadJSON reads a summary.json written by WriteJSON.
+func ReadJSON(path string) (*Summary, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	var s Summary
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, path, err)
+	}
+	if s.Format != FormatVersion {
+		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads %d", ErrMalformed, path, s.Format, FormatVersion)
+	}
+	return &s, nil
+}
+
+// writeFile writes through a temp file and a rename, so a reader (or a
+// crash) never sees half a report.
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	if err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		os.Remove(tmp.Name())
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := tmp.Close(); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("reports: %w", err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("reports: %w", err)
+	}
+	return nil
+}
