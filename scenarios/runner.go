@@ -24,13 +24,17 @@ type Outcome string
 
 // Outcomes.
 const (
-	Met          Outcome = "met"        // safe and passed, unsafe and detected, or either
-	Regression   Outcome = "regression" // a safe cell failed
-	Missed       Outcome = "missed"     // an unsafe cell passed: the harness missed a known bug
-	Inconclusive Outcome = "unknown"    // the checker could not decide
-	HarnessError Outcome = "error"      // the cell could not run
-	Skipped      Outcome = "skipped"    // n/a for this lock, or interrupted before it ran
+	Met          Outcome = "met"         // safe and passed, unsafe and detected, or either
+	Regression   Outcome = "regression"  // a safe cell failed
+	Missed       Outcome = "missed"      // an unsafe cell passed: the harness missed a known bug
+	Inconclusive Outcome = "unknown"     // the checker could not decide
+	HarnessError Outcome = "error"       // the cell could not run
+	Skipped      Outcome = "skipped"     // n/a for this lock, or interrupted before it ran
+	Interrupted  Outcome = "interrupted" // Ctrl-C or SIGTERM mid-cell: partial history, checked
 )
+
+// errInterrupted marks a cell cut short by the caller's cancellation.
+var errInterrupted = errors.New("interrupted")
 
 // LockerFactory builds one pod's Locker over that pod's Redis clients (one
 // per node the pod sees, already wired through the cell's proxies and
@@ -174,6 +178,9 @@ func RunCell(ctx context.Context, cell Cell, opts Options) *CellResult {
 	h, err := runCell(ctx, sc, cell, seed, opts, res)
 	if err != nil {
 		res.Outcome, res.Error = HarnessError, err.Error()
+		if errors.Is(err, errInterrupted) || errors.Is(ctx.Err(), context.Canceled) {
+			res.Outcome = Interrupted
+		}
 		if h == nil {
 			return res
 		}
@@ -195,7 +202,7 @@ func RunCell(ctx context.Context, cell Cell, opts Options) *CellResult {
 			res.Faults++
 		}
 	}
-	if res.Outcome != HarnessError {
+	if res.Outcome == "" {
 		res.Outcome = compare(cell.Expect, rep.Verdict)
 	}
 	return res
@@ -336,7 +343,7 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 	case closeErr != nil:
 		return h, closeErr
 	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return h, fmt.Errorf("interrupted: %w", ctx.Err())
+		return h, fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 	}
 	return h, nil
 }

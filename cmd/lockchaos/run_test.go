@@ -1,0 +1,182 @@
+package main
+
+import (
+	"encoding/xml"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+func TestRunOneCellWritesSummaryJUnitAndHistory(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--scenario", "baseline", "--lock", "token,naive", "--duration", "400ms", "--seed", "5", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if !strings.Contains(stderr, "seed 5") || !strings.Contains(stdout, "baseline               token") {
+		t.Fatalf("output does not show the seed and the matrix:\n%s\n%s", stderr, stdout)
+	}
+	sum, err := reports.ReadJSON(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Seed != 5 || len(sum.Cells) != 2 || sum.Totals["met"] != 2 {
+		t.Fatalf("summary %+v", sum)
+	}
+	for _, c := range sum.Cells {
+		if !strings.Contains(c.Rerun, "--seed 5") || !strings.Contains(c.Rerun, "--duration 400ms") {
+			t.Errorf("rerun %q", c.Rerun)
+		}
+		if _, err := history.LoadFile(c.History); err != nil {
+			t.Errorf("history of %s/%s: %v", c.Scenario, c.Lock, err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var suites struct {
+		Suites []struct {
+			Tests    int `xml:"tests,attr"`
+			Failures int `xml:"failures,attr"`
+		} `xml:"testsuite"`
+	}
+	if err := xml.Unmarshal(b, &suites); err != nil || len(suites.Suites) != 1 || suites.Suites[0].Tests != 2 || suites.Suites[0].Failures != 0 {
+		t.Fatalf("junit: %v %+v\n%s", err, suites, b)
+	}
+}
+
+func TestRunUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		says string
+	}{
+		{[]string{"run", "--scenario", "gc-pouse"}, "valid: baseline"},
+		{[]string{"run", "--lock", "spinlock"}, "valid: mutex, naive"},
+		{[]string{"run", "--shard", "3"}, "want i/n"},
+		{[]string{"run", "--shard", "5/4"}, "shard 5/4"},
+		{[]string{"run", "--backend", "cloud"}, "valid: auto, process"},
+		{[]string{"run", "--repeat", "0"}, "must be positive"},
+		{[]string{"run", "extra"}, "unexpected argument"},
+		{[]string{"run", "--scenarios-file", "/nonexistent.yaml"}, "nonexistent.yaml"},
+	} {
+		code, _, stderr := runCLI(c.args...)
+		if code != exitUsage || !strings.Contains(stderr, c.says) {
+			t.Errorf("%v: exit %d, stderr %q; want %d mentioning %q", c.args, code, stderr, exitUsage, c.says)
+		}
+	}
+}
+
+func TestRunWithoutRedisSaysHowToGetIt(t *testing.T) {
+	t.Setenv("LOCKCHAOS_REDIS_SERVER", filepath.Join(t.TempDir(), "nothing-here"))
+	code, _, stderr := runCLI("run", "--scenario", "baseline", "--lock", "token", "--out", t.TempDir())
+	if code != exitHarness || !strings.Contains(stderr, "apt-get install redis-server") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+}
+
+func TestRunExitCodes(t *testing.T) {
+	mk := func(outcomes ...scenarios.Outcome) *reports.Summary {
+		s := &reports.Summary{}
+		for _, o := range outcomes {
+			s.Cells = append(s.Cells, &scenarios.CellResult{Outcome: o})
+		}
+		s.Tally()
+		return s
+	}
+	for _, c := range []struct {
+		s    *reports.Summary
+		want int
+	}{
+		{mk(scenarios.Met, scenarios.Skipped), exitOK},
+		{mk(scenarios.Met, scenarios.Missed), exitViolation},
+		{mk(scenarios.Regression, scenarios.HarnessError), exitViolation},
+		{mk(scenarios.Met, scenarios.HarnessError), exitHarness},
+		{mk(scenarios.Met, scenarios.Inconclusive), exitInconclusive},
+	} {
+		if got := runExit(c.s); got != c.want {
+			t.Errorf("%v: exit %d, want %d", c.s.Totals, got, c.want)
+		}
+	}
+}
+
+// TestInterruptStopsCleanly runs the real binary, sends SIGINT mid-run and
+// checks the exit code, the partial results and that no Redis survived.
+func TestInterruptStopsCleanly(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "lockchaos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		tmp, out := t.TempDir(), t.TempDir()
+		cmd := exec.Command(bin, "run", "--scenario", "baseline,gc-pause", "--lock", "token", "--duration", "20s", "--out", out)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI=true")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		// Wait until both cells are running (their histories exist).
+		deadline := time.Now().Add(20 * time.Second)
+		for {
+			m, _ := filepath.Glob(filepath.Join(out, "*", "token", "history.jsonl"))
+			if len(m) == 2 {
+				break
+			}
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("cells did not start: %s", stderr.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		_ = cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		want := map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143}[sig]
+		if code := cmd.ProcessState.ExitCode(); code != want {
+			t.Fatalf("%v: exit %d (%v), want %d\n%s", sig, code, err, want, stderr.String())
+		}
+		sum, err := reports.ReadJSON(filepath.Join(out, "summary.json"))
+		if err != nil || !sum.Interrupted {
+			t.Fatalf("%v: partial summary: %v %+v", sig, err, sum)
+		}
+		for _, c := range sum.Cells {
+			h, err := history.LoadFile(c.History)
+			if err != nil || len(h.Events) == 0 {
+				t.Fatalf("%v: history of %s: %v", sig, c.Scenario, err)
+			}
+		}
+		if left, _ := filepath.Glob(filepath.Join(tmp, "lockchaos-redis-*")); len(left) > 0 {
+			t.Fatalf("%v: node dirs left behind: %v", sig, left)
+		}
+		if pids := redisServersUnder(tmp); len(pids) > 0 {
+			t.Fatalf("%v: redis-server still running from %s: %v", sig, tmp, pids)
+		}
+	}
+}
+
+// redisServersUnder lists redis-server processes whose working dir is
+// under dir.
+func redisServersUnder(dir string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		if err != nil || !strings.HasPrefix(cwd, dir) {
+			continue
+		}
+		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		if strings.HasPrefix(string(comm), "redis-server") {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}
