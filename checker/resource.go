@@ -146,6 +146,15 @@ func explainCounter(s segment, ix *writeIndex, evs []history.Event, holds []Hold
 	}
 	state := describeStates(s.init)
 	first, last := s.ops[0], s.ops[len(s.ops)-1]
+	if in := first.Input.(*counterInput); len(s.ops) == 1 && in.op == opWrite && !in.indefinite {
+		w := evs[ix.byID[first.Metadata.(*keyed).eventID]]
+		return []Violation{{
+			Property: ResourceLinearizable, Key: s.key, Clients: []int{w.Client}, Events: []int64{w.ID},
+			At: w.Call, Start: w.Call, End: w.Return,
+			Summary: fmt.Sprintf("client %d wrote %d to %s at %s on top of %s: its read-modify-write started from a stale %d, so the increments in between were lost",
+				w.Client, w.Value, w.Key, history.Seconds(w.Call), state, w.Value-1),
+		}}, 1
+	}
 	if len(s.ops) == 1 && first.Input.(*counterInput).op == opRead {
 		r := evs[ix.byID[first.Metadata.(*keyed).eventID]]
 		return []Violation{{

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -94,9 +95,66 @@ func writeFile(path string, data []byte) error {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("reports: %w", err)
 	}
+	// CreateTemp makes the file 0600; reports are for everyone to read.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("reports: %w", err)
+	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		os.Remove(tmp.Name())
 		return fmt.Errorf("reports: %w", err)
 	}
 	return nil
+}
+
+// Merge combines the summaries of several shards (or runs) into one
+// matrix. Relative history paths are resolved against each summary's
+// directory and made relative to outDir.
+func Merge(outDir string, sums []*Summary, dirs []string) *Summary {
+	if len(sums) == 0 {
+		return &Summary{Format: FormatVersion, Tool: "lockchaos"}
+	}
+	m := *sums[0]
+	m.Cells = nil
+	var shards []string
+	for i, s := range sums {
+		if s.Shard != "" {
+			shards = append(shards, s.Shard)
+		}
+		m.Elapsed = max(m.Elapsed, s.Elapsed)
+		if s.Started.Before(m.Started) {
+			m.Started = s.Started
+		}
+		m.Interrupted = m.Interrupted || s.Interrupted
+		for _, c := range s.Cells {
+			cc := *c
+			if cc.History != "" && !filepath.IsAbs(cc.History) {
+				abs := filepath.Join(dirs[i], cc.History)
+				if rel, err := filepath.Rel(outDir, abs); err == nil {
+					cc.History = rel
+				} else {
+					cc.History = abs
+				}
+			}
+			m.Cells = append(m.Cells, &cc)
+		}
+	}
+	if len(sums) > 1 {
+		m.Shard = strings.Join(shards, ", ")
+	}
+	m.Tally()
+	return &m
+}
+
+// RelativeHistories rewrites each cell's history path relative to dir, so
+// an output directory can be moved or archived whole.
+func RelativeHistories(dir string, s *Summary) {
+	for _, c := range s.Cells {
+		if c.History == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(dir, c.History); err == nil && !strings.HasPrefix(rel, "..") {
+			c.History = rel
+		}
+	}
 }

@@ -33,6 +33,7 @@ Usage:
   lockchaos run [flags]                   run the scenario matrix (the CI gate)
   lockchaos list                          scenarios, locks, expectations, fault kinds
   lockchaos check [flags] HISTORY.jsonl   re-check a recorded history
+  lockchaos report [--out DIR] DIR...     rebuild the HTML reports (merging shards)
   lockchaos help                          this text
 
 Run "lockchaos COMMAND --help" for a command's flags and examples.
@@ -55,10 +56,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdList(args[1:], stdout, stderr)
 	case "check":
 		return cmdCheck(args[1:], stdout, stderr)
+	case "report":
+		return cmdReport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, help)\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, report, help)\n\n%s", args[0], usage)
 	return exitUsage
 }

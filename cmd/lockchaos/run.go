@@ -159,9 +159,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Shard: shardLabel, Started: started, Elapsed: time.Since(started), Command: commandLine(args),
 		Interrupted: ctx.Err() != nil, Cells: results}
 	sum.Tally()
+	reports.RelativeHistories(*out, sum)
 	jsonPath, errJSON := reports.WriteJSON(*out, sum)
 	junitPath, errJUnit := reports.WriteJUnit(*out, sum)
-	if err := errors.Join(errJSON, errJUnit); err != nil {
+	html, errHTML := reports.WriteHTML(*out, sum, reports.HTMLOptions{Budget: *budget})
+	if err := errors.Join(errJSON, errJUnit, errHTML); err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: writing reports: %v\n", err)
 	}
 	if *asJSON {
@@ -170,7 +172,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		_ = enc.Encode(sum)
 	} else {
 		printMatrix(stdout, sum)
-		fmt.Fprintf(stdout, "\nwrote %s, %s\n", jsonPath, junitPath)
+		fmt.Fprintf(stdout, "\nwrote %s, %s", jsonPath, junitPath)
+		if html != nil {
+			fmt.Fprintf(stdout, ", %s (+%d cell pages, rendered in %s)", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
+		}
+		fmt.Fprintln(stdout)
 	}
 	switch sig := caught(); sig {
 	case syscall.SIGINT:

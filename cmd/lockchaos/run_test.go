@@ -180,3 +180,47 @@ func redisServersUnder(dir string) []string {
 	}
 	return out
 }
+
+func TestReportMergesShards(t *testing.T) {
+	base := t.TempDir()
+	var dirs []string
+	for i := 1; i <= 2; i++ {
+		dir := filepath.Join(base, "shard"+string(rune('0'+i)))
+		code, stdout, stderr := runCLI("run", "--scenario", "baseline", "--lock", "token,fenced", "--duration", "300ms",
+			"--seed", "3", "--shard", string(rune('0'+i))+"/2", "--out", dir)
+		if code != exitOK {
+			t.Fatalf("shard %d: exit %d\n%s\n%s", i, code, stdout, stderr)
+		}
+		if _, err := os.Stat(filepath.Join(dir, "index.html")); err != nil {
+			t.Fatalf("run did not write index.html: %v", err)
+		}
+		dirs = append(dirs, dir)
+	}
+	merged := filepath.Join(base, "all")
+	code, stdout, stderr := runCLI(append([]string{"report", "--out", merged}, dirs...)...)
+	if code != exitOK {
+		t.Fatalf("report: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	index, err := os.ReadFile(filepath.Join(merged, "index.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{">token<", ">fenced<", "1/2, 2/2"} {
+		if !strings.Contains(string(index), want) {
+			t.Errorf("merged index lacks %q", want)
+		}
+	}
+	for _, page := range []string{"baseline--token.html", "baseline--fenced.html"} {
+		b, err := os.ReadFile(filepath.Join(merged, "cells", page))
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The history link must point back into the shard's directory.
+		if !strings.Contains(string(b), "../../shard") {
+			t.Errorf("%s does not link to its shard's history", page)
+		}
+	}
+	if code, _, stderr := runCLI("report", filepath.Join(base, "nowhere")); code != exitUsage || !strings.Contains(stderr, "summary.json") {
+		t.Errorf("missing summary: exit %d, %q", code, stderr)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"sort"
 	"sync"
 	"time"
 )
@@ -285,4 +286,51 @@ func (r *Recorder) Record(e Event) {
 	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
 		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets})
 	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome, Err: e.Err})
+}
+
+// WriteFile writes a whole history (for example a generated or filtered
+// one) in the same format a Recorder writes, so LoadFile reads it back.
+func WriteFile(path string, h *History) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("history: %w", err)
+	}
+	w := bufio.NewWriterSize(f, 64<<10)
+	enc := json.NewEncoder(w)
+	hd := h.Header
+	hd.Format = FormatVersion
+	_ = enc.Encode(hd)
+	type timed struct {
+		t   int64
+		ret bool
+		l   line
+	}
+	var ls []timed
+	for _, e := range h.Events {
+		v := e.Value
+		c := line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key, Token: e.Token,
+			Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets}
+		ls = append(ls, timed{e.Call, false, c})
+		if !e.Open {
+			rv := e.Value
+			ls = append(ls, timed{e.Return, true, line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client,
+				Outcome: e.Outcome, Value: &rv, Token: e.Token, Fence: e.Fence, Err: e.Err}})
+		}
+	}
+	// Lines in time order (calls before returns at equal times), as a
+	// recorder would have written them.
+	sort.SliceStable(ls, func(i, j int) bool {
+		if ls[i].t != ls[j].t {
+			return ls[i].t < ls[j].t
+		}
+		return !ls[i].ret && ls[j].ret
+	})
+	for _, l := range ls {
+		_ = enc.Encode(l.l)
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return fmt.Errorf("history: %w", err)
+	}
+	return f.Close()
 }

@@ -1,0 +1,242 @@
+package reports_test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+const evil = `<script>alert(1)</script>`
+
+// savedRun builds a summary over the checker's saved histories (copied
+// into dir), one cell per history, plus a scenario with a hostile name.
+func savedRun(t *testing.T, dir string) *reports.Summary {
+	t.Helper()
+	cells := []struct{ scenario, lock, file string }{
+		{"baseline", "token", "pass.jsonl"},
+		{"slow-holder", "token", "lost-update.jsonl"},
+		{"slow-holder", "naive", "foreign-release.jsonl"},
+		{"gc-pause", "fenced", "stale-fence-rejected.jsonl"},
+		{evil, "token", "overlap.jsonl"},
+	}
+	s := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: "test", GoVersion: "go", RedisVersion: "7",
+		Backend: "process", Seed: 1, Repeat: 1, Started: time.Unix(0, 0).UTC(), Command: "lockchaos run --seed 1"}
+	for _, c := range cells {
+		src := filepath.Join("..", "checker", "testdata", c.file)
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel := filepath.Join("h", c.file)
+		if err := os.MkdirAll(filepath.Join(dir, "h"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		s.Cells = append(s.Cells, &scenarios.CellResult{Scenario: c.scenario, Lock: c.lock, Expect: scenarios.Unsafe,
+			Verdict: "fail", Outcome: scenarios.Met, History: rel, Rerun: "lockchaos run --scenario " + c.scenario})
+	}
+	s.Cells = append(s.Cells, &scenarios.CellResult{Scenario: "failover", Lock: "redlock", Expect: scenarios.NotApplicable, Outcome: scenarios.Skipped})
+	s.Tally()
+	return s
+}
+
+var hrefRE = regexp.MustCompile(`href="([^"]+)"`)
+
+func TestHTMLEveryCellPresentAndLinksResolve(t *testing.T) {
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pages) != 5 {
+		t.Fatalf("%d pages, want 5 (n/a cells get none)", len(res.Pages))
+	}
+	index, _ := os.ReadFile(res.Index)
+	for _, c := range s.Cells {
+		if !strings.Contains(string(index), ">"+templateEscape(c.Lock)+"<") {
+			t.Errorf("lock %s missing from the matrix", c.Lock)
+		}
+	}
+	if strings.Count(string(index), `class="cell `) != 6 {
+		t.Errorf("%d matrix cells, want 6", strings.Count(string(index), `class="cell `))
+	}
+	pages := append([]string{res.Index}, res.Pages...)
+	for _, p := range pages {
+		b, _ := os.ReadFile(p)
+		for _, m := range hrefRE.FindAllStringSubmatch(string(b), -1) {
+			target := filepath.Join(filepath.Dir(p), filepath.FromSlash(m[1]))
+			if _, err := os.Stat(target); err != nil {
+				t.Errorf("%s links to %s, which does not exist", filepath.Base(p), m[1])
+			}
+		}
+		if strings.Contains(string(b), "http://") && !strings.Contains(string(b), `xmlns="http://www.w3.org/2000/svg"`) || strings.Contains(string(b), "https://") {
+			t.Errorf("%s refers to the network", filepath.Base(p))
+		}
+	}
+}
+
+func templateEscape(s string) string {
+	return strings.NewReplacer("<", "&lt;", ">", "&gt;", "\"", "&#34;", "'", "&#39;", "&", "&amp;").Replace(s)
+}
+
+func TestHTMLEscapesUserText(t *testing.T) {
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range append([]string{res.Index}, res.Pages...) {
+		b, _ := os.ReadFile(p)
+		if strings.Contains(string(b), evil) {
+			t.Fatalf("%s contains the raw script tag", p)
+		}
+	}
+	index, _ := os.ReadFile(res.Index)
+	if !strings.Contains(string(index), "&lt;script&gt;alert(1)&lt;/script&gt;") {
+		t.Fatal("the hostile scenario name is not shown escaped")
+	}
+	for _, p := range res.Pages {
+		if strings.Contains(filepath.Base(p), "<") || strings.Contains(filepath.Base(p), "/") {
+			t.Fatalf("unsafe page name %q", p)
+		}
+	}
+}
+
+func TestCellPageShowsTimelineViolationsAndRerun(t *testing.T) {
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page string
+	for _, p := range res.Pages {
+		if strings.Contains(p, "slow-holder--naive") {
+			page = p
+		}
+	}
+	b, _ := os.ReadFile(page)
+	for _, want := range []string{`<svg class="timeline"`, `class="overlap"`, `class="foreign-release"`, "removed a lock it no longer held",
+		"lockchaos run --scenario slow-holder", "episode 1", "porcupine-mutual-exclusion.html"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("page lacks %q", want)
+		}
+	}
+	lost := filepath.Join(dir, "cells", "slow-holder--token.html")
+	b, _ = os.ReadFile(lost)
+	if !strings.Contains(string(b), `class="lost-write"`) || !strings.Contains(string(b), "both read 0 and wrote 1") {
+		t.Error("the lost update page does not mark the lost write")
+	}
+}
+
+// TestLargeCellPageStaysSmall renders a 50,000-operation cell: the
+// timelines fold holds into pixel columns, so the page stays under 5 MB.
+func TestLargeCellPageStaysSmall(t *testing.T) {
+	dir := t.TempDir()
+	h := &history.History{Header: history.Header{Format: history.FormatVersion, Scenario: "big", Lock: "token"}}
+	var id int64
+	add := func(e history.Event) {
+		e.ID = id
+		id++
+		h.Events = append(h.Events, e)
+	}
+	t0, v := int64(0), int64(0)
+	for len(h.Events) < 50_000 {
+		c := int(id % 8)
+		add(history.Event{Kind: history.Acquire, Client: c, Key: "k", Call: t0, Return: t0 + 100_000, Outcome: history.Ok})
+		add(history.Event{Kind: history.Acquire, Client: (c + 1) % 8, Key: "k", Call: t0 + 50_000, Return: t0 + 150_000, Outcome: history.Refused})
+		add(history.Event{Kind: history.Read, Client: c, Key: "k", Call: t0 + 200_000, Return: t0 + 210_000, Value: v, Outcome: history.Ok})
+		v++
+		add(history.Event{Kind: history.Write, Client: c, Key: "k", Call: t0 + 1_000_000, Return: t0 + 1_010_000, Value: v, Outcome: history.Ok})
+		add(history.Event{Kind: history.Release, Client: c, Key: "k", Call: t0 + 1_100_000, Return: t0 + 1_200_000, Outcome: history.Ok})
+		t0 += 1_300_000
+	}
+	h.End = t0
+	if err := history.WriteFile(filepath.Join(dir, "big.jsonl"), h); err != nil {
+		t.Fatal(err)
+	}
+	s := &reports.Summary{Format: reports.FormatVersion, Seed: 1, Repeat: 1,
+		Cells: []*scenarios.CellResult{{Scenario: "big", Lock: "token", Expect: scenarios.Safe, Verdict: "pass", Outcome: scenarios.Met, History: "big.jsonl"}}}
+	s.Tally()
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(res.Pages[0])
+	t.Logf("50,000-operation cell page: %d bytes, rendered in %v", st.Size(), res.Elapsed)
+	if st.Size() > 5<<20 {
+		t.Fatalf("page is %d bytes, over 5 MB", st.Size())
+	}
+}
+
+// TestPagesInHeadlessChromium opens the index and a cell page from disk in
+// a real browser, saves screenshots under out/, and checks the rendered DOM.
+func TestPagesInHeadlessChromium(t *testing.T) {
+	browser := ""
+	for _, b := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if p, err := exec.LookPath(b); err == nil {
+			browser = p
+			break
+		}
+	}
+	if browser == "" {
+		t.Skip("no Chromium on PATH: install it (Debian: apt-get install chromium) to run the browser test; .ci/run does")
+	}
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	shots := filepath.Join("..", "out", "screenshots")
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	cell := filepath.Join(dir, "cells", "slow-holder--naive.html")
+	for _, c := range []struct {
+		page, shot string
+		wants      []string
+	}{
+		{res.Index, "index.png", []string{`id="matrix"`, `class="cell unsafe-detected"`, "&lt;script&gt;"}},
+		{cell, "cell-slow-holder-naive.png", []string{`<svg class="timeline"`, `class="overlap"`, `id="violations"`, `id="stats"`}},
+	} {
+		abs, _ := filepath.Abs(c.page)
+		shot, _ := filepath.Abs(filepath.Join(shots, c.shot))
+		common := []string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run",
+			"--user-data-dir=" + t.TempDir()}
+		cmd := exec.Command(browser, append(common, "--window-size=1300,1600", "--screenshot="+shot, "file://"+abs)...)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("screenshot %s: %v\n%s", c.shot, err, out)
+		}
+		if st, err := os.Stat(shot); err != nil || st.Size() < 10_000 {
+			t.Fatalf("screenshot %s missing or blank: %v", shot, err)
+		}
+		dom, err := exec.Command(browser, append(common, "--dump-dom", "file://"+abs)...).Output()
+		if err != nil {
+			t.Fatalf("dump-dom %s: %v", c.page, err)
+		}
+		for _, w := range c.wants {
+			if !strings.Contains(string(dom), w) {
+				t.Errorf("rendered DOM of %s lacks %s", filepath.Base(c.page), w)
+			}
+		}
+		if strings.Contains(string(dom), evil) {
+			t.Errorf("rendered DOM of %s runs the hostile script", filepath.Base(c.page))
+		}
+		t.Logf("screenshot: %s", shot)
+	}
+	fmt.Fprintln(os.Stderr, "browser screenshots in", shots)
+}
