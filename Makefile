@@ -8,7 +8,7 @@ FUZZTIME     ?= 60s
 CHAOS_OUT    ?= out/chaos
 CHAOS_FLAGS  ?=
 
-.PHONY: all chaos test lint vet bench bench-locks bench-checker fuzz build ensure-redis
+.PHONY: all chaos test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image
 
 all: test
 
@@ -30,6 +30,10 @@ vet:
 ## lint: gofmt check and go vet
 lint: vet
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+
+## redis-image: a Redis image built from this machine's redis-server (docker import, no registry)
+redis-image: ensure-redis
+	faults/docker/build-redis-image.sh
 
 ## build: the lockchaos binary in bin/
 build:

@@ -36,38 +36,45 @@ func admin(addr string) *redis.Client {
 	})
 }
 
+// adminOps are the control commands every kind of node answers the same
+// way, over a direct connection to its address.
+type adminOps struct {
+	label   string
+	address func() string
+}
+
 // Do runs one command on the node over a direct connection.
-func (n *Node) Do(ctx context.Context, args ...any) (any, error) {
-	c := admin(n.Addr())
+func (a adminOps) Do(ctx context.Context, args ...any) (any, error) {
+	c := admin(a.address())
 	defer c.Close()
 	v, err := c.Do(ctx, args...).Result()
 	if err != nil {
-		return nil, fmt.Errorf("faults: node %s: %v: %w", n.cfg.Name, args, err)
+		return nil, fmt.Errorf("faults: node %s: %v: %w", a.label, args, err)
 	}
 	return v, nil
 }
 
 // ReplicaOf makes the node replicate from addr (usually a proxy in front of
 // the primary, so that the replication link can be lagged or cut).
-func (n *Node) ReplicaOf(ctx context.Context, addr string) error {
+func (a adminOps) ReplicaOf(ctx context.Context, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("faults: node %s: replicaof %q: %w", n.cfg.Name, addr, err)
+		return fmt.Errorf("faults: node %s: replicaof %q: %w", a.label, addr, err)
 	}
-	_, err = n.Do(ctx, "REPLICAOF", host, port)
+	_, err = a.Do(ctx, "REPLICAOF", host, port)
 	return err
 }
 
 // Promote turns a replica into a primary (REPLICAOF NO ONE). It keeps
 // whatever data it has received so far: writes still in flight are lost.
-func (n *Node) Promote(ctx context.Context) error {
-	_, err := n.Do(ctx, "REPLICAOF", "NO", "ONE")
+func (a adminOps) Promote(ctx context.Context) error {
+	_, err := a.Do(ctx, "REPLICAOF", "NO", "ONE")
 	return err
 }
 
 // ReplicationInfo returns the fields of INFO replication.
-func (n *Node) ReplicationInfo(ctx context.Context) (map[string]string, error) {
-	v, err := n.Do(ctx, "INFO", "replication")
+func (a adminOps) ReplicationInfo(ctx context.Context) (map[string]string, error) {
+	v, err := a.Do(ctx, "INFO", "replication")
 	if err != nil {
 		return nil, err
 	}
@@ -83,15 +90,15 @@ func (n *Node) ReplicationInfo(ctx context.Context) (map[string]string, error) {
 
 // WaitLinkUp waits until the node, a replica, reports its link to the
 // primary up (the initial sync is done).
-func (n *Node) WaitLinkUp(ctx context.Context, timeout time.Duration) error {
+func (a adminOps) WaitLinkUp(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
-		info, err := n.ReplicationInfo(ctx)
+		info, err := a.ReplicationInfo(ctx)
 		if err == nil && info["master_link_status"] == "up" {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("faults: node %s: replication link not up after %v (last: %v %v)", n.cfg.Name, timeout, info["master_link_status"], err)
+			return fmt.Errorf("faults: node %s: replication link not up after %v (last: %v %v)", a.label, timeout, info["master_link_status"], err)
 		}
 		select {
 		case <-ctx.Done():

@@ -41,6 +41,8 @@ type ClusterConfig struct {
 	Proxies ProxiesConfig
 	// SyncTimeout bounds the replica's initial sync. Default 10s.
 	SyncTimeout time.Duration
+	// Backend starts the nodes. Default: local redis-server processes.
+	Backend Backend
 }
 
 // Validate reports a config that cannot work.
@@ -93,6 +95,9 @@ func (c ClusterConfig) withDefaults() ClusterConfig {
 	if c.SyncTimeout == 0 {
 		c.SyncTimeout = 10 * time.Second
 	}
+	if c.Backend == nil {
+		c.Backend = ProcessBackend{}
+	}
 	return c
 }
 
@@ -101,7 +106,7 @@ func (c ClusterConfig) withDefaults() ClusterConfig {
 // independent node, or the single service address of a primary + replica.
 type Cluster struct {
 	cfg     ClusterConfig
-	nodes   []*Node
+	nodes   []RedisNode
 	proxies *Proxies
 	links   [][]*Link // [client][slot]
 	repl    *Link
@@ -130,7 +135,7 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) 
 		if cfg.Topology == PrimaryReplica {
 			nc.Name = [...]string{"primary", "replica"}[i]
 		}
-		n, err := StartNode(ctx, nc)
+		n, err := cfg.Backend.StartNode(ctx, nc)
 		if err != nil {
 			return nil, err
 		}
@@ -166,10 +171,10 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) 
 func (c *Cluster) Topology() Topology { return c.cfg.Topology }
 
 // Nodes returns every node (primary first for PrimaryReplica).
-func (c *Cluster) Nodes() []*Node { return c.nodes }
+func (c *Cluster) Nodes() []RedisNode { return c.nodes }
 
 // Node returns node i.
-func (c *Cluster) Node(i int) *Node { return c.nodes[i] }
+func (c *Cluster) Node(i int) RedisNode { return c.nodes[i] }
 
 // Clients returns the number of clients the cluster has links for.
 func (c *Cluster) Clients() int { return c.cfg.Clients }
@@ -211,10 +216,10 @@ func (c *Cluster) ReplicationLink() *Link { return c.repl }
 
 // Primary returns the node clients are pointed at: for PrimaryReplica the
 // current primary (the former replica after a Failover), else node 0.
-func (c *Cluster) Primary() *Node { return c.nodes[c.primary] }
+func (c *Cluster) Primary() RedisNode { return c.nodes[c.primary] }
 
 // Replica returns the current replica (nil unless PrimaryReplica).
-func (c *Cluster) Replica() *Node {
+func (c *Cluster) Replica() RedisNode {
 	if c.cfg.Topology != PrimaryReplica {
 		return nil
 	}

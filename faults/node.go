@@ -93,6 +93,7 @@ func (s NodeState) String() string {
 // of its own. It keeps its port across Kill and Restart, so proxies that
 // point at it need no change.
 type Node struct {
+	adminOps
 	cfg  NodeConfig
 	dir  string
 	port int
@@ -117,7 +118,8 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, fmt.Errorf("faults: node %s: temp dir: %w", cfg.Name, err)
 	}
 	n := &Node{cfg: cfg, dir: dir, state: NodeKilled}
-	registerNode(n)
+	n.adminOps = adminOps{label: cfg.Name, address: n.Addr}
+	registerNode(n, dir)
 
 	// A port picked by binding :0 and closing can be taken by someone else
 	// before redis binds it; try a few fresh ports before giving up.

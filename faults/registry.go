@@ -6,15 +6,18 @@ import "sync"
 // signal handler (or a test's TestMain) can make sure none outlives the run.
 var registry = struct {
 	sync.Mutex
-	nodes map[*Node]struct{}
+	nodes map[RedisNode]struct{}
 	dirs  []string
-}{nodes: map[*Node]struct{}{}}
+}{nodes: map[RedisNode]struct{}{}}
 
-func registerNode(n *Node) {
+// registerNode records a node (and its temp dir, if it has one).
+func registerNode(n RedisNode, dir string) {
 	registry.Lock()
 	defer registry.Unlock()
 	registry.nodes[n] = struct{}{}
-	registry.dirs = append(registry.dirs, n.dir)
+	if dir != "" {
+		registry.dirs = append(registry.dirs, dir)
+	}
 }
 
 // TempDirs returns every node temp dir this process has created, removed
@@ -25,17 +28,17 @@ func TempDirs() []string {
 	return append([]string(nil), registry.dirs...)
 }
 
-func unregisterNode(n *Node) {
+func unregisterNode(n RedisNode) {
 	registry.Lock()
 	defer registry.Unlock()
 	delete(registry.nodes, n)
 }
 
 // LiveNodes returns the nodes started by this process and not yet closed.
-func LiveNodes() []*Node {
+func LiveNodes() []RedisNode {
 	registry.Lock()
 	defer registry.Unlock()
-	out := make([]*Node, 0, len(registry.nodes))
+	out := make([]RedisNode, 0, len(registry.nodes))
 	for n := range registry.nodes {
 		out = append(out, n)
 	}

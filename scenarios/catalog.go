@@ -172,6 +172,39 @@ func (s Scenario) Locks() []string {
 	return out
 }
 
+// nodeControl reports whether the scenario kills or promotes nodes.
+func (s Scenario) nodeControl() bool {
+	for _, f := range s.Faults {
+		switch f.Kind {
+		case "node-restart", "node-restart-delayed", "failover":
+			return true
+		}
+	}
+	return s.Topology == faults.PrimaryReplica
+}
+
+// scaledFor stretches the times of a scenario that kills nodes when the
+// backend's node operations are slow (containers): a holder must still be
+// holding when a kill or a failover completes, as it is with processes.
+// The scale is the backend's node-operation time over a process's, capped
+// at six; every duration, the TTL included, grows by it, so the
+// scenario's shape (and its expectations) stay the same.
+func (s Scenario) scaledFor(b faults.Backend) Scenario {
+	if !s.nodeControl() {
+		return s
+	}
+	k := min(float64(b.NodeOpTime())/float64(10*time.Millisecond), 6)
+	if k <= 1 {
+		return s
+	}
+	scale := func(d *time.Duration) { *d = time.Duration(float64(*d) * k) }
+	for _, d := range []*time.Duration{&s.TTL, &s.Duration, &s.WorkMin, &s.WorkMax, &s.FirstFault, &s.GapMin, &s.GapMax} {
+		scale(d)
+	}
+	s.CallTimeout = max(s.CallTimeout, time.Duration(float64(s.CallTimeout)*k/2))
+	return s
+}
+
 // topologyFor returns the topology a lock runs on in this scenario.
 func (s Scenario) topologyFor(lock string) faults.Topology {
 	if lock == lockimpl.NameRedlock {

@@ -65,6 +65,8 @@ type Options struct {
 	Rerun string
 	// InfoLimit is passed to the checker (porcupine info for reports).
 	InfoLimit int
+	// Backend starts the Redis nodes. Default: local redis-server processes.
+	Backend faults.Backend
 }
 
 // Cell is one (scenario, lock) pair with its expectation.
@@ -163,6 +165,9 @@ func RunCell(ctx context.Context, cell Cell, opts Options) *CellResult {
 	if opts.Rerun == "" {
 		opts.Rerun = "lockchaos run"
 	}
+	if opts.Backend != nil {
+		sc = sc.scaledFor(opts.Backend)
+	}
 	seed := CellSeed(opts.Seed, sc.Name, cell.Lock)
 	res := &CellResult{Scenario: sc.Name, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed, CellSeed: seed,
 		Rerun: fmt.Sprintf("%s --scenario %s --lock %s --seed %d", opts.Rerun, sc.Name, cell.Lock, opts.Seed)}
@@ -232,7 +237,11 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: sc.topologyFor(cell.Lock), Clients: sc.Clients})
+	backend := opts.Backend
+	if backend == nil {
+		backend = faults.ProcessBackend{}
+	}
+	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: sc.topologyFor(cell.Lock), Clients: sc.Clients, Backend: backend})
 	if err != nil {
 		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
 	}
@@ -254,7 +263,7 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 	rec, err := history.NewRecorder(path, history.Header{Scenario: sc.Name, Lock: cell.Lock, Seed: opts.Seed,
 		Clients: sc.Clients, Keys: sc.workloadConfig(seed).Keys, Fencing: string(fencingFor(cell.Lock)),
 		Extra: map[string]string{"ttl": sc.TTL.String(), "cell_seed": fmt.Sprint(seed), "topology": string(sc.topologyFor(cell.Lock)),
-			"expectation": string(cell.Expect), "backend": "process"}})
+			"expectation": string(cell.Expect), "backend": backend.Name()}})
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}

@@ -67,7 +67,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
 	duration := fs.Duration("duration", 0, "override each scenario's duration")
 	clients := fs.Int("clients", 0, "override each scenario's number of clients")
-	backend := fs.String("backend", "auto", "where Redis runs: auto or process")
+	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker")
+	image := fs.String("redis-image", faults.DefaultRedisImage, "image for --backend docker (built locally by `make redis-image`; never pulled)")
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
 	parallel := fs.Int("parallel", 3, "cells to run at once")
@@ -93,11 +94,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
 	}
 	switch *backend {
-	case "auto", "process":
-	case "docker", "external":
-		return usageErr("backend %q is not available in this build (valid: auto, process)", *backend)
+	case "auto", "process", "docker":
 	default:
-		return usageErr("unknown backend %q (valid: auto, process)", *backend)
+		return usageErr("unknown backend %q (valid: auto, process, docker)", *backend)
 	}
 	catalog := scenarios.Catalog()
 	for _, f := range files {
@@ -125,12 +124,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", *shard)
 		}
 	}
-	bin, err := faults.FindRedisServer()
+	be, redisVersion, err := chooseBackend(*backend, *image)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
 		return exitHarness
 	}
-	redisVersion, _ := faults.RedisServerVersion(bin)
+	if c, ok := be.(io.Closer); ok {
+		defer c.Close()
+	}
 	if *seed == 0 {
 		*seed = time.Now().UnixNano()%1_000_000_000 + 1
 	}
@@ -145,17 +146,17 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer faults.KillAll()
 
 	progress := newProgress(stderr, len(cells)**repeat)
-	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, redis-server %s, parallel %d, out %s\n",
-		version, len(cells), *repeat, *seed, redisVersion, *parallel, *out)
+	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, out %s\n",
+		version, len(cells), *repeat, *seed, be.Name(), redisVersion, *parallel, *out)
 	started := time.Now()
 	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
 		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
-			Budget: *budget, Rerun: "lockchaos run" + rerunFlags(*duration, *clients, files)},
+			Budget: *budget, Backend: be, Rerun: "lockchaos run" + rerunFlags(*duration, *clients, files)},
 		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
 	})
 	progress.done()
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
-		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: "process", Seed: *seed, Repeat: *repeat,
+		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: be.Name(), Seed: *seed, Repeat: *repeat,
 		Shard: shardLabel, Started: started, Elapsed: time.Since(started), Command: commandLine(args),
 		Interrupted: ctx.Err() != nil, Cells: results}
 	sum.Tally()

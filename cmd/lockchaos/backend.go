@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/faults"
+)
+
+// chooseBackend turns --backend into a Backend and the Redis version it
+// runs. auto prefers local processes, then Docker, else says how to get
+// either.
+func chooseBackend(name, image string) (faults.Backend, string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	process := func() (faults.Backend, string, error) {
+		bin, err := faults.FindRedisServer()
+		if err != nil {
+			return nil, "", err
+		}
+		v, _ := faults.RedisServerVersion(bin)
+		return faults.ProcessBackend{}, v, nil
+	}
+	docker := func() (faults.Backend, string, error) {
+		b, err := faults.NewDockerBackend(ctx, faults.DockerConfig{Image: image})
+		if err != nil {
+			return nil, "", err
+		}
+		return b, "(image " + b.Image() + ")", nil
+	}
+	switch name {
+	case "process":
+		return process()
+	case "docker":
+		return docker()
+	}
+	b, v, perr := process()
+	if perr == nil {
+		return b, v, nil
+	}
+	b, v, derr := docker()
+	if derr == nil {
+		return b, v, nil
+	}
+	return nil, "", fmt.Errorf("no way to run Redis here:\n  process backend: %v\n  docker backend: %v\n%s", perr, derr,
+		strings.TrimSpace(`either install redis-server (apt-get install redis-server, brew install redis),
+or start Docker and build the image with "make redis-image"`))
+}

@@ -1,0 +1,61 @@
+package faults
+
+import (
+	"context"
+	"time"
+)
+
+// RedisNode is one Redis server the harness controls, whatever runs it (a
+// local process or a container). Its address never changes, so the proxies
+// in front of it survive kills and restarts.
+type RedisNode interface {
+	Name() string
+	Addr() string
+	State() NodeState
+	// Kill stops the server at once (SIGKILL); Start brings a killed one
+	// back (empty unless persistence is on); Restart does both.
+	Kill() error
+	Start(ctx context.Context) error
+	Restart(ctx context.Context) error
+	// Pause freezes the server (SIGSTOP, or the cgroup freezer); Resume
+	// lets it go on.
+	Pause() error
+	Resume() error
+	// Close kills the server and removes everything it left.
+	Close() error
+
+	Do(ctx context.Context, args ...any) (any, error)
+	ReplicaOf(ctx context.Context, addr string) error
+	Promote(ctx context.Context) error
+	ReplicationInfo(ctx context.Context) (map[string]string, error)
+	WaitLinkUp(ctx context.Context, timeout time.Duration) error
+}
+
+// Backend starts Redis nodes.
+type Backend interface {
+	Name() string
+	StartNode(ctx context.Context, cfg NodeConfig) (RedisNode, error)
+	// NodeOpTime is the typical time of a kill or a restart of a node:
+	// scenarios that kill nodes scale their times to it.
+	NodeOpTime() time.Duration
+}
+
+// ProcessBackend runs each node as a local redis-server process.
+type ProcessBackend struct{}
+
+// Name implements Backend.
+func (ProcessBackend) Name() string { return "process" }
+
+// NodeOpTime implements Backend: a process starts in about 10 ms.
+func (ProcessBackend) NodeOpTime() time.Duration { return 10 * time.Millisecond }
+
+// StartNode implements Backend.
+func (ProcessBackend) StartNode(ctx context.Context, cfg NodeConfig) (RedisNode, error) {
+	n, err := StartNode(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	return n, nil
+}
+
+var _ RedisNode = (*Node)(nil)

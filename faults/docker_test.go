@@ -1,0 +1,133 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/faults/faultstest"
+)
+
+var (
+	dockerOnce sync.Once
+	docker     *faults.DockerBackend
+	dockerErr  error
+)
+
+// dockerBackend returns the shared docker backend, or skips the test with
+// the reason when no Docker engine (or no image) is at hand.
+func dockerBackend(t *testing.T) *faults.DockerBackend {
+	t.Helper()
+	dockerOnce.Do(func() {
+		docker, dockerErr = faults.NewDockerBackend(context.Background(), faults.DockerConfig{})
+	})
+	if dockerErr != nil {
+		t.Skipf("docker backend unavailable: %v", dockerErr)
+	}
+	return docker
+}
+
+func dockerCluster(t *testing.T, cfg faults.ClusterConfig) *faults.Cluster {
+	cfg.Backend = dockerBackend(t)
+	return faultstest.Cluster(t, cfg)
+}
+
+func TestDockerNodeKillRestartPauseResume(t *testing.T) {
+	ctx := context.Background()
+	c := dockerCluster(t, faults.ClusterConfig{})
+	n := c.Node(0)
+	if !strings.HasPrefix(n.Addr(), "127.0.0.1:") {
+		t.Fatalf("container node at %s, want loopback", n.Addr())
+	}
+	rdb := faultstest.Client(t, c.Link(0, 0).Addr())
+	if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+		t.Fatalf("SET through the proxy to the container: %v", err)
+	}
+	if err := n.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	faultstest.Eventually(t, 5*time.Second, "node answers after restart", func() bool {
+		return rdb.Ping(ctx).Err() == nil
+	})
+	if err := rdb.Get(ctx, "k").Err(); !errors.Is(err, redis.Nil) {
+		t.Fatalf("after restart GET = %v, want empty", err)
+	}
+	if err := n.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	slow := redis.NewClient(&redis.Options{Addr: n.Addr(), Protocol: 2, DisableIdentity: true, ReadTimeout: 5 * time.Second, MaxRetries: -1})
+	defer slow.Close()
+	done := make(chan error, 1)
+	go func() { done <- slow.Set(ctx, "p", "v", 0).Err() }()
+	select {
+	case err := <-done:
+		t.Fatalf("SET returned %v while the container was paused", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	if err := n.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("SET after resume: %v", err)
+	}
+}
+
+func TestDockerFailoverLosesLaggedLockKey(t *testing.T) {
+	ctx := context.Background()
+	c := dockerCluster(t, faults.ClusterConfig{Topology: faults.PrimaryReplica})
+	rdb := faultstest.Client(t, c.Link(0, 0).Addr())
+	if err := c.ReplicationLink().Latency(faults.Downstream, time.Second, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := rdb.Set(ctx, "lock:order", "a", 0).Err(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Primary().Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Failover(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	faultstest.Eventually(t, 5*time.Second, "reach the promoted replica", func() bool {
+		err = rdb.Get(ctx, "lock:order").Err()
+		return err == nil || errors.Is(err, redis.Nil)
+	})
+	if !errors.Is(err, redis.Nil) {
+		t.Fatalf("lock key survived a failover before replication: %v", err)
+	}
+	if err := c.Rejoin(ctx); err != nil {
+		t.Fatalf("rejoin: %v", err)
+	}
+}
+
+func TestDockerContainersGoneAfterClose(t *testing.T) {
+	b := dockerBackend(t)
+	n, err := b.StartNode(context.Background(), faults.NodeConfig{Name: "gone"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := n.(*faults.ContainerNode).ContainerID()
+	if err := n.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := exec.Command("docker", "ps", "-a", "-q", "--no-trunc", "--filter", "id="+id).Output()
+	if strings.TrimSpace(string(out)) != "" {
+		t.Fatalf("container %s still listed after Close", id)
+	}
+}
+
+func TestDockerMissingImageSaysHowToBuildIt(t *testing.T) {
+	dockerBackend(t) // skip without Docker
+	_, err := faults.NewDockerBackend(context.Background(), faults.DockerConfig{Image: "lockchaos/no-such-image:0"})
+	if err == nil || !strings.Contains(err.Error(), "make redis-image") {
+		t.Fatalf("err = %v", err)
+	}
+}
