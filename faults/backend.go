@@ -38,6 +38,9 @@ type Backend interface {
 	// NodeOpTime is the typical time of a kill or a restart of a node:
 	// scenarios that kill nodes scale their times to it.
 	NodeOpTime() time.Duration
+	// NodeControl reports whether nodes can be killed, paused and promoted
+	// (false for a user's own Redis: only network faults apply).
+	NodeControl() bool
 }
 
 // ProcessBackend runs each node as a local redis-server process.
@@ -45,6 +48,9 @@ type ProcessBackend struct{}
 
 // Name implements Backend.
 func (ProcessBackend) Name() string { return "process" }
+
+// NodeControl implements Backend.
+func (ProcessBackend) NodeControl() bool { return true }
 
 // NodeOpTime implements Backend: a process starts in about 10 ms.
 func (ProcessBackend) NodeOpTime() time.Duration { return 10 * time.Millisecond }

@@ -166,6 +166,9 @@ func (b *DockerBackend) Name() string { return "docker" }
 // one takes a few hundred milliseconds, forty times a process's.
 func (b *DockerBackend) NodeOpTime() time.Duration { return 400 * time.Millisecond }
 
+// NodeControl implements Backend.
+func (b *DockerBackend) NodeControl() bool { return true }
+
 // Image returns the image the backend runs.
 func (b *DockerBackend) Image() string { return b.image }
 

@@ -167,6 +167,10 @@ func RunCell(ctx context.Context, cell Cell, opts Options) *CellResult {
 	}
 	if opts.Backend != nil {
 		sc = sc.scaledFor(opts.Backend)
+		if reason := unsupported(sc, cell.Lock, opts.Backend); reason != "" {
+			return &CellResult{Scenario: sc.Name, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
+				Outcome: Skipped, Error: reason, Rerun: "lockchaos run --scenario " + sc.Name + " --lock " + cell.Lock}
+		}
 	}
 	seed := CellSeed(opts.Seed, sc.Name, cell.Lock)
 	res := &CellResult{Scenario: sc.Name, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed, CellSeed: seed,
@@ -260,8 +264,18 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 		path = filepath.Join(dir, name)
 		res.History = path
 	}
+	cfg := sc.workloadConfig(seed)
+	if !backend.NodeControl() {
+		// Someone else's Redis: only keys under our own prefix, removed
+		// again when the cell ends.
+		prefix := fmt.Sprintf("lockchaos:%d:", seed)
+		for i := range cfg.Keys {
+			cfg.Keys[i] = prefix + cfg.Keys[i]
+		}
+		defer deleteOwnKeys(cluster, prefix)
+	}
 	rec, err := history.NewRecorder(path, history.Header{Scenario: sc.Name, Lock: cell.Lock, Seed: opts.Seed,
-		Clients: sc.Clients, Keys: sc.workloadConfig(seed).Keys, Fencing: string(fencingFor(cell.Lock)),
+		Clients: sc.Clients, Keys: cfg.Keys, Fencing: string(fencingFor(cell.Lock)),
 		Extra: map[string]string{"ttl": sc.TTL.String(), "cell_seed": fmt.Sprint(seed), "topology": string(sc.topologyFor(cell.Lock)),
 			"expectation": string(cell.Expect), "backend": backend.Name()}})
 	if err != nil {
@@ -319,7 +333,6 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 		Acquired: func(c int, key string, _ lockimpl.Lease) { clients.Acquired(c, key) },
 		Released: func(c int, _ string) { clients.Released(c) },
 	}
-	cfg := sc.workloadConfig(seed)
 	cfg.Fencing = fencingFor(cell.Lock)
 	runDone := make(chan error, 1)
 	go func() {
@@ -355,6 +368,48 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 		return h, fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 	}
 	return h, nil
+}
+
+// unsupported says why a cell cannot run on a backend, or "".
+func unsupported(sc Scenario, lock string, b faults.Backend) string {
+	if b.NodeControl() {
+		return ""
+	}
+	if sc.nodeControl() {
+		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+	}
+	if ext, ok := b.(*faults.ExternalBackend); ok && sc.topologyFor(lock) == faults.Independent && len(ext.Addrs()) < 3 {
+		return fmt.Sprintf("skipped: %s needs 3 independent Redis servers, --redis-addr gave %d", lock, len(ext.Addrs()))
+	}
+	return ""
+}
+
+// deleteOwnKeys removes every key under prefix on every node (SCAN, never
+// KEYS: the server may be busy with real work).
+func deleteOwnKeys(c *faults.Cluster, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range c.Nodes() {
+		cursor := "0"
+		for {
+			v, err := n.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", 1000)
+			if err != nil {
+				break
+			}
+			reply, _ := v.([]any)
+			if len(reply) != 2 {
+				break
+			}
+			cursor, _ = reply[0].(string)
+			keys, _ := reply[1].([]any)
+			for _, k := range keys {
+				_, _ = n.Do(ctx, "DEL", k)
+			}
+			if cursor == "0" {
+				break
+			}
+		}
+	}
 }
 
 // fencingFor returns the resource's fence mode for a lock: reads and

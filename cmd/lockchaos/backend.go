@@ -13,7 +13,7 @@ import (
 // chooseBackend turns --backend into a Backend and the Redis version it
 // runs. auto prefers local processes, then Docker, else says how to get
 // either.
-func chooseBackend(name, image string) (faults.Backend, string, error) {
+func chooseBackend(name, image string, addrs []string) (faults.Backend, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	process := func() (faults.Backend, string, error) {
@@ -32,6 +32,12 @@ func chooseBackend(name, image string) (faults.Backend, string, error) {
 		return b, "(image " + b.Image() + ")", nil
 	}
 	switch name {
+	case "external":
+		b, err := faults.NewExternalBackend(addrs)
+		if err != nil {
+			return nil, "", err
+		}
+		return b, "(external)", nil
 	case "process":
 		return process()
 	case "docker":

@@ -67,7 +67,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
 	duration := fs.Duration("duration", 0, "override each scenario's duration")
 	clients := fs.Int("clients", 0, "override each scenario's number of clients")
-	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker")
+	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external")
+	var addrs stringList
+	fs.Var(&addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
 	image := fs.String("redis-image", faults.DefaultRedisImage, "image for --backend docker (built locally by `make redis-image`; never pulled)")
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
@@ -94,9 +96,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		return usageErr("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
 	}
 	switch *backend {
-	case "auto", "process", "docker":
+	case "auto", "process", "docker", "external":
 	default:
-		return usageErr("unknown backend %q (valid: auto, process, docker)", *backend)
+		return usageErr("unknown backend %q (valid: auto, process, docker, external)", *backend)
+	}
+	if (*backend == "external") != (len(addrs) > 0) {
+		return usageErr("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
 	}
 	catalog := scenarios.Catalog()
 	for _, f := range files {
@@ -124,7 +129,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", *shard)
 		}
 	}
-	be, redisVersion, err := chooseBackend(*backend, *image)
+	be, redisVersion, err := chooseBackend(*backend, *image, addrs)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
 		return exitHarness

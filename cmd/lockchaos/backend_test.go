@@ -1,0 +1,182 @@
+package main
+
+import (
+	"context"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/reports"
+)
+
+// TestExternalBackendKeepsToItsOwnKeys runs against "someone's" Redis
+// servers (three processes started here): node-control scenarios are
+// skipped with the reason, the rest run, the user's keys are untouched and
+// none of ours remain.
+func TestExternalBackendKeepsToItsOwnKeys(t *testing.T) {
+	ctx := context.Background()
+	bin, err := faults.FindRedisServer()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var addrs []string
+	for range 3 {
+		// Started by hand, not through faults: the harness must not know
+		// these servers as its own (it kills its own on exit).
+		port := freeTCPPort(t)
+		srv := exec.Command(bin, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+		addr := "127.0.0.1:" + port
+		addrs = append(addrs, addr)
+		rdb := redis.NewClient(&redis.Options{Addr: addr, Protocol: 2, DisableIdentity: true})
+		for i := 0; rdb.Ping(ctx).Err() != nil && i < 100; i++ {
+			time.Sleep(20 * time.Millisecond)
+		}
+		if err := rdb.Set(ctx, "users:precious", "keep me", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		rdb.Close()
+	}
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--backend", "external", "--redis-addr", strings.Join(addrs, ","),
+		"--scenario", "baseline,gc-pause,failover,node-restart", "--lock", "token,redlock", "--duration", "500ms", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sum, err := reports.ReadJSON(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran, skipped := 0, 0
+	for _, c := range sum.Cells {
+		switch {
+		case c.Outcome == "skipped":
+			skipped++
+			if c.Expect != "n/a" && !strings.Contains(c.Error, "external backend cannot") && !strings.Contains(c.Error, "which the external backend") {
+				t.Errorf("%s/%s skipped without the reason: %q", c.Scenario, c.Lock, c.Error)
+			}
+		case c.Outcome == "met":
+			ran++
+		default:
+			t.Errorf("%s/%s: %s", c.Scenario, c.Lock, c.Summary())
+		}
+	}
+	if ran != 4 || skipped != 3 {
+		t.Fatalf("ran %d, skipped %d; want 4 and 3", ran, skipped)
+	}
+	for _, a := range addrs {
+		rdb := redis.NewClient(&redis.Options{Addr: a, Protocol: 2, DisableIdentity: true})
+		if v := rdb.Get(ctx, "users:precious").Val(); v != "keep me" {
+			t.Errorf("%s: the user's key is %q", a, v)
+		}
+		if keys := rdb.Keys(ctx, "lockchaos:*").Val(); len(keys) != 0 {
+			t.Errorf("%s: harness keys left behind: %v", a, keys)
+		}
+		rdb.Close()
+	}
+}
+
+func freeTCPPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	_, p, _ := net.SplitHostPort(l.Addr().String())
+	return p
+}
+
+func dockerAvailable(t *testing.T) {
+	t.Helper()
+	b, err := faults.NewDockerBackend(context.Background(), faults.DockerConfig{})
+	if err != nil {
+		t.Skipf("docker backend unavailable: %v", err)
+	}
+	b.Close()
+}
+
+func lockchaosContainers(t *testing.T) []string {
+	t.Helper()
+	out, err := exec.Command("docker", "ps", "-a", "-q", "--filter", "label=org.lockchaos.managed=true").Output()
+	if err != nil {
+		t.Fatalf("docker ps: %v", err)
+	}
+	return strings.Fields(string(out))
+}
+
+// TestDockerBackendLeavesNoContainers covers a normal run, Ctrl-C, and a
+// harness killed with SIGKILL whose containers the next run sweeps.
+func TestDockerBackendLeavesNoContainers(t *testing.T) {
+	dockerAvailable(t)
+	if left := lockchaosContainers(t); len(left) > 0 {
+		t.Skipf("lockchaos containers already present (another run?): %v", left)
+	}
+	bin := filepath.Join(t.TempDir(), "lockchaos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	run := func(args ...string) *exec.Cmd {
+		cmd := exec.Command(bin, append([]string{"run", "--backend", "docker", "--out", t.TempDir()}, args...)...)
+		cmd.Env = append(os.Environ(), "CI=true")
+		return cmd
+	}
+	// 1. A normal run.
+	if out, err := run("--scenario", "baseline", "--lock", "token", "--duration", "500ms").CombinedOutput(); err != nil {
+		t.Fatalf("normal run: %v\n%s", err, out)
+	}
+	if left := lockchaosContainers(t); len(left) > 0 {
+		t.Fatalf("after a normal run: %v", left)
+	}
+	// 2. Ctrl-C, and 3. SIGKILL, once containers are up.
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGKILL} {
+		cmd := run("--scenario", "baseline,gc-pause", "--lock", "token", "--duration", "30s")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(60 * time.Second)
+		for len(lockchaosContainers(t)) < 2 {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatal("containers did not come up")
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(500 * time.Millisecond)
+		_ = cmd.Process.Signal(sig)
+		_ = cmd.Wait()
+		if sig == syscall.SIGINT {
+			if code := cmd.ProcessState.ExitCode(); code != 130 {
+				t.Fatalf("SIGINT: exit %d, want 130", code)
+			}
+			if left := lockchaosContainers(t); len(left) > 0 {
+				t.Fatalf("after Ctrl-C: %v", left)
+			}
+			continue
+		}
+		// SIGKILL leaves the containers; the next run sweeps them.
+		if left := lockchaosContainers(t); len(left) == 0 {
+			t.Log("no containers survived SIGKILL (nothing to sweep)")
+		}
+		b, err := faults.NewDockerBackend(context.Background(), faults.DockerConfig{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b.Close()
+		if left := lockchaosContainers(t); len(left) > 0 {
+			t.Fatalf("after SIGKILL and the next start: %v (swept %d)", left, b.Swept)
+		}
+		t.Logf("the next start swept %d container(s) left by the killed run", b.Swept)
+	}
+}
