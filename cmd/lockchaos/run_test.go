@@ -35,7 +35,10 @@ func TestRunOneCellWritesSummaryJUnitAndHistory(t *testing.T) {
 		if !strings.Contains(c.Rerun, "--seed 5") || !strings.Contains(c.Rerun, "--duration 400ms") {
 			t.Errorf("rerun %q", c.Rerun)
 		}
-		if _, err := history.LoadFile(c.History); err != nil {
+		if filepath.IsAbs(c.History) {
+			t.Errorf("history path %q should be relative to the output dir", c.History)
+		}
+		if _, err := history.LoadFile(filepath.Join(out, c.History)); err != nil {
 			t.Errorf("history of %s/%s: %v", c.Scenario, c.Lock, err)
 		}
 	}
@@ -77,9 +80,15 @@ func TestRunUsageErrors(t *testing.T) {
 
 func TestRunWithoutRedisSaysHowToGetIt(t *testing.T) {
 	t.Setenv("LOCKCHAOS_REDIS_SERVER", filepath.Join(t.TempDir(), "nothing-here"))
-	code, _, stderr := runCLI("run", "--scenario", "baseline", "--lock", "token", "--out", t.TempDir())
+	code, _, stderr := runCLI("run", "--backend", "process", "--scenario", "baseline", "--lock", "token", "--out", t.TempDir())
 	if code != exitHarness || !strings.Contains(stderr, "apt-get install redis-server") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	// auto with neither redis-server nor a Docker engine names both ways.
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-docker.sock"))
+	code, _, stderr = runCLI("run", "--scenario", "baseline", "--lock", "token", "--out", t.TempDir())
+	if code != exitHarness || !strings.Contains(stderr, "apt-get install redis-server") || !strings.Contains(stderr, "make redis-image") || !strings.Contains(stderr, "Docker") {
+		t.Fatalf("auto without either: exit %d, stderr %q", code, stderr)
 	}
 }
 
@@ -149,7 +158,7 @@ func TestInterruptStopsCleanly(t *testing.T) {
 			t.Fatalf("%v: partial summary: %v %+v", sig, err, sum)
 		}
 		for _, c := range sum.Cells {
-			h, err := history.LoadFile(c.History)
+			h, err := history.LoadFile(filepath.Join(out, c.History))
 			if err != nil || len(h.Events) == 0 {
 				t.Fatalf("%v: history of %s: %v", sig, c.Scenario, err)
 			}
