@@ -124,7 +124,16 @@ func (p *Proxies) Close() error {
 		return nil
 	}
 	p.closed = true
+	links := make([]*Link, 0, len(p.links))
+	for _, l := range p.links {
+		links = append(links, l)
+	}
 	p.mu.Unlock()
+	// Remove the toxics before stopping: a latency toxic still holding data
+	// when its connection is closed can strand toxiproxy's link goroutines.
+	for _, l := range links {
+		l.px.Toxics.ResetToxics(context.Background())
+	}
 	var errs []error
 	if err := p.srv.Collection.Clear(); err != nil {
 		errs = append(errs, err)

@@ -161,7 +161,8 @@ func TestProxiesHTTPAPIOnLoopback(t *testing.T) {
 	if addr == "" {
 		t.Fatal("no API address")
 	}
-	resp, err := http.Get("http://" + addr + "/proxies")
+	hc := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	resp, err := hc.Get("http://" + addr + "/proxies")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -212,7 +212,28 @@ func TestWatchdogKeepsSlowHolderAlive(t *testing.T) {
 	if renewed != n {
 		t.Fatalf("renewals after release: %d -> %d", n, renewed)
 	}
-	mustAcquire(t, ls[1], "order:1")
+	b := mustAcquire(t, ls[1], "order:1")
+	if err := b.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatchdogCloseStopsForgottenLeases: a lease nobody releases renews
+// forever, unless its locker is closed (a pod shutting down).
+func TestWatchdogCloseStopsForgottenLeases(t *testing.T) {
+	before := lockimpl.ActiveWatchdogs()
+	_, ls := pods(t, lockimpl.NameTokenWatchdog, 1, lockimpl.Options{})
+	mustAcquire(t, ls[0], "order:1")
+	mustAcquire(t, ls[0], "order:2")
+	if got := lockimpl.ActiveWatchdogs(); got != before+2 {
+		t.Fatalf("%d watchdogs, want %d", got, before+2)
+	}
+	if err := ls[0].(interface{ Close() error }).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := lockimpl.ActiveWatchdogs(); got != before {
+		t.Fatalf("%d watchdogs after Close, want %d", got, before)
+	}
 }
 
 // TestWatchdogHolderIsNotToldWhenRenewalsFail shows the seed's weakness: a
@@ -230,11 +251,12 @@ func TestWatchdogHolderIsNotToldWhenRenewalsFail(t *testing.T) {
 		}
 	}
 	time.Sleep(testTTL + 100*time.Millisecond)
-	mustAcquire(t, ls[1], "order:1")
+	b := mustAcquire(t, ls[1], "order:1")
 	if err := c.HealAll(); err != nil {
 		t.Fatal(err)
 	}
 	_ = a.Release(ctx) // stops the watchdog; the outcome is not the point here
+	_ = b.Release(ctx)
 }
 
 func TestRedlockSurvivesOneKilledNodeNotTwo(t *testing.T) {

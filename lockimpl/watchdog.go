@@ -51,6 +51,9 @@ type TokenWatchdog struct {
 	tok      *Token
 	interval time.Duration
 	onRenew  func(Renewal)
+
+	mu     sync.Mutex
+	active map[*watchdogLease]struct{}
 }
 
 // activeWatchdogs counts renewal goroutines alive now, so tests can show
@@ -71,7 +74,7 @@ func NewTokenWatchdog(tok *Token, cfg WatchdogConfig) (*TokenWatchdog, error) {
 		interval = ttl / 3
 	}
 	t := &Token{rdb: tok.rdb, ttl: ttl}
-	return &TokenWatchdog{tok: t, interval: interval, onRenew: cfg.OnRenew}, nil
+	return &TokenWatchdog{tok: t, interval: interval, onRenew: cfg.OnRenew, active: map[*watchdogLease]struct{}{}}, nil
 }
 
 // Acquire takes the lock and starts the renewal goroutine.
@@ -80,10 +83,29 @@ func (w *TokenWatchdog) Acquire(ctx context.Context, key string) (Lease, error) 
 	if err != nil {
 		return nil, err
 	}
-	wl := &watchdogLease{tokenLease: l, stop: make(chan struct{}), done: make(chan struct{})}
+	wl := &watchdogLease{tokenLease: l, w: w, stop: make(chan struct{}), done: make(chan struct{})}
+	w.mu.Lock()
+	w.active[wl] = struct{}{}
+	w.mu.Unlock()
 	activeWatchdogs.Add(1)
 	go w.renew(wl)
 	return wl, nil
+}
+
+// Close stops the renewals of every lease never released, as a pod that
+// shuts down would (the keys then expire). Without it a forgotten lease
+// renews forever. The locker stays usable.
+func (w *TokenWatchdog) Close() error {
+	w.mu.Lock()
+	leases := make([]*watchdogLease, 0, len(w.active))
+	for l := range w.active {
+		leases = append(leases, l)
+	}
+	w.mu.Unlock()
+	for _, l := range leases {
+		l.stopRenewing()
+	}
+	return nil
 }
 
 func (w *TokenWatchdog) renew(l *watchdogLease) {
@@ -111,14 +133,23 @@ func (w *TokenWatchdog) renew(l *watchdogLease) {
 
 type watchdogLease struct {
 	*tokenLease
+	w        *TokenWatchdog
 	stopOnce sync.Once
 	stop     chan struct{}
 	done     chan struct{}
 }
 
-// Release stops the watchdog (and waits for it), then releases the lock.
-func (l *watchdogLease) Release(ctx context.Context) error {
+// stopRenewing ends the renewal goroutine and waits for it.
+func (l *watchdogLease) stopRenewing() {
 	l.stopOnce.Do(func() { close(l.stop) })
 	<-l.done
+	l.w.mu.Lock()
+	delete(l.w.active, l)
+	l.w.mu.Unlock()
+}
+
+// Release stops the watchdog (and waits for it), then releases the lock.
+func (l *watchdogLease) Release(ctx context.Context) error {
+	l.stopRenewing()
 	return l.tokenLease.Release(ctx)
 }

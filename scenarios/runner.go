@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"hash/fnv"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -302,11 +304,31 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 			podNodes[i] = append(podNodes[i], rdb)
 		}
 	}
-	factory := func(i int) (lockimpl.Locker, error) {
-		if cell.Factory != nil {
-			return cell.Factory(podNodes[i])
+	var lockersMu sync.Mutex
+	var lockers []lockimpl.Locker
+	defer func() {
+		// A pod shutting down: lockers that hold goroutines (watchdogs)
+		// stop them, even for leases an interrupted run never released.
+		for _, l := range lockers {
+			if c, ok := l.(io.Closer); ok {
+				_ = c.Close()
+			}
 		}
-		return lockimpl.New(cell.Lock, podNodes[i], lockimpl.Options{TTL: sc.TTL, OnRenew: workload.RenewalRecorder(rec, i)})
+	}()
+	factory := func(i int) (lockimpl.Locker, error) {
+		var l lockimpl.Locker
+		var err error
+		if cell.Factory != nil {
+			l, err = cell.Factory(podNodes[i])
+		} else {
+			l, err = lockimpl.New(cell.Lock, podNodes[i], lockimpl.Options{TTL: sc.TTL, OnRenew: workload.RenewalRecorder(rec, i)})
+		}
+		if err == nil {
+			lockersMu.Lock()
+			lockers = append(lockers, l)
+			lockersMu.Unlock()
+		}
+		return l, err
 	}
 
 	sched := faults.Schedule{First: sc.FirstFault, GapMin: sc.GapMin, GapMax: sc.GapMax}

@@ -15,15 +15,38 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+	"go.uber.org/goleak"
 
 	"github.com/lockchaos/lockchaos/faults"
 )
 
+// leakOptions ignore goroutines that belong to libraries' process-wide
+// machinery rather than to anything a test started.
+var leakOptions = []goleak.Option{
+	// testcontainers keeps an engine connection and its reaper session.
+	goleak.IgnoreAnyFunction("github.com/testcontainers/testcontainers-go.(*Reaper).connect.func1"),
+	goleak.IgnoreTopFunction("internal/poll.runtime_pollWait"),
+}
+
 // Main runs the package's tests and then checks that nothing leaked:
 // no node left open, no redis-server child process alive, no temp dir of
 // ours left behind. Use it as `func TestMain(m *testing.M) { faultstest.Main(m) }`.
-func Main(m *testing.M) {
+func Main(m *testing.M) { MainWith(m, nil) }
+
+// MainWith is Main with a cleanup run after the tests and before the
+// checks (for fixtures shared by a package's tests).
+func MainWith(m *testing.M, cleanup func()) {
 	code := m.Run()
+	if cleanup != nil {
+		cleanup()
+	}
+	// Goroutines: no watchdog outlives its release, no client loop its
+	// run, no proxy or pool its close. goleak retries for a while, so
+	// goroutines that are on their way out do not count.
+	if err := goleak.Find(leakOptions...); err != nil {
+		fmt.Fprintf(os.Stderr, "faultstest: goroutines leaked:\n%v\n", err)
+		code = 1
+	}
 	if n := faults.KillAll(); n > 0 {
 		fmt.Fprintf(os.Stderr, "faultstest: %d node(s) were left open by tests\n", n)
 		code = 1
