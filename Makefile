@@ -8,7 +8,10 @@ FUZZTIME     ?= 60s
 CHAOS_OUT    ?= out/chaos
 CHAOS_FLAGS  ?=
 
-.PHONY: all chaos test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image
+PERF_OUT     ?= out/perf
+SOAK_RUNS    ?= 40
+
+.PHONY: all chaos test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -49,6 +52,24 @@ bench-locks: ensure-redis
 ## bench-checker: checking generated 10k/100k/1M-event histories (time, peak heap)
 bench-checker:
 	$(GO) test -run '^$$' -bench 'BenchmarkCheck' -benchtime 1x ./checker/
+
+## detection: every cell 20 times (seeds 1000..1019): detection rate and median time to first violation
+detection: ensure-redis build
+	bin/lockchaos run --seed 1000 --repeat 20 --out $(PERF_OUT)/detection
+
+## soak: the safe cells SOAK_RUNS times each (13 safe cells x 40 = 520 runs): false positives must be 0
+soak: ensure-redis build
+	bin/lockchaos run --seed 5000 --repeat $(SOAK_RUNS) --out $(PERF_OUT)/soak \
+	  --scenario baseline,slow-holder,gc-pause,slow-reply,client-partition,node-restart-delayed,minority-partition \
+	  --lock naive,token,token-watchdog,redlock,fenced --expect safe
+
+## perf: every figure of docs/performance.md (about 20 minutes; outputs in out/perf)
+perf: ensure-redis build
+	mkdir -p $(PERF_OUT)
+	$(GO) test -run '^$$' -bench BenchmarkLockCycle -benchtime $(BENCHTIME) -count 3 ./lockimpl/ | tee $(PERF_OUT)/locks.txt
+	$(GO) test -run '^$$' -bench 'BenchmarkCheck' -benchtime 1x ./checker/ | tee $(PERF_OUT)/checker.txt
+	/usr/bin/time -f "make chaos: %e s wall, %M KB peak RSS" bin/lockchaos run --seed 7 --out $(PERF_OUT)/chaos 2>&1 | tail -3 | tee $(PERF_OUT)/chaos.txt
+	$(MAKE) detection soak
 
 ## fuzz: the checker agreement fuzzer (porcupine vs brute force vs interval sweep)
 fuzz:

@@ -369,7 +369,7 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 		// hangs here, and the cell says so instead of hanging the run.
 		select {
 		case runErr = <-runDone:
-		case <-time.After(5 * time.Second):
+		case <-time.After(2 * time.Second):
 			runErr = fmt.Errorf("cell timed out after %v: a client did not return (does the lock honour its context?)", timeout)
 		}
 	}

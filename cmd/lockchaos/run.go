@@ -64,6 +64,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&scen, "scenario", "scenarios to run, comma separated (default: all)")
 	fs.Var(&locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
 	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios (repeatable)")
+	var expects stringList
+	fs.Var(&expects, "expect", "only cells with these expectations (safe, unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
 	seed := fs.Int64("seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
 	duration := fs.Duration("duration", 0, "override each scenario's duration")
 	clients := fs.Int("clients", 0, "override each scenario's number of clients")
@@ -114,6 +116,27 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	cells, err := scenarios.Select(catalog, scen, locks)
 	if err != nil {
 		return usageErr("%v", err)
+	}
+	if len(expects) > 0 {
+		want := map[string]bool{}
+		for _, e := range expects {
+			switch e {
+			case "safe", "unsafe", "either", "n/a":
+				want[e] = true
+			default:
+				return usageErr("--expect %q (valid: safe, unsafe, either, n/a)", e)
+			}
+		}
+		var kept []scenarios.Cell
+		for _, c := range cells {
+			if want[string(c.Expect)] {
+				kept = append(kept, c)
+			}
+		}
+		if len(kept) == 0 {
+			return usageErr("no cell has expectation %v", expects)
+		}
+		cells = kept
 	}
 	shardLabel := ""
 	if *shard != "" {
