@@ -23,10 +23,8 @@ func (f Latency) Inject(ctx context.Context, env *Env) error {
 	client := env.Rand.IntN(env.Cluster.Clients())
 	links := env.Cluster.ClientLinks(client)
 	defer healLinks(links)
-	for _, l := range links {
-		if err := l.Latency(f.Direction, f.Latency, f.Jitter); err != nil {
-			return err
-		}
+	if err := eachLink(links, func(l *Link) error { return l.Latency(f.Direction, f.Latency, f.Jitter) }); err != nil {
+		return err
 	}
 	defer env.window(f.Name(), linkNames(links)...)()
 	sleepCtx(ctx, f.Duration)
@@ -54,10 +52,8 @@ func (f SlowReply) Inject(ctx context.Context, env *Env) error {
 		links = append(links, env.Cluster.ClientLinks(c)...)
 	}
 	defer healLinks(links)
-	for _, l := range links {
-		if err := l.Latency(Downstream, f.Delay, 0); err != nil {
-			return err
-		}
+	if err := eachLink(links, func(l *Link) error { return l.Latency(Downstream, f.Delay, 0) }); err != nil {
+		return err
 	}
 	defer env.window(f.Name(), linkNames(links)...)()
 	wctx, cancel := context.WithTimeout(ctx, f.MaxWait)
@@ -85,10 +81,8 @@ func (f ClientPartition) Inject(ctx context.Context, env *Env) error {
 	}
 	links := env.Cluster.ClientLinks(s.Client)
 	defer healLinks(links)
-	for _, l := range links {
-		if err := l.Blackhole(Both); err != nil {
-			return err
-		}
+	if err := eachLink(links, func(l *Link) error { return l.Blackhole(Both) }); err != nil {
+		return err
 	}
 	defer env.window(f.Name(), append([]string{fmt.Sprintf("client%d", s.Client)}, linkNames(links)...)...)()
 	sleepCtx(ctx, time.Until(s.At.Add(f.Work)))
@@ -182,10 +176,8 @@ func (f MinorityPartition) Inject(ctx context.Context, env *Env) error {
 	slot := env.Rand.IntN(env.Cluster.Slots())
 	links := env.Cluster.SlotLinks(slot)
 	defer healLinks(links)
-	for _, l := range links {
-		if err := l.Blackhole(Both); err != nil {
-			return err
-		}
+	if err := eachLink(links, func(l *Link) error { return l.Blackhole(Both) }); err != nil {
+		return err
 	}
 	defer env.window(f.Name(), env.Cluster.Node(slot).Name())()
 	sleepCtx(ctx, f.Duration)
@@ -240,6 +232,17 @@ func (f Failover) Inject(ctx context.Context, env *Env) error {
 	// Let the clients work on the new primary before the old one rejoins.
 	sleepCtx(ctx, env.TTL)
 	return heal(c.Rejoin)
+}
+
+// eachLink applies a fault to every link, stopping at the first error
+// (the caller's deferred healLinks undoes what was applied).
+func eachLink(ls []*Link, apply func(*Link) error) error {
+	for _, l := range ls {
+		if err := apply(l); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func healLinks(ls []*Link) {
