@@ -25,6 +25,11 @@ import (
 // registry may be reachable.
 const DefaultRedisImage = "lockchaos/redis:7-local"
 
+// FallbackRedisImage is used when no image was asked for and the local
+// one is missing (Docker Desktop, no redis-server to build it from): the
+// official image, pulled if a registry answers.
+const FallbackRedisImage = "redis:7"
+
 // Labels on every container the harness starts, so leftovers of a run that
 // died without cleaning up (SIGKILL, power loss) are found and removed by
 // the next one.
@@ -40,8 +45,9 @@ var ErrNoDocker = errors.New("faults: no Docker engine answers")
 
 // DockerConfig configures the docker backend.
 type DockerConfig struct {
-	// Image to run. Default DefaultRedisImage. It must be present locally
-	// (it is never pulled: the harness assumes no registry).
+	// Image to run. Default DefaultRedisImage, else FallbackRedisImage.
+	// A missing image is pulled once if a registry answers; where none
+	// does, build one with `make redis-image`.
 	Image string
 }
 
@@ -64,9 +70,6 @@ var quietTestcontainers sync.Once
 func NewDockerBackend(ctx context.Context, cfg DockerConfig) (*DockerBackend, error) {
 	quietTestcontainers.Do(func() { tclog.SetDefault(tclog.NewNoopLogger()) })
 	image := cfg.Image
-	if image == "" {
-		image = DefaultRedisImage
-	}
 	// A plain engine client, not testcontainers': testcontainers reads its
 	// configuration (the reaper switch included) once, on first use, and
 	// the reaper decision below must come first.
@@ -80,9 +83,31 @@ func NewDockerBackend(ctx context.Context, cfg DockerConfig) (*DockerBackend, er
 		cli.Close()
 		return nil, fmt.Errorf("%w: %v; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoDocker, err)
 	}
-	if _, err := cli.ImageInspect(ctx, image); err != nil {
+	candidates := []string{image}
+	if image == "" {
+		candidates = []string{DefaultRedisImage, FallbackRedisImage}
+	}
+	image = ""
+	var pullErrs []string
+	for _, c := range candidates {
+		if _, err := cli.ImageInspect(ctx, c); err == nil {
+			image = c
+			break
+		}
+	}
+	for _, c := range candidates {
+		if image != "" {
+			break
+		}
+		if err := pull(ctx, cli, c); err != nil {
+			pullErrs = append(pullErrs, fmt.Sprintf("%s: %v", c, err))
+			continue
+		}
+		image = c
+	}
+	if image == "" {
 		cli.Close()
-		return nil, fmt.Errorf("%w: image %s is not present locally (it is never pulled): build it from this machine's redis-server with `make redis-image`, or pass --redis-image with an image you have", ErrNodeStart, image)
+		return nil, fmt.Errorf("%w: no Redis image present locally and none could be pulled (%s): build one from this machine's redis-server with `make redis-image`, or pass --redis-image with an image you have", ErrNodeStart, strings.Join(pullErrs, "; "))
 	}
 	b := &DockerBackend{image: image, cli: cli, owner: ownerLabel()}
 	// The reaper guards containers when its image is at hand; without it
@@ -100,6 +125,19 @@ func NewDockerBackend(ctx context.Context, cfg DockerConfig) (*DockerBackend, er
 		return nil, err
 	}
 	return b, nil
+}
+
+// pull fetches an image, bounded in time (a machine without a registry
+// fails fast or times out here, not in the middle of a cell).
+func pull(ctx context.Context, cli *client.Client, image string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	resp, err := cli.ImagePull(ctx, image, client.ImagePullOptions{})
+	if err != nil {
+		return err
+	}
+	defer resp.Close()
+	return resp.Wait(ctx)
 }
 
 func isTrue(s string) bool {

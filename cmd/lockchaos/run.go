@@ -72,7 +72,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external")
 	var addrs stringList
 	fs.Var(&addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
-	image := fs.String("redis-image", faults.DefaultRedisImage, "image for --backend docker (built locally by `make redis-image`; never pulled)")
+	image := fs.String("redis-image", "", "image for the docker backend (default "+faults.DefaultRedisImage+", built by `make redis-image`, else "+faults.FallbackRedisImage+"; a missing image is pulled if a registry answers)")
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
 	parallel := fs.Int("parallel", 3, "cells to run at once")
