@@ -69,6 +69,13 @@ type Options struct {
 	InfoLimit int
 	// Backend starts the Redis nodes. Default: local redis-server processes.
 	Backend faults.Backend
+	// ToxiproxyAPI, when set, serves each cell's toxiproxy HTTP API on this
+	// loopback address (port 0: a free one), so a long run can be poked
+	// with toxiproxy-cli. Notify is told where.
+	ToxiproxyAPI string
+	// Notify, if set, receives one-line notices meant for the person
+	// running the cells (for example where the toxiproxy API listens).
+	Notify func(string)
 }
 
 // Cell is one (scenario, lock) pair with its expectation.
@@ -247,11 +254,15 @@ func runCell(ctx context.Context, sc Scenario, cell Cell, seed int64, opts Optio
 	if backend == nil {
 		backend = faults.ProcessBackend{}
 	}
-	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: sc.topologyFor(cell.Lock), Clients: sc.Clients, Backend: backend})
+	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: sc.topologyFor(cell.Lock), Clients: sc.Clients, Backend: backend,
+		Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI}})
 	if err != nil {
 		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
 	}
 	defer cluster.Close()
+	if addr := cluster.Proxies().APIAddr(); addr != "" && opts.Notify != nil {
+		opts.Notify(fmt.Sprintf("%s/%s: toxiproxy API on http://%s (toxiproxy-cli -h %s list)", sc.Name, cell.Lock, addr, addr))
+	}
 
 	path := ""
 	if opts.OutDir != "" {

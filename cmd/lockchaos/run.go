@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"runtime"
@@ -79,6 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	budget := fs.Duration("budget", 30*time.Second, "checker budget per property")
+	toxAPI := fs.String("toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -101,6 +103,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	case "auto", "process", "docker", "external":
 	default:
 		return usageErr("unknown backend %q (valid: auto, process, docker, external)", *backend)
+	}
+	if *toxAPI != "" {
+		if err := (faults.ProxiesConfig{APIAddr: *toxAPI}).Validate(); err != nil {
+			return usageErr("--toxiproxy-api: %v", err)
+		}
+		if _, port, _ := net.SplitHostPort(*toxAPI); port != "0" && *parallel > 1 {
+			return usageErr("--toxiproxy-api %s: a fixed port serves one cell at a time; add --parallel 1, or use port 0", *toxAPI)
+		}
 	}
 	if (*backend == "external") != (len(addrs) > 0) {
 		return usageErr("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
@@ -179,7 +189,8 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	started := time.Now()
 	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
 		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
-			Budget: *budget, Backend: be, Rerun: "lockchaos run" + rerunFlags(*duration, *clients, files)},
+			Budget: *budget, Backend: be, Rerun: "lockchaos run" + rerunFlags(*duration, *clients, files),
+			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) }},
 		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
 	})
 	progress.done()

@@ -57,6 +57,20 @@ func TestRunOneCellWritesSummaryJUnitAndHistory(t *testing.T) {
 	}
 }
 
+func TestRunServesToxiproxyAPIWhenAsked(t *testing.T) {
+	code, _, stderr := runCLI("run", "--scenario", "baseline", "--lock", "token", "--duration", "300ms",
+		"--toxiproxy-api", "127.0.0.1:0", "--out", t.TempDir())
+	if code != exitOK || !strings.Contains(stderr, "baseline/token: toxiproxy API on http://127.0.0.1:") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("run", "--toxiproxy-api", "0.0.0.0:8474", "--parallel", "1"); code != exitUsage || !strings.Contains(stderr, "not loopback") {
+		t.Fatalf("non-loopback API: exit %d, %q", code, stderr)
+	}
+	if code, _, stderr := runCLI("run", "--toxiproxy-api", "127.0.0.1:8474"); code != exitUsage || !strings.Contains(stderr, "--parallel 1") {
+		t.Fatalf("fixed port with parallel cells: exit %d, %q", code, stderr)
+	}
+}
+
 func TestRunUsageErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
