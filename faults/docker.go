@@ -287,26 +287,13 @@ func (n *ContainerNode) ContainerID() string {
 	return n.ctr.GetContainerID()
 }
 
-func (n *ContainerNode) args() []string {
-	args := []string{"--port", strconv.Itoa(n.port), "--bind", "127.0.0.1", "--protected-mode", "no",
-		"--dir", "/data", "--repl-diskless-sync-delay", "0"}
-	if n.cfg.Persistence {
-		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
-	} else {
-		args = append(args, "--save", "", "--appendonly", "no")
-	}
-	return append(args, n.cfg.ExtraArgs...)
-}
+func (n *ContainerNode) args() []string { return serverArgs(n.cfg, n.port, "/data") }
 
 func (n *ContainerNode) start(ctx context.Context) error {
 	n.mu.Lock()
-	if n.state == NodeClosed {
+	if err := startable(n.cfg.Name, n.state); err != nil {
 		n.mu.Unlock()
-		return fmt.Errorf("node %s: %w", n.cfg.Name, ErrClosed)
-	}
-	if n.state != NodeKilled {
-		n.mu.Unlock()
-		return fmt.Errorf("node %s is %s: %w", n.cfg.Name, n.state, ErrNodeState)
+		return err
 	}
 	old := n.ctr
 	n.mu.Unlock()
@@ -357,13 +344,9 @@ func (n *ContainerNode) start(ctx context.Context) error {
 // Kill implements RedisNode: SIGKILL to the container (a paused one too).
 func (n *ContainerNode) Kill() error {
 	n.mu.Lock()
-	switch n.state {
-	case NodeClosed:
+	if kill, err := killable(n.cfg.Name, n.state); !kill {
 		n.mu.Unlock()
-		return fmt.Errorf("node %s: %w", n.cfg.Name, ErrClosed)
-	case NodeKilled:
-		n.mu.Unlock()
-		return nil
+		return err
 	}
 	ctr := n.ctr
 	n.state = NodeKilled

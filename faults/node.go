@@ -178,34 +178,58 @@ func (n *Node) PID() int {
 var errAddrInUse = errors.New("address already in use")
 
 func (n *Node) args() []string {
+	return serverArgs(n.cfg, n.port, n.dir, "--daemonize", "no", "--logfile", "")
+}
+
+// serverArgs is the redis-server command line every backend uses: loopback
+// only, the node's port and dir, persistence as configured, then extra.
+func serverArgs(cfg NodeConfig, port int, dir string, extra ...string) []string {
 	args := []string{
-		"--port", strconv.Itoa(n.port),
+		"--port", strconv.Itoa(port),
 		"--bind", "127.0.0.1",
-		"--dir", n.dir,
+		"--dir", dir,
 		"--protected-mode", "no",
-		"--daemonize", "no",
-		"--logfile", "",
 		// Without this the first full sync to a replica waits 5 s.
 		"--repl-diskless-sync-delay", "0",
 	}
-	if n.cfg.Persistence {
+	if cfg.Persistence {
 		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
 	} else {
 		args = append(args, "--save", "", "--appendonly", "no")
 	}
-	return append(args, n.cfg.ExtraArgs...)
+	args = append(args, extra...)
+	return append(args, cfg.ExtraArgs...)
+}
+
+// killable says whether a node in state s has a server to kill: not when
+// it is already killed (no error) or closed (ErrClosed).
+func killable(name string, s NodeState) (bool, error) {
+	switch s {
+	case NodeKilled:
+		return false, nil
+	case NodeClosed:
+		return false, fmt.Errorf("node %s: %w", name, ErrClosed)
+	}
+	return true, nil
+}
+
+// startable says why a node in state s cannot be started, or nil.
+func startable(name string, s NodeState) error {
+	switch s {
+	case NodeKilled:
+		return nil
+	case NodeClosed:
+		return fmt.Errorf("node %s: %w", name, ErrClosed)
+	}
+	return fmt.Errorf("node %s is %s: %w", name, s, ErrNodeState)
 }
 
 // start launches the process on n.port and waits for PING. Callers hold no lock.
 func (n *Node) start(ctx context.Context) error {
 	n.mu.Lock()
-	if n.state == NodeClosed {
+	if err := startable(n.cfg.Name, n.state); err != nil {
 		n.mu.Unlock()
-		return fmt.Errorf("node %s: %w", n.cfg.Name, ErrClosed)
-	}
-	if n.state != NodeKilled {
-		n.mu.Unlock()
-		return fmt.Errorf("node %s is %s: %w", n.cfg.Name, n.state, ErrNodeState)
+		return err
 	}
 	if !n.cfg.Persistence {
 		// A replica keeps the RDB it received from its primary as dump.rdb,
@@ -301,13 +325,9 @@ func ping(addr string, timeout time.Duration) error {
 // Killing a killed node is a no-op.
 func (n *Node) Kill() error {
 	n.mu.Lock()
-	switch n.state {
-	case NodeClosed:
+	if kill, err := killable(n.cfg.Name, n.state); !kill {
 		n.mu.Unlock()
-		return fmt.Errorf("node %s: %w", n.cfg.Name, ErrClosed)
-	case NodeKilled:
-		n.mu.Unlock()
-		return nil
+		return err
 	}
 	cmd, exited := n.cmd, n.exited
 	n.state = NodeKilled
