@@ -32,8 +32,7 @@ type acquisition struct {
 }
 
 type heldLock struct {
-	key   string
-	since time.Time
+	key string
 }
 
 type slowRequest struct {
@@ -136,7 +135,7 @@ func (h pauseHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pro
 func (c *Clients) Acquired(client int, key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.held[client] = heldLock{key: key, since: time.Now()}
+	c.held[client] = heldLock{key: key}
 	c.seq++
 	c.log = append(c.log, acquisition{seq: c.seq, client: client})
 	if len(c.log) > 64 {
@@ -180,14 +179,6 @@ func (c *Clients) Holder(ctx context.Context, rng *rand.Rand) (int, string, erro
 			return 0, "", ErrClosed
 		}
 	}
-}
-
-// Holding reports whether client holds a lock now.
-func (c *Clients) Holding(client int) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.held[client]
-	return ok
 }
 
 // NextAcquireAmong waits for the next acquisition (after the call) by one

@@ -53,7 +53,7 @@ func New(name string, nodes []redis.UniversalClient, opts Options) (Locker, erro
 	if err != nil {
 		return nil, err
 	}
-	if len(nodes) < min(need, 1) {
+	if need > 0 && len(nodes) == 0 {
 		return nil, fmt.Errorf("%w: %s needs a Redis client, got none", ErrInvalidConfig, name)
 	}
 	switch name {

@@ -149,7 +149,7 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 	} else {
 		t.drawHoldsFolded(&b, from, to, plot, lane)
 	}
-	t.drawMarks(&b, from, to, x, lane, plot)
+	t.drawMarks(&b, from, to, x, lane)
 	t.drawAxis(&b, from, to, x, lanesBottom, width)
 	b.WriteString(`</svg>`)
 	return template.HTML(b.String()) // every text inside went through esc
@@ -250,7 +250,7 @@ func (t *timeline) drawHoldsFolded(b *strings.Builder, from, to int64, plot int,
 	}
 }
 
-func (t *timeline) drawMarks(b *strings.Builder, from, to int64, x func(int64) float64, lane map[int]int, plot int) {
+func (t *timeline) drawMarks(b *strings.Builder, from, to int64, x func(int64) float64, lane map[int]int) {
 	// At most one mark of a kind per lane and pixel column.
 	type key struct {
 		lane, col int
@@ -285,7 +285,6 @@ func (t *timeline) drawMarks(b *strings.Builder, from, to int64, x func(int64) f
 			fmt.Fprintf(b, `<text class="lost-signal" x="%.1f" y="%d" font-size="12" fill="#7b1fa2" text-anchor="middle">!<title>%s</title></text>`, px, y+laneHeight-3, esc(m.title))
 		}
 	}
-	_ = plot
 }
 
 func (t *timeline) drawAxis(b *strings.Builder, from, to int64, x func(int64) float64, y, width int) {
