@@ -21,7 +21,7 @@ type Clients struct {
 	held    map[int]heldLock
 	changed chan struct{} // closed and replaced on every acquisition
 	seq     int           // acquisitions so far
-	log     []acquisition // the latest few, for NextAcquireAmong
+	log     []acquisition // the latest few, for NextAcquire
 	slow    []*slowRequest
 	closed  chan struct{}
 	once    sync.Once
@@ -181,40 +181,28 @@ func (c *Clients) Holder(ctx context.Context, rng *rand.Rand) (int, string, erro
 	}
 }
 
-// NextAcquireAmong waits for the next acquisition (after the call) by one
-// of clients (any client when clients is nil) and returns who it was.
-func (c *Clients) NextAcquireAmong(ctx context.Context, clients []int) (int, error) {
-	want := map[int]bool{}
-	for _, id := range clients {
-		want[id] = true
+// NextAcquire waits for the next acquisition after the call, by any
+// client, and returns who it was.
+func (c *Clients) NextAcquire(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	changed, seq := c.changed, c.seq
+	c.mu.Unlock()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-c.closed:
+		return 0, ErrClosed
 	}
 	c.mu.Lock()
-	changed := c.changed
-	seq := c.seq
-	c.mu.Unlock()
-	for {
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-c.closed:
-			return 0, ErrClosed
-		}
-		c.mu.Lock()
-		changed = c.changed
-		var who = -1
-		for _, a := range c.log {
-			if a.seq > seq && (len(want) == 0 || want[a.client]) {
-				who = a.client
-				break
-			}
-		}
-		seq = c.seq
-		c.mu.Unlock()
-		if who >= 0 {
-			return who, nil
+	defer c.mu.Unlock()
+	// changed closes on every acquisition, so one has happened since seq.
+	for _, a := range c.log {
+		if a.seq > seq {
+			return a.client, nil
 		}
 	}
+	return c.log[len(c.log)-1].client, nil
 }
 
 // SlowNext makes the next critical section to start its work take work

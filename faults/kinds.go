@@ -58,7 +58,7 @@ func (f SlowReply) Inject(ctx context.Context, env *Env) error {
 	defer env.window(f.Name(), linkNames(links)...)()
 	wctx, cancel := context.WithTimeout(ctx, f.MaxWait)
 	defer cancel()
-	_, _ = env.Clients.NextAcquireAmong(wctx, nil)
+	_, _ = env.Clients.NextAcquire(wctx)
 	return nil
 }
 
@@ -71,12 +71,8 @@ func (ClientPartition) Name() string { return "client-partition" }
 
 // Inject implements Fault.
 func (f ClientPartition) Inject(ctx context.Context, env *Env) error {
-	started := env.Clients.SlowNext(f.Work)
-	defer env.Clients.CancelSlow()
-	var s SlowStart
-	select {
-	case s = <-started:
-	case <-ctx.Done():
+	s, ok := awaitSlow(ctx, env, f.Work)
+	if !ok {
 		return nil
 	}
 	links := env.Cluster.ClientLinks(s.Client)
@@ -118,15 +114,24 @@ func (SlowHolder) Name() string { return "slow-holder" }
 
 // Inject implements Fault.
 func (f SlowHolder) Inject(ctx context.Context, env *Env) error {
-	started := env.Clients.SlowNext(f.Work)
+	if s, ok := awaitSlow(ctx, env, f.Work); ok {
+		defer env.window(f.Name(), fmt.Sprintf("client%d", s.Client))()
+		sleepCtx(ctx, time.Until(s.At.Add(f.Work)))
+	}
+	return nil
+}
+
+// awaitSlow asks for the next critical section to run for work and waits
+// until one takes it; false when ctx ends first (the request is dropped).
+func awaitSlow(ctx context.Context, env *Env, work time.Duration) (SlowStart, bool) {
+	started := env.Clients.SlowNext(work)
 	defer env.Clients.CancelSlow()
 	select {
 	case s := <-started:
-		defer env.window(f.Name(), fmt.Sprintf("client%d", s.Client))()
-		sleepCtx(ctx, time.Until(s.At.Add(f.Work)))
+		return s, true
 	case <-ctx.Done():
+		return SlowStart{}, false
 	}
-	return nil
 }
 
 // NodeRestart kills a node while a lock is held (nodes in turn) and
@@ -217,7 +222,7 @@ func (f Failover) Inject(ctx context.Context, env *Env) error {
 		sleepCtx(ctx, f.Lag+env.TTL)
 	}
 	// Wait for a fresh acquisition: its key is still in the lagging stream.
-	if _, err := env.Clients.NextAcquireAmong(ctx, nil); err != nil {
+	if _, err := env.Clients.NextAcquire(ctx); err != nil {
 		return nil
 	}
 	old := c.Primary()

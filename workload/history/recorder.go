@@ -80,9 +80,6 @@ func NewRecorder(path string, h Header) (*Recorder, error) {
 	return r, nil
 }
 
-// Header returns the header as written.
-func (r *Recorder) Header() Header { return r.header }
-
 // Now returns the run's clock: nanoseconds since the recorder started.
 func (r *Recorder) Now() int64 { return int64(time.Since(r.base)) }
 
@@ -249,13 +246,6 @@ func (r *Recorder) Close() (*History, error) {
 		r.setErr(err)
 	}
 	return r.snapshotLocked(), r.err
-}
-
-// Snapshot returns the history so far (open operations marked open).
-func (r *Recorder) Snapshot() *History {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.snapshotLocked()
 }
 
 func (r *Recorder) snapshotLocked() *History {
