@@ -28,6 +28,8 @@ ensure-redis:
 ## test: vet, then every test with the race detector (real redis-server processes)
 test: ensure-redis vet
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
+	# The matrix itself, one subtest per cell, at its real timing (no -race).
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestMatrix$$' ./scenarios/
 
 ## vet: go vet on every package
 vet:

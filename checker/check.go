@@ -19,12 +19,18 @@ type Options struct {
 	// InfoLimit is the number of operations up to which porcupine's
 	// linearization info (for the report's visualization) covers the whole
 	// history; larger histories get info for their failing segments only.
-	// Default 0: no info is computed. Reports set it (20,000 is a good value).
+	// Default 0: no info is computed. Reports use ReportInfoLimit.
 	InfoLimit int
-	// Lock overrides the lock named in the history's header (it decides
-	// the fenced rule and whether foreign-release applies).
+	// Lock overrides the lock named in the history's header (for the
+	// report only: the rules read the fencing mode and the lock's traits
+	// the header records, never its name).
 	Lock string
 }
+
+// ReportInfoLimit is the InfoLimit for reports: histories up to this many
+// operations get porcupine's view of the whole run, larger ones of their
+// failing segments (a page stays small enough to open).
+const ReportInfoLimit = 5000
 
 func (o Options) withDefaults() Options {
 	if o.Budget == 0 {
@@ -38,9 +44,11 @@ func (o Options) withDefaults() Options {
 
 // Check runs every property on h and combines them into a verdict.
 //
-// For the fenced lock, overlapping holds are expected (a paused holder
-// still believes it holds the lock): mutual-exclusion is reported but not
-// decisive, and the resource's check decides.
+// When the history records that the protected resource checks fences,
+// overlapping holds are expected (a paused holder still believes it holds
+// the lock): mutual-exclusion is reported but not decisive, and the
+// resource's check decides. A fencing lock whose resource checks nothing
+// is held to mutual exclusion like any other.
 func Check(ctx context.Context, h *history.History, opts Options) *Report {
 	opts = opts.withDefaults()
 	lock := opts.Lock
@@ -53,14 +61,14 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
 	// The resource gets a fresh budget: a slow lock check must not starve it.
 	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget))
-	fr := checkForeignRelease(evs, holds, lock, opts)
-	if lock == "fenced" {
+	fr := checkForeignRelease(evs, holds, h.Header.InProcess, opts)
+	if f := h.Header.Fencing; f != "" && f != "off" {
 		me.Decisive = false
 		if me.Note == "" {
-			me.Note = "fenced lock: overlapping holds are expected; the protected resource's check decides"
+			me.Note = "the resource checks fences (" + f + "): overlapping holds are expected; the resource's check decides"
 		}
 	}
-	rep := &Report{Lock: lock, Results: []Result{me, res, fr}}
+	rep := &Report{Lock: lock, Results: []Result{me, res, fr}, Holds: holds}
 	rep.Verdict = Verdict(rep.Results)
 	rep.Stats = computeStats(h, evs, holds)
 	rep.Stats.Overlaps = me.ViolationCount

@@ -13,11 +13,12 @@ import (
 // was gone when B set its own; A's release still reported success, so it
 // deleted a key that was not A's.
 //
-// Locks without shared state (mutex) cannot release anything foreign; for
-// them the property is not applicable and passes with a note.
-func checkForeignRelease(evs []history.Event, holds []Hold, lock string, opts Options) Result {
+// Locks without shared state (in-process, as the history's header says)
+// cannot release anything foreign; for them the property is not applicable
+// and passes with a note.
+func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts Options) Result {
 	r := Result{Property: ForeignRelease, Decisive: true, Status: Pass}
-	if lock == "mutex" {
+	if inProcess {
 		r.Note = "not applicable: an in-process mutex has no shared lock to remove"
 		return r
 	}

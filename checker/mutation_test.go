@@ -161,8 +161,9 @@ func TestMutationsOfRecordedHistoriesAreCaught(t *testing.T) {
 				if !strings.Contains(text, m.phrase) {
 					t.Fatalf("no violation mentions %q:\n%s", m.phrase, text)
 				}
-				// The fenced lock's verdict rests on the resource alone.
-				decisive := rep.Lock != "fenced" || m.caught[0] != checker.MutualExclusion
+				// Where the resource checks fences, the verdict rests on it alone.
+				fenced := h.Header.Fencing != "" && h.Header.Fencing != "off"
+				decisive := !fenced || m.caught[0] != checker.MutualExclusion
 				if decisive && rep.Verdict != checker.Fail {
 					t.Fatalf("verdict %s, want fail", rep.Verdict)
 				}

@@ -104,6 +104,10 @@ type Report struct {
 	Results  []Result `json:"results"`
 	Stats    Stats    `json:"stats"`
 	Warnings []string `json:"warnings,omitempty"`
+
+	// Holds are the believed-held intervals the checks ran on, kept for the
+	// report's timeline.
+	Holds []Hold `json:"-"`
 }
 
 // Result returns the named property's result, or nil.

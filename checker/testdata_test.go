@@ -129,3 +129,33 @@ func TestResultErr(t *testing.T) {
 		t.Fatalf("passing result Err() = %v", err)
 	}
 }
+
+// TestRulesReadTheHeaderNotTheLockName: what the history records about the
+// resource and the lock decides the rules, whatever the lock is called.
+func TestRulesReadTheHeaderNotTheLockName(t *testing.T) {
+	h := load(t, "stale-fence-rejected.jsonl") // overlapping holds, fences checked
+	if rep := check(t, h); rep.Verdict != checker.Pass || rep.Stats.Overlaps == 0 {
+		t.Fatalf("fenced history: %s with %d overlaps, want pass with some", rep.Verdict, rep.Stats.Overlaps)
+	}
+	renamed := *h
+	renamed.Header.Lock = "my-own-fencing-lock"
+	if rep := check(t, &renamed); rep.Verdict != checker.Pass {
+		t.Fatalf("same history under another lock name: %s, want pass", rep.Verdict)
+	}
+	unchecked := *h
+	unchecked.Header.Fencing = "off" // a fencing lock whose resource checks nothing
+	rep := check(t, &unchecked)
+	if me := rep.Result(checker.MutualExclusion); !me.Decisive || rep.Verdict != checker.Fail {
+		t.Fatalf("fences unchecked: mutual-exclusion decisive %v, verdict %s; want decisive and fail", me.Decisive, rep.Verdict)
+	}
+
+	fr := load(t, "foreign-release.jsonl")
+	if rep := check(t, fr); rep.Result(checker.ForeignRelease).Status != checker.Fail {
+		t.Fatal("foreign-release.jsonl: the foreign release was not found")
+	}
+	inProc := *fr
+	inProc.Header.InProcess = true
+	if r := check(t, &inProc).Result(checker.ForeignRelease); r.Status != checker.Pass || !strings.Contains(r.Note, "not applicable") {
+		t.Fatalf("in-process lock: %s (%s), want a not-applicable pass", r.Status, r.Note)
+	}
+}

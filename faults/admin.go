@@ -36,15 +36,24 @@ func admin(addr string) *redis.Client {
 	})
 }
 
-// adminOps are the control commands every kind of node answers the same
-// way, over a direct connection to its address.
-type adminOps struct {
+// AdminOps are the control commands every kind of node answers the same
+// way, over a direct connection to its address (never through a proxy).
+// A RedisNode embeds it to get Do, ReplicaOf, Promote, ReplicationInfo and
+// WaitLinkUp; build it with NewAdminOps.
+type AdminOps struct {
 	label   string
 	address func() string
 }
 
+// NewAdminOps returns the control commands of the node labelled label (the
+// name errors quote), which listens on addr(). addr is called for every
+// command, so it may be the node's own Addr method.
+func NewAdminOps(label string, addr func() string) AdminOps {
+	return AdminOps{label: label, address: addr}
+}
+
 // Do runs one command on the node over a direct connection.
-func (a adminOps) Do(ctx context.Context, args ...any) (any, error) {
+func (a AdminOps) Do(ctx context.Context, args ...any) (any, error) {
 	c := admin(a.address())
 	defer c.Close()
 	v, err := c.Do(ctx, args...).Result()
@@ -56,7 +65,7 @@ func (a adminOps) Do(ctx context.Context, args ...any) (any, error) {
 
 // ReplicaOf makes the node replicate from addr (usually a proxy in front of
 // the primary, so that the replication link can be lagged or cut).
-func (a adminOps) ReplicaOf(ctx context.Context, addr string) error {
+func (a AdminOps) ReplicaOf(ctx context.Context, addr string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("faults: node %s: replicaof %q: %w", a.label, addr, err)
@@ -67,13 +76,13 @@ func (a adminOps) ReplicaOf(ctx context.Context, addr string) error {
 
 // Promote turns a replica into a primary (REPLICAOF NO ONE). It keeps
 // whatever data it has received so far: writes still in flight are lost.
-func (a adminOps) Promote(ctx context.Context) error {
+func (a AdminOps) Promote(ctx context.Context) error {
 	_, err := a.Do(ctx, "REPLICAOF", "NO", "ONE")
 	return err
 }
 
 // ReplicationInfo returns the fields of INFO replication.
-func (a adminOps) ReplicationInfo(ctx context.Context) (map[string]string, error) {
+func (a AdminOps) ReplicationInfo(ctx context.Context) (map[string]string, error) {
 	v, err := a.Do(ctx, "INFO", "replication")
 	if err != nil {
 		return nil, err
@@ -90,7 +99,7 @@ func (a adminOps) ReplicationInfo(ctx context.Context) (map[string]string, error
 
 // WaitLinkUp waits until the node, a replica, reports its link to the
 // primary up (the initial sync is done).
-func (a adminOps) WaitLinkUp(ctx context.Context, timeout time.Duration) error {
+func (a AdminOps) WaitLinkUp(ctx context.Context, timeout time.Duration) error {
 	deadline := time.Now().Add(timeout)
 	for {
 		info, err := a.ReplicationInfo(ctx)

@@ -28,7 +28,7 @@ func NewExternalBackend(addrs []string) (*ExternalBackend, error) {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return nil, fmt.Errorf("%w: redis address %q: %v", ErrInvalidConfig, a, err)
 		}
-		if err := ping(a, 2*time.Second); err != nil {
+		if err := Ping(a, 2*time.Second); err != nil {
 			return nil, fmt.Errorf("%w: external redis %s does not answer PING: %v", ErrNodeStart, a, err)
 		}
 	}
@@ -59,13 +59,13 @@ func (b *ExternalBackend) StartNode(ctx context.Context, cfg NodeConfig) (RedisN
 		return nil, fmt.Errorf("%w: node %s needs %d external addresses, got %d", ErrInvalidConfig, cfg.Name, i+1, len(b.addrs))
 	}
 	n := &ExternalNode{name: cfg.Name, b: b, idx: i}
-	n.adminOps = adminOps{label: cfg.Name, address: n.Addr}
+	n.AdminOps = NewAdminOps(cfg.Name, n.Addr)
 	return n, nil
 }
 
 // ExternalNode is one of the user's servers.
 type ExternalNode struct {
-	adminOps
+	AdminOps
 	name string
 	b    *ExternalBackend
 	idx  int

@@ -5,15 +5,37 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 )
+
+// Pods is the client side a fault acts on: the cell's simulated pods
+// (workload.Control implements it). Faults aim at held moments through it
+// and freeze pods with it; they never reach into a lock.
+type Pods interface {
+	// Pods returns how many pods the cell has.
+	Pods() int
+	// Pause freezes a pod (worker, renewals, every connection); Resume
+	// lets it go on.
+	Pause(pod int)
+	Resume(pod int)
+	// Holder waits until some pod holds a lock and returns one, chosen
+	// with rng, and its key.
+	Holder(ctx context.Context, rng *rand.Rand) (pod int, key string, err error)
+	// NextAcquire waits for the next acquisition by any pod.
+	NextAcquire(ctx context.Context) (pod int, err error)
+	// AwaitSlow makes the next critical section run for work and waits
+	// until one does; false when ctx ended first.
+	AwaitSlow(ctx context.Context, work time.Duration) (pod int, at time.Time, ok bool)
+}
 
 // Env is what a fault acts on.
 type Env struct {
 	Cluster *Cluster
-	Clients *Clients
+	Pods    Pods
 	// TTL is the lock TTL of the cell, for faults scaled to it.
 	TTL time.Duration
 	// Rand is seeded from the run's seed: a schedule replays exactly.
@@ -30,38 +52,85 @@ func (e *Env) window(fault string, targets ...string) func() {
 	return e.Window(fault, targets)
 }
 
-// Fault is one kind of misbehaviour. Inject waits for its moment, breaks
-// something, records the window, and heals before it returns, also when
-// ctx ends first.
+// Fault is one kind of misbehaviour, built for a cell. Inject waits for its
+// moment, breaks something, records the window, and heals before it
+// returns, also when ctx ends first. A heal that fails is an error.
 type Fault interface {
 	Name() string
 	Inject(ctx context.Context, env *Env) error
 }
 
-// Kinds lists the fault kinds by name with a short description.
-var Kinds = map[string]string{
-	"latency":              "delay every reply of one client by Latency (± Jitter) for Duration",
-	"slow-reply":           "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once",
-	"client-partition":     "a holder's links go silent (blackhole) during a critical section of Work",
-	"client-pause":         "freeze a holder (worker, watchdog, every Redis call) for Pause",
-	"slow-holder":          "the next critical section runs for Work (past the TTL)",
-	"node-restart":         "kill a node (round robin) while a lock is held and restart it empty after Delay",
-	"minority-partition":   "cut every client off one node (a minority of three) for Duration",
-	"failover":             "while a lock is held, kill the primary and promote the lagging replica",
-	"node-restart-delayed": "node-restart with the restart delayed past the TTL",
+// Needs is what a fault kind needs of a cell; a cell that cannot give it
+// is skipped with the reason, never faked.
+type Needs struct {
+	// NodeControl: it kills, restarts or promotes nodes (not possible on a
+	// user's own Redis).
+	NodeControl bool
+	// Replica: it needs a primary with a replica (one service address).
+	Replica bool
+	// Nodes: it needs at least this many independent nodes.
+	Nodes int
 }
 
-// KindNames returns the fault kinds, sorted.
-func KindNames() []string {
-	out := make([]string, 0, len(Kinds))
-	for k := range Kinds {
-		out = append(out, k)
+// Kind is a kind of fault, registered once: what it is called, what it
+// does, what it needs, and how to build it from a Spec. Nothing else in
+// the harness names a fault kind.
+type Kind struct {
+	Name string
+	Doc  string
+	// Needs says what a cell must offer for this fault to mean anything.
+	Needs Needs
+	// Build makes the fault from a spec, filling zero durations from ttl.
+	Build func(s Spec, ttl time.Duration) Fault
+}
+
+var kinds struct {
+	sync.Mutex
+	list []Kind
+}
+
+// RegisterKind adds a fault kind; names are unique.
+func RegisterKind(k Kind) error {
+	if k.Name == "" || k.Build == nil {
+		return fmt.Errorf("%w: a fault kind needs a name and a builder", ErrInvalidConfig)
 	}
-	sort.Strings(out)
+	kinds.Lock()
+	defer kinds.Unlock()
+	if slices.ContainsFunc(kinds.list, func(o Kind) bool { return o.Name == k.Name }) {
+		return fmt.Errorf("%w: fault kind %q is already registered", ErrInvalidConfig, k.Name)
+	}
+	kinds.list = append(kinds.list, k)
+	return nil
+}
+
+// LookupKind returns the registered fault kind of that name; an unknown
+// name is an error listing the valid ones.
+func LookupKind(name string) (Kind, error) {
+	kinds.Lock()
+	defer kinds.Unlock()
+	for _, k := range kinds.list {
+		if k.Name == name {
+			return k, nil
+		}
+	}
+	names := make([]string, len(kinds.list))
+	for i, k := range kinds.list {
+		names[i] = k.Name
+	}
+	sort.Strings(names)
+	return Kind{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknownFault, name, strings.Join(names, ", "))
+}
+
+// Kinds returns every registered fault kind, sorted by name.
+func Kinds() []Kind {
+	kinds.Lock()
+	defer kinds.Unlock()
+	out := slices.Clone(kinds.list)
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
 
-// ErrUnknownFault means a fault kind is not one of KindNames.
+// ErrUnknownFault means a fault kind is not registered.
 var ErrUnknownFault = errors.New("faults: unknown fault")
 
 // Spec describes a fault by kind and parameters (from the scenario catalog
@@ -79,8 +148,8 @@ type Spec struct {
 
 // Validate reports an unknown kind or a negative duration.
 func (s Spec) Validate() error {
-	if _, ok := Kinds[s.Kind]; !ok {
-		return fmt.Errorf("%w %q (valid: %s)", ErrUnknownFault, s.Kind, strings.Join(KindNames(), ", "))
+	if _, err := LookupKind(s.Kind); err != nil {
+		return err
 	}
 	for _, d := range []time.Duration{s.Latency, s.Jitter, s.Duration, s.Delay, s.Work, s.Pause} {
 		if d < 0 {
@@ -100,33 +169,25 @@ func (s Spec) Build(ttl time.Duration) (Fault, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	or := func(d time.Duration, def time.Duration) time.Duration {
-		if d == 0 {
-			return def
-		}
-		return d
+	k, _ := LookupKind(s.Kind)
+	return k.Build(s, ttl), nil
+}
+
+// Scaled returns the spec with every duration multiplied by k (a slower
+// machine or backend stretches a scenario without changing its shape).
+func (s Spec) Scaled(k float64) Spec {
+	for _, d := range []*time.Duration{&s.Latency, &s.Jitter, &s.Duration, &s.Delay, &s.Work, &s.Pause} {
+		*d = time.Duration(float64(*d) * k)
 	}
-	switch s.Kind {
-	case "latency":
-		return Latency{Latency: or(s.Latency, ttl/4), Jitter: s.Jitter, Duration: or(s.Duration, ttl), Direction: s.Direction}, nil
-	case "slow-reply":
-		return SlowReply{Delay: or(s.Delay, ttl+ttl/2), MaxWait: or(s.Duration, 4*ttl)}, nil
-	case "client-partition":
-		return ClientPartition{Work: or(s.Work, 2*ttl)}, nil
-	case "client-pause":
-		return ClientPause{Pause: or(s.Pause, ttl+ttl/2)}, nil
-	case "slow-holder":
-		return SlowHolder{Work: or(s.Work, ttl+ttl/2)}, nil
-	case "node-restart":
-		return &NodeRestart{Delay: s.Delay}, nil
-	case "node-restart-delayed":
-		return &NodeRestart{Delay: or(s.Delay, ttl+ttl/2), delayed: true}, nil
-	case "minority-partition":
-		return MinorityPartition{Duration: or(s.Duration, 2*ttl)}, nil
-	case "failover":
-		return Failover{Lag: or(s.Latency, ttl+ttl/4)}, nil
+	return s
+}
+
+// or returns d, or def when d is zero.
+func or(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
 	}
-	return nil, fmt.Errorf("%w %q", ErrUnknownFault, s.Kind)
+	return d
 }
 
 // Schedule fires faults in turn, with seeded gaps between them, until ctx

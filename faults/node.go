@@ -93,7 +93,7 @@ func (s NodeState) String() string {
 // of its own. It keeps its port across Kill and Restart, so proxies that
 // point at it need no change.
 type Node struct {
-	adminOps
+	AdminOps
 	cfg  NodeConfig
 	dir  string
 	port int
@@ -118,8 +118,8 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 		return nil, fmt.Errorf("faults: node %s: temp dir: %w", cfg.Name, err)
 	}
 	n := &Node{cfg: cfg, dir: dir, state: NodeKilled}
-	n.adminOps = adminOps{label: cfg.Name, address: n.Addr}
-	registerNode(n, dir)
+	n.AdminOps = NewAdminOps(cfg.Name, n.Addr)
+	TrackNode(n, dir)
 
 	// A port picked by binding :0 and closing can be taken by someone else
 	// before redis binds it; try a few fresh ports before giving up.
@@ -130,7 +130,7 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	for i := range attempts {
 		n.port = cfg.Port
 		if n.port == 0 {
-			if n.port, err = freePort(); err != nil {
+			if n.port, err = FreePort(); err != nil {
 				break
 			}
 		}
@@ -178,56 +178,12 @@ func (n *Node) PID() int {
 var errAddrInUse = errors.New("address already in use")
 
 func (n *Node) args() []string {
-	return serverArgs(n.cfg, n.port, n.dir, "--daemonize", "no", "--logfile", "")
+	return ServerArgs(n.cfg, n.port, n.dir, "--daemonize", "no", "--logfile", "")
 }
 
-// serverArgs is the redis-server command line every backend uses: loopback
-// only, the node's port and dir, persistence as configured, then extra.
-func serverArgs(cfg NodeConfig, port int, dir string, extra ...string) []string {
-	args := []string{
-		"--port", strconv.Itoa(port),
-		"--bind", "127.0.0.1",
-		"--dir", dir,
-		"--protected-mode", "no",
-		// Without this the first full sync to a replica waits 5 s.
-		"--repl-diskless-sync-delay", "0",
-	}
-	if cfg.Persistence {
-		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
-	} else {
-		args = append(args, "--save", "", "--appendonly", "no")
-	}
-	args = append(args, extra...)
-	return append(args, cfg.ExtraArgs...)
-}
-
-// killable says whether a node in state s has a server to kill: not when
-// it is already killed (no error) or closed (ErrClosed).
-func killable(name string, s NodeState) (bool, error) {
-	switch s {
-	case NodeKilled:
-		return false, nil
-	case NodeClosed:
-		return false, fmt.Errorf("node %s: %w", name, ErrClosed)
-	}
-	return true, nil
-}
-
-// startable says why a node in state s cannot be started, or nil.
-func startable(name string, s NodeState) error {
-	switch s {
-	case NodeKilled:
-		return nil
-	case NodeClosed:
-		return fmt.Errorf("node %s: %w", name, ErrClosed)
-	}
-	return fmt.Errorf("node %s is %s: %w", name, s, ErrNodeState)
-}
-
-// start launches the process on n.port and waits for PING. Callers hold no lock.
 func (n *Node) start(ctx context.Context) error {
 	n.mu.Lock()
-	if err := startable(n.cfg.Name, n.state); err != nil {
+	if err := CheckStartable(n.cfg.Name, n.state); err != nil {
 		n.mu.Unlock()
 		return err
 	}
@@ -267,7 +223,7 @@ func (n *Node) start(ctx context.Context) error {
 	n.cmd, n.exited, n.state = cmd, exited, NodeRunning
 	n.mu.Unlock()
 
-	if err := waitReady(ctx, n.Addr(), exited, n.cfg.StartTimeout); err != nil {
+	if err := WaitReady(ctx, n.Addr(), exited, n.cfg.StartTimeout); err != nil {
 		_ = n.Kill()
 		tail := n.logTail(5)
 		if strings.Contains(tail, "Address already in use") {
@@ -278,54 +234,11 @@ func (n *Node) start(ctx context.Context) error {
 	return nil
 }
 
-// waitReady polls PING until it answers, the process exits, or time runs out.
-func waitReady(ctx context.Context, addr string, exited <-chan struct{}, timeout time.Duration) error {
-	deadline := time.Now().Add(timeout)
-	for {
-		if err := ping(addr, 200*time.Millisecond); err == nil {
-			return nil
-		}
-		select {
-		case <-exited:
-			return errors.New("process exited")
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(10 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("no PING answer within %v", timeout)
-		}
-	}
-}
-
-// ping sends an inline PING and expects +PONG; a reply such as -LOADING
-// means the node is not ready yet.
-func ping(addr string, timeout time.Duration) error {
-	c, err := net.DialTimeout("tcp", addr, timeout)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	_ = c.SetDeadline(time.Now().Add(timeout))
-	if _, err := c.Write([]byte("PING\r\n")); err != nil {
-		return err
-	}
-	buf := make([]byte, 64)
-	k, err := c.Read(buf)
-	if err != nil {
-		return err
-	}
-	if !strings.HasPrefix(string(buf[:k]), "+PONG") {
-		return fmt.Errorf("unexpected reply %q", strings.TrimSpace(string(buf[:k])))
-	}
-	return nil
-}
-
 // Kill sends SIGKILL (a paused node dies too) and waits until it is reaped.
 // Killing a killed node is a no-op.
 func (n *Node) Kill() error {
 	n.mu.Lock()
-	if kill, err := killable(n.cfg.Name, n.state); !kill {
+	if kill, err := CheckKillable(n.cfg.Name, n.state); !kill {
 		n.mu.Unlock()
 		return err
 	}
@@ -385,7 +298,7 @@ func (n *Node) Close() error {
 	n.mu.Lock()
 	n.state = NodeClosed
 	n.mu.Unlock()
-	unregisterNode(n)
+	UntrackNode(n)
 	if err := os.RemoveAll(n.dir); err != nil {
 		return fmt.Errorf("faults: node %s: remove %s: %w", n.cfg.Name, n.dir, err)
 	}
@@ -405,22 +318,4 @@ func (n *Node) logTail(k int) string {
 		lines = lines[len(lines)-k:]
 	}
 	return strings.Join(lines, "\n")
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, fmt.Errorf("faults: pick a free port: %w", err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
-}
-
-func sanitize(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' {
-			return r
-		}
-		return '_'
-	}, s)
 }

@@ -16,13 +16,7 @@ import (
 	"github.com/lockchaos/lockchaos/faults/faultstest"
 )
 
-func TestMain(m *testing.M) {
-	faultstest.MainWith(m, func() {
-		if docker != nil {
-			_ = docker.Close()
-		}
-	})
-}
+func TestMain(m *testing.M) { faultstest.Main(m) }
 
 func startNode(t *testing.T, cfg faults.NodeConfig) *faults.Node {
 	t.Helper()

@@ -10,8 +10,11 @@ var registry = struct {
 	dirs  []string
 }{nodes: map[RedisNode]struct{}{}}
 
-// registerNode records a node (and its temp dir, if it has one).
-func registerNode(n RedisNode, dir string) {
+// TrackNode records a node (and its temp dir, if it has one, else "") so
+// that LiveNodes lists it and KillAll closes it. A Backend outside this
+// package (such as faults/docker) calls it as soon as its node exists,
+// before the server starts, and UntrackNode from the node's Close.
+func TrackNode(n RedisNode, dir string) {
 	registry.Lock()
 	defer registry.Unlock()
 	registry.nodes[n] = struct{}{}
@@ -28,7 +31,9 @@ func TempDirs() []string {
 	return append([]string(nil), registry.dirs...)
 }
 
-func unregisterNode(n RedisNode) {
+// UntrackNode forgets a node recorded by TrackNode; its temp dir stays
+// listed by TempDirs, for the leak check. Call it from the node's Close.
+func UntrackNode(n RedisNode) {
 	registry.Lock()
 	defer registry.Unlock()
 	delete(registry.nodes, n)

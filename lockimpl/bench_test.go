@@ -23,10 +23,10 @@ import (
 func BenchmarkLockCycle(b *testing.B) {
 	const clients = 8
 	for _, name := range redisLocks {
-		need, _ := lockimpl.NodesNeeded(name)
+		spec, _ := lockimpl.Lookup(name)
 		cfg := faults.ClusterConfig{Clients: clients}
-		if need > 1 {
-			cfg.Topology, cfg.Nodes = faults.Independent, need
+		if spec.Nodes > 1 {
+			cfg.Topology, cfg.Nodes = faults.Independent, spec.Nodes
 		}
 		c := faultstest.Cluster(b, cfg)
 		for _, path := range []string{"direct", "proxied"} {
@@ -49,7 +49,7 @@ func BenchmarkLockCycle(b *testing.B) {
 						b.Cleanup(func() { _ = rdb.Close() })
 						nodes = append(nodes, rdb)
 					}
-					l, err := lockimpl.New(name, nodes, lockimpl.Options{TTL: 10 * time.Second})
+					l, err := spec.Build(lockimpl.Env{Pod: i, Clients: nodes, Addrs: addrs, TTL: 10 * time.Second})
 					if err != nil {
 						b.Fatal(err)
 					}

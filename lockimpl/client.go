@@ -3,6 +3,7 @@ package lockimpl
 import (
 	"context"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -24,6 +25,9 @@ type ClientConfig struct {
 	// a retry hides a fault and can apply a command twice (a SET NX that
 	// succeeded, then "fails" on retry, reads as not acquired).
 	Retries int
+	// Dialer, if set, makes the client's connections (the harness passes
+	// its pod's pausable dialer). Default: a plain TCP dial.
+	Dialer func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // Validate reports a config that cannot work.
@@ -72,6 +76,7 @@ func NewRedisClient(addr string, cfg ClientConfig) (*redis.Client, error) {
 		DialerRetries:         1,
 		PoolSize:              pool,
 		PoolTimeout:           def(cfg.ReadTimeout, time.Second) + time.Second,
+		Dialer:                cfg.Dialer,
 	}), nil
 }
 

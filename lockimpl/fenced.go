@@ -57,3 +57,13 @@ func (f *Fenced) Acquire(ctx context.Context, key string) (Lease, error) {
 	}
 	return &tokenLease{rdb: f.rdb, key: key, token: tok, fence: uint64(fence)}, nil
 }
+
+var fencedSpec = Spec{
+	Name:    NameFenced,
+	Doc:     "token lock plus a fence from INCR on the lock's node; the resource checks fences",
+	Nodes:   1,
+	Fencing: true,
+	New: func(env Env) (Locker, error) {
+		return NewFenced(env.Clients[0], FencedConfig{TTL: env.TTL})
+	},
+}

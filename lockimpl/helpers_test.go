@@ -21,15 +21,15 @@ var redisLocks = []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameT
 
 // pods starts the topology the named lock needs and builds one Locker per
 // simulated client, each over its own go-redis clients and its own proxies.
-func pods(t *testing.T, name string, clients int, opts lockimpl.Options) (*faults.Cluster, []lockimpl.Locker) {
+func pods(t *testing.T, name string, clients int, opts lockOptions) (*faults.Cluster, []lockimpl.Locker) {
 	t.Helper()
-	need, err := lockimpl.NodesNeeded(name)
+	spec, err := lockimpl.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
 	cfg := faults.ClusterConfig{Clients: clients}
-	if need > 1 {
-		cfg.Topology, cfg.Nodes = faults.Independent, need
+	if spec.Nodes > 1 {
+		cfg.Topology, cfg.Nodes = faults.Independent, spec.Nodes
 	}
 	c := faultstest.Cluster(t, cfg)
 	if opts.TTL == 0 {
@@ -46,11 +46,31 @@ func pods(t *testing.T, name string, clients int, opts lockimpl.Options) (*fault
 			t.Cleanup(func() { _ = rdb.Close() })
 			nodes = append(nodes, rdb)
 		}
-		l, err := lockimpl.New(name, nodes, opts)
+		l, err := opts.build(spec, lockimpl.Env{Pod: i, Clients: nodes, Addrs: c.ClientAddrs(i), TTL: opts.TTL, OnRenew: opts.OnRenew})
 		if err != nil {
 			t.Fatal(err)
 		}
 		lockers[i] = l
 	}
 	return c, lockers
+}
+
+// lockOptions are the knobs these tests turn on a lock.
+type lockOptions struct {
+	TTL              time.Duration
+	WatchdogInterval time.Duration // token-watchdog only; 0 keeps its default
+	OnRenew          func(lockimpl.Renewal)
+}
+
+// build makes one pod's lock from its spec, except a watchdog with a
+// chosen interval, which the spec does not expose.
+func (o lockOptions) build(spec lockimpl.Spec, env lockimpl.Env) (lockimpl.Locker, error) {
+	if spec.Name != lockimpl.NameTokenWatchdog || o.WatchdogInterval == 0 {
+		return spec.Build(env)
+	}
+	tok, err := lockimpl.NewToken(env.Clients[0], lockimpl.TokenConfig{TTL: env.TTL})
+	if err != nil {
+		return nil, err
+	}
+	return lockimpl.NewTokenWatchdog(tok, lockimpl.WatchdogConfig{TTL: env.TTL, Interval: o.WatchdogInterval, OnRenew: env.OnRenew})
 }

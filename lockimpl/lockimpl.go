@@ -56,9 +56,10 @@ func IsDefinite(err error) bool {
 }
 
 // DefaultTTL is the lease time every Redis lock uses when its Config leaves
-// TTL zero. It is scaled for the harness (a scenario cell lasts seconds);
+// TTL zero, and every scenario that sets none: the one place this default
+// lives. It is scaled for the harness (a scenario cell lasts seconds);
 // production locks usually hold for seconds to minutes.
-const DefaultTTL = 500 * time.Millisecond
+const DefaultTTL = 300 * time.Millisecond
 
 // validTTL checks a TTL that Redis can store in milliseconds.
 func validTTL(lock string, ttl time.Duration) error {

@@ -38,7 +38,7 @@ func wantNotAcquired(t *testing.T, l lockimpl.Locker, key string) {
 func TestExclusiveWhileHeld(t *testing.T) {
 	for _, name := range redisLocks {
 		t.Run(name, func(t *testing.T) {
-			_, ls := pods(t, name, 2, lockimpl.Options{TTL: 5 * time.Second})
+			_, ls := pods(t, name, 2, lockOptions{TTL: 5 * time.Second})
 			a := mustAcquire(t, ls[0], "order:1")
 			wantNotAcquired(t, ls[1], "order:1")
 			wantNotAcquired(t, ls[0], "order:1") // not reentrant either
@@ -52,7 +52,7 @@ func TestExclusiveWhileHeld(t *testing.T) {
 func TestFreeAfterRelease(t *testing.T) {
 	for _, name := range append([]string{lockimpl.NameMutex}, redisLocks...) {
 		t.Run(name, func(t *testing.T) {
-			_, ls := pods(t, name, 2, lockimpl.Options{TTL: 5 * time.Second})
+			_, ls := pods(t, name, 2, lockOptions{TTL: 5 * time.Second})
 			second := ls[1]
 			if name == lockimpl.NameMutex {
 				second = ls[0] // a mutex only excludes within its own pod
@@ -72,7 +72,7 @@ func TestFreeAfterRelease(t *testing.T) {
 func TestSecondReleaseIsNotHeld(t *testing.T) {
 	for _, name := range append([]string{lockimpl.NameMutex}, redisLocks...) {
 		t.Run(name, func(t *testing.T) {
-			_, ls := pods(t, name, 1, lockimpl.Options{TTL: 5 * time.Second})
+			_, ls := pods(t, name, 1, lockOptions{TTL: 5 * time.Second})
 			a := mustAcquire(t, ls[0], "order:1")
 			if err := a.Release(ctx); err != nil {
 				t.Fatal(err)
@@ -88,7 +88,7 @@ func TestFreeAfterTTL(t *testing.T) {
 	// token-watchdog is left out on purpose: renewing past the TTL is its job.
 	for _, name := range []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameRedlock, lockimpl.NameFenced} {
 		t.Run(name, func(t *testing.T) {
-			_, ls := pods(t, name, 2, lockimpl.Options{})
+			_, ls := pods(t, name, 2, lockOptions{})
 			mustAcquire(t, ls[0], "order:1") // never released
 			wantNotAcquired(t, ls[1], "order:1")
 			time.Sleep(testTTL + 50*time.Millisecond)
@@ -100,7 +100,7 @@ func TestFreeAfterTTL(t *testing.T) {
 func TestReleaseRefusesForeignToken(t *testing.T) {
 	for _, name := range []string{lockimpl.NameToken, lockimpl.NameTokenWatchdog, lockimpl.NameRedlock, lockimpl.NameFenced} {
 		t.Run(name, func(t *testing.T) {
-			c, ls := pods(t, name, 3, lockimpl.Options{})
+			c, ls := pods(t, name, 3, lockOptions{})
 			a := mustAcquire(t, ls[0], "order:1")
 			if name == lockimpl.NameTokenWatchdog {
 				// Starve A's watchdog so its lease lapses, as in a partition.
@@ -135,7 +135,7 @@ func TestReleaseRefusesForeignToken(t *testing.T) {
 // past the TTL deletes the next holder's lock, and a third client walks in
 // while the second still believes it holds the lock.
 func TestNaiveReleaseDeletesForeignLock(t *testing.T) {
-	_, ls := pods(t, lockimpl.NameNaive, 3, lockimpl.Options{})
+	_, ls := pods(t, lockimpl.NameNaive, 3, lockOptions{})
 	a := mustAcquire(t, ls[0], "order:1")
 	time.Sleep(testTTL + 50*time.Millisecond)
 	b := mustAcquire(t, ls[1], "order:1")
@@ -152,7 +152,7 @@ func TestNaiveReleaseDeletesForeignLock(t *testing.T) {
 }
 
 func TestMutexDoesNotCrossPods(t *testing.T) {
-	_, ls := pods(t, lockimpl.NameMutex, 2, lockimpl.Options{})
+	_, ls := pods(t, lockimpl.NameMutex, 2, lockOptions{})
 	mustAcquire(t, ls[0], "order:1")
 	wantNotAcquired(t, ls[0], "order:1") // within one pod it excludes
 	mustAcquire(t, ls[1], "order:1")     // across pods it does not
@@ -161,7 +161,7 @@ func TestMutexDoesNotCrossPods(t *testing.T) {
 func TestIndefiniteErrorWhenRedisDoesNotAnswer(t *testing.T) {
 	for _, name := range redisLocks {
 		t.Run(name, func(t *testing.T) {
-			c, ls := pods(t, name, 1, lockimpl.Options{})
+			c, ls := pods(t, name, 1, lockOptions{})
 			for _, l := range c.ClientLinks(0) {
 				if err := l.Blackhole(faults.Both); err != nil {
 					t.Fatal(err)
@@ -186,7 +186,7 @@ func TestWatchdogKeepsSlowHolderAlive(t *testing.T) {
 		}
 	}
 	before := lockimpl.ActiveWatchdogs()
-	_, ls := pods(t, lockimpl.NameTokenWatchdog, 2, lockimpl.Options{WatchdogInterval: 100 * time.Millisecond, OnRenew: onRenew})
+	_, ls := pods(t, lockimpl.NameTokenWatchdog, 2, lockOptions{WatchdogInterval: 100 * time.Millisecond, OnRenew: onRenew})
 	a := mustAcquire(t, ls[0], "order:1")
 	if got := lockimpl.ActiveWatchdogs(); got != before+1 {
 		t.Fatalf("%d watchdogs running, want %d", got, before+1)
@@ -222,7 +222,7 @@ func TestWatchdogKeepsSlowHolderAlive(t *testing.T) {
 // forever, unless its locker is closed (a pod shutting down).
 func TestWatchdogCloseStopsForgottenLeases(t *testing.T) {
 	before := lockimpl.ActiveWatchdogs()
-	_, ls := pods(t, lockimpl.NameTokenWatchdog, 1, lockimpl.Options{})
+	_, ls := pods(t, lockimpl.NameTokenWatchdog, 1, lockOptions{})
 	mustAcquire(t, ls[0], "order:1")
 	mustAcquire(t, ls[0], "order:2")
 	if got := lockimpl.ActiveWatchdogs(); got != before+2 {
@@ -240,7 +240,7 @@ func TestWatchdogCloseStopsForgottenLeases(t *testing.T) {
 // partitioned holder's lease lapses and another client takes the lock,
 // while the holder's lease gives no sign (Lost is nil).
 func TestWatchdogHolderIsNotToldWhenRenewalsFail(t *testing.T) {
-	c, ls := pods(t, lockimpl.NameTokenWatchdog, 2, lockimpl.Options{WatchdogInterval: 100 * time.Millisecond})
+	c, ls := pods(t, lockimpl.NameTokenWatchdog, 2, lockOptions{WatchdogInterval: 100 * time.Millisecond})
 	a := mustAcquire(t, ls[0], "order:1")
 	if a.Lost() != nil {
 		t.Fatal("the seed's watchdog never tells the holder; Lost must be nil")
@@ -260,7 +260,7 @@ func TestWatchdogHolderIsNotToldWhenRenewalsFail(t *testing.T) {
 }
 
 func TestRedlockSurvivesOneKilledNodeNotTwo(t *testing.T) {
-	c, ls := pods(t, lockimpl.NameRedlock, 2, lockimpl.Options{TTL: 2 * time.Second})
+	c, ls := pods(t, lockimpl.NameRedlock, 2, lockOptions{TTL: 2 * time.Second})
 	if err := c.Node(0).Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -282,7 +282,7 @@ func TestRedlockSurvivesOneKilledNodeNotTwo(t *testing.T) {
 }
 
 func TestFencesStrictlyIncreaseAcrossHolders(t *testing.T) {
-	_, ls := pods(t, lockimpl.NameFenced, 3, lockimpl.Options{TTL: 5 * time.Second})
+	_, ls := pods(t, lockimpl.NameFenced, 3, lockOptions{TTL: 5 * time.Second})
 	var last uint64
 	for i := range 30 {
 		l := ls[i%3]
@@ -303,7 +303,7 @@ func TestFencesStrictlyIncreaseAcrossHolders(t *testing.T) {
 }
 
 func TestTokensAreUniqueAndLong(t *testing.T) {
-	_, ls := pods(t, lockimpl.NameToken, 1, lockimpl.Options{TTL: 5 * time.Second})
+	_, ls := pods(t, lockimpl.NameToken, 1, lockOptions{TTL: 5 * time.Second})
 	seen := map[string]bool{}
 	for range 20 {
 		lease := mustAcquire(t, ls[0], "order:1")
@@ -318,7 +318,7 @@ func TestTokensAreUniqueAndLong(t *testing.T) {
 }
 
 func TestUnknownLockListsValidNames(t *testing.T) {
-	_, err := lockimpl.New("spinlock", nil, lockimpl.Options{})
+	_, err := lockimpl.Lookup("spinlock")
 	if !errors.Is(err, lockimpl.ErrUnknownLock) {
 		t.Fatalf("err = %v, want ErrUnknownLock", err)
 	}
@@ -327,7 +327,8 @@ func TestUnknownLockListsValidNames(t *testing.T) {
 			t.Errorf("error %q does not list %q", err, n)
 		}
 	}
-	if _, err := lockimpl.New(lockimpl.NameToken, nil, lockimpl.Options{}); !errors.Is(err, lockimpl.ErrInvalidConfig) {
+	token, _ := lockimpl.Lookup(lockimpl.NameToken)
+	if _, err := token.Build(lockimpl.Env{}); !errors.Is(err, lockimpl.ErrInvalidConfig) {
 		t.Fatalf("token without a client: %v, want ErrInvalidConfig", err)
 	}
 }
@@ -351,6 +352,36 @@ func TestConfigsRejectBadValues(t *testing.T) {
 	for _, cfg := range good {
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("zero %T: %v", cfg, err)
+		}
+	}
+}
+
+func TestRegistryRejectsDuplicatesAndBadSpecs(t *testing.T) {
+	token, err := lockimpl.Lookup(lockimpl.NameToken)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lockimpl.Register(token); !errors.Is(err, lockimpl.ErrInvalidConfig) {
+		t.Fatalf("registering %q twice: %v", token.Name, err)
+	}
+	for _, bad := range []lockimpl.Spec{
+		{Name: "", New: token.New},
+		{Name: "has space", New: token.New},
+		{Name: "no-constructor"},
+		{Name: "too-many", Nodes: 99, New: token.New},
+	} {
+		if err := lockimpl.Register(bad); !errors.Is(err, lockimpl.ErrInvalidConfig) {
+			t.Errorf("Register(%+v) = %v, want ErrInvalidConfig", bad.Name, err)
+		}
+	}
+	// Every built-in declares the traits the harness reads.
+	for name, want := range map[string]string{
+		lockimpl.NameMutex: "in-process", lockimpl.NameRedlock: "3 independent nodes",
+		lockimpl.NameFenced: "1 node, fencing", lockimpl.NameTokenWatchdog: "1 node, renews",
+	} {
+		s, _ := lockimpl.Lookup(name)
+		if got := s.Describe(); got != want {
+			t.Errorf("%s: %q, want %q", name, got, want)
 		}
 	}
 }

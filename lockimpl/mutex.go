@@ -59,3 +59,9 @@ func (l *mutexLease) Release(context.Context) error {
 	l.m.Unlock()
 	return nil
 }
+
+var mutexSpec = Spec{
+	Name: NameMutex,
+	Doc:  "a sync.Mutex per pod: correct in one process, no exclusion across pods",
+	New:  func(Env) (Locker, error) { return NewMutex(MutexConfig{}), nil },
+}

@@ -67,3 +67,12 @@ func (l *naiveLease) Release(ctx context.Context) error {
 	}
 	return nil
 }
+
+var naiveSpec = Spec{
+	Name:  NameNaive,
+	Doc:   "SET key 1 NX PX ttl, then an unconditional DEL: deletes whoever holds the lock now",
+	Nodes: 1,
+	New: func(env Env) (Locker, error) {
+		return NewNaive(env.Clients[0], NaiveConfig{TTL: env.TTL})
+	},
+}

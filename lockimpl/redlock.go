@@ -112,3 +112,16 @@ func (l *redlockLease) Release(ctx context.Context) error {
 	}
 	return fmt.Errorf("%w: %v", ErrNotHeld, err)
 }
+
+// redlockNodes is the Redlock deployment the harness runs: three
+// independent primaries, the smallest that survives one failure.
+const redlockNodes = 3
+
+var redlockSpec = Spec{
+	Name:  NameRedlock,
+	Doc:   "go-redsync/redsync v4 over 3 independent primaries (majority quorum, validity check)",
+	Nodes: redlockNodes,
+	New: func(env Env) (Locker, error) {
+		return NewRedlock(env.Clients[:redlockNodes], RedlockConfig{TTL: env.TTL})
+	},
+}

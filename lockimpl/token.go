@@ -87,3 +87,12 @@ func newToken() (string, error) {
 	}
 	return hex.EncodeToString(b[:]), nil
 }
+
+var tokenSpec = Spec{
+	Name:  NameToken,
+	Doc:   "random token, SET NX PX, Lua compare-and-delete release",
+	Nodes: 1,
+	New: func(env Env) (Locker, error) {
+		return NewToken(env.Clients[0], TokenConfig{TTL: env.TTL})
+	},
+}

@@ -153,3 +153,17 @@ func (l *watchdogLease) Release(ctx context.Context) error {
 	l.stopRenewing()
 	return l.tokenLease.Release(ctx)
 }
+
+var watchdogSpec = Spec{
+	Name:   NameTokenWatchdog,
+	Doc:    "token lock plus a renewal goroutine (token-checked PEXPIRE every TTL/3, failures ignored, holder not told)",
+	Nodes:  1,
+	Renews: true,
+	New: func(env Env) (Locker, error) {
+		tok, err := NewToken(env.Clients[0], TokenConfig{TTL: env.TTL})
+		if err != nil {
+			return nil, err
+		}
+		return NewTokenWatchdog(tok, WatchdogConfig{TTL: env.TTL, OnRenew: env.OnRenew})
+	},
+}

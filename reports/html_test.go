@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/reports"
-	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/workload/history"
 )
 
@@ -43,10 +43,10 @@ func savedRun(t *testing.T, dir string) *reports.Summary {
 		if err := os.WriteFile(filepath.Join(dir, rel), b, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		s.Cells = append(s.Cells, &scenarios.CellResult{Scenario: c.scenario, Lock: c.lock, Expect: scenarios.Unsafe,
-			Verdict: "fail", Outcome: scenarios.Met, History: rel, Rerun: "lockchaos run --scenario " + c.scenario})
+		s.Cells = append(s.Cells, &results.Cell{Scenario: c.scenario, Lock: c.lock, Expect: results.Unsafe,
+			Verdict: "fail", Outcome: results.Met, History: rel, Rerun: "lockchaos run --scenario " + c.scenario})
 	}
-	s.Cells = append(s.Cells, &scenarios.CellResult{Scenario: "failover", Lock: "redlock", Expect: scenarios.NotApplicable, Outcome: scenarios.Skipped})
+	s.Cells = append(s.Cells, &results.Cell{Scenario: "failover", Lock: "redlock", Expect: results.NotApplicable, Outcome: results.Skipped})
 	s.Tally()
 	return s
 }
@@ -169,7 +169,7 @@ func TestLargeCellPageStaysSmall(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &reports.Summary{Format: reports.FormatVersion, Seed: 1, Repeat: 1,
-		Cells: []*scenarios.CellResult{{Scenario: "big", Lock: "token", Expect: scenarios.Safe, Verdict: "pass", Outcome: scenarios.Met, History: "big.jsonl"}}}
+		Cells: []*results.Cell{{Scenario: "big", Lock: "token", Expect: results.Safe, Verdict: "pass", Outcome: results.Met, History: "big.jsonl"}}}
 	s.Tally()
 	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
 	if err != nil {
@@ -239,4 +239,25 @@ func TestPagesInHeadlessChromium(t *testing.T) {
 		t.Logf("screenshot: %s", shot)
 	}
 	fmt.Fprintln(os.Stderr, "browser screenshots in", shots)
+}
+
+// TestEveryCellPageLinksItsPorcupineViewAndOwnDescription: the first cell
+// written gets its porcupine pages too (its folder used not to exist yet),
+// and a page shows the description the run carried (a scenario from a
+// file), not the built-in catalog's.
+func TestEveryCellPageLinksItsPorcupineViewAndOwnDescription(t *testing.T) {
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	s.Cells[0].Description = "our own baseline, from a scenarios file"
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := os.ReadFile(res.Pages[0])
+	if !strings.Contains(string(first), "porcupine-mutual-exclusion.html") {
+		t.Fatal("the first cell page has no porcupine view")
+	}
+	if !strings.Contains(string(first), "our own baseline, from a scenarios file") {
+		t.Fatal("the page does not show the run's own scenario description")
+	}
 }

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/results"
 )
 
 type junitSuites struct {
@@ -53,19 +53,19 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 		tc := junitCase{Classname: "lockchaos." + c.Scenario, Name: name, Time: seconds(c.Elapsed.Seconds()),
 			SystemOut: caseDetails(c)}
 		switch c.Outcome {
-		case scenarios.Regression:
+		case results.Regression:
 			tc.Failure = &junitMessage{Type: "regression", Message: fmt.Sprintf("expected safe, %d violation(s)", c.Violations), Body: caseDetails(c)}
 			suite.Failures++
-		case scenarios.Missed:
+		case results.Missed:
 			tc.Failure = &junitMessage{Type: "missed", Message: "expected unsafe, but no violation was detected: the harness missed a known bug", Body: caseDetails(c)}
 			suite.Failures++
-		case scenarios.HarnessError:
+		case results.HarnessError:
 			tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: caseDetails(c)}
 			suite.Errors++
-		case scenarios.Inconclusive:
+		case results.Unknown:
 			tc.Error = &junitMessage{Type: "inconclusive", Message: "the checker could not decide (budget exhausted)", Body: caseDetails(c)}
 			suite.Errors++
-		case scenarios.Skipped:
+		case results.Skipped:
 			tc.Skipped = &junitMessage{Message: c.Error}
 			suite.Skipped++
 		}
@@ -80,7 +80,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 	return path, writeFile(path, append([]byte(xml.Header), append(b, '\n')...))
 }
 
-func caseDetails(c *scenarios.CellResult) string {
+func caseDetails(c *results.Cell) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s\nrerun: %s\n", c.Summary(), c.Rerun)
 	if c.History != "" {

@@ -10,17 +10,17 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/reports"
-	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/results"
 )
 
 func sample() *reports.Summary {
 	s := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Seed: 9, Repeat: 1, Started: time.Unix(0, 0).UTC(), Elapsed: time.Second,
-		Cells: []*scenarios.CellResult{
-			{Scenario: "baseline", Lock: "token", Expect: scenarios.Safe, Verdict: "pass", Outcome: scenarios.Met},
-			{Scenario: "gc-pause", Lock: "token", Expect: scenarios.Unsafe, Verdict: "pass", Outcome: scenarios.Missed, Rerun: "lockchaos run --scenario gc-pause --lock token --seed 9"},
-			{Scenario: "slow-holder", Lock: "fenced", Expect: scenarios.Safe, Verdict: "fail", Outcome: scenarios.Regression, Violations: 2},
-			{Scenario: "failover", Lock: "redlock", Expect: scenarios.NotApplicable, Outcome: scenarios.Skipped, Error: "not applicable"},
-			{Scenario: "baseline", Lock: "naive", Expect: scenarios.Safe, Outcome: scenarios.HarnessError, Error: "redis-server <would not> start & died"},
+		Cells: []*results.Cell{
+			{Scenario: "baseline", Lock: "token", Expect: results.Safe, Verdict: "pass", Outcome: results.Met},
+			{Scenario: "gc-pause", Lock: "token", Expect: results.Unsafe, Verdict: "pass", Outcome: results.Missed, Rerun: "lockchaos run --scenario gc-pause --lock token --seed 9"},
+			{Scenario: "slow-holder", Lock: "fenced", Expect: results.Safe, Verdict: "fail", Outcome: results.Regression, Violations: 2},
+			{Scenario: "failover", Lock: "redlock", Expect: results.NotApplicable, Outcome: results.Skipped, Error: "not applicable"},
+			{Scenario: "baseline", Lock: "naive", Expect: results.Safe, Outcome: results.HarnessError, Error: "redis-server <would not> start & died"},
 		}}
 	s.Tally()
 	return s

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/results"
 )
 
 // FormatVersion of summary.json.
@@ -23,22 +23,22 @@ var ErrMalformed = errors.New("reports: malformed summary")
 
 // Summary is one run (or one shard of one).
 type Summary struct {
-	Format       int                     `json:"format"`
-	Tool         string                  `json:"tool"`
-	Version      string                  `json:"version"`
-	GoVersion    string                  `json:"go_version"`
-	RedisVersion string                  `json:"redis_version,omitempty"`
-	Backend      string                  `json:"backend"`
-	Seed         int64                   `json:"seed"`
-	Repeat       int                     `json:"repeat"`
-	Shard        string                  `json:"shard,omitempty"`
-	Started      time.Time               `json:"started"`
-	Elapsed      time.Duration           `json:"elapsed_ns"`
-	Command      string                  `json:"command"`
-	Interrupted  bool                    `json:"interrupted,omitempty"`
-	Totals       map[string]int          `json:"totals"`
-	Cells        []*scenarios.CellResult `json:"cells"`
-	Aggregates   []scenarios.Aggregate   `json:"aggregates,omitempty"`
+	Format       int                 `json:"format"`
+	Tool         string              `json:"tool"`
+	Version      string              `json:"version"`
+	GoVersion    string              `json:"go_version"`
+	RedisVersion string              `json:"redis_version,omitempty"`
+	Backend      string              `json:"backend"`
+	Seed         int64               `json:"seed"`
+	Repeat       int                 `json:"repeat"`
+	Shard        string              `json:"shard,omitempty"`
+	Started      time.Time           `json:"started"`
+	Elapsed      time.Duration       `json:"elapsed_ns"`
+	Command      string              `json:"command"`
+	Interrupted  bool                `json:"interrupted,omitempty"`
+	Totals       map[string]int      `json:"totals"`
+	Cells        []*results.Cell     `json:"cells"`
+	Aggregates   []results.Aggregate `json:"aggregates,omitempty"`
 }
 
 // Tally fills Totals (outcome -> count) and Aggregates from Cells.
@@ -47,7 +47,7 @@ func (s *Summary) Tally() {
 	for _, c := range s.Cells {
 		s.Totals[string(c.Outcome)]++
 	}
-	s.Aggregates = scenarios.Aggregates(s.Cells)
+	s.Aggregates = results.Aggregates(s.Cells)
 }
 
 // WriteJSON writes dir/summary.json.

@@ -14,24 +14,19 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/workload"
+	"github.com/lockchaos/lockchaos/results"
 )
 
-// Expectation is what a cell must show.
-type Expectation string
+// Expectation is what a cell must show (results.Expectation, re-exported
+// so a scenario reads naturally).
+type Expectation = results.Expectation
 
 // Expectations.
 const (
-	// Safe cells must pass every run: a failure is a regression.
-	Safe Expectation = "safe"
-	// Unsafe cells must be detected: a pass means the harness missed a
-	// known bug.
-	Unsafe Expectation = "unsafe"
-	// Either is reported, not gated.
-	Either Expectation = "either"
-	// NotApplicable cells are listed but not run (the lock cannot run on
-	// the scenario's topology).
-	NotApplicable Expectation = "n/a"
+	Safe          = results.Safe
+	Unsafe        = results.Unsafe
+	Either        = results.Either
+	NotApplicable = results.NotApplicable
 )
 
 // Sentinel errors.
@@ -44,10 +39,12 @@ var (
 type Scenario struct {
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description"`
-	// Topology for single-node locks; redlock always runs on three
-	// independent nodes. Default single.
+	// Topology for locks that use one service address: single, or
+	// primary-replica (implied by a fault that needs a replica). A lock
+	// that needs N independent nodes gets them whatever this says.
+	// Default single.
 	Topology faults.Topology `yaml:"topology,omitempty" json:"topology,omitempty"`
-	// TTL of every lock in the cell. Default 300ms.
+	// TTL of every lock in the cell. Default lockimpl.DefaultTTL.
 	TTL time.Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`
 	// Duration clients keep starting cycles. Default 2s.
 	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
@@ -77,7 +74,7 @@ func (s Scenario) WithDefaults() Scenario {
 		s.Topology = faults.Single
 	}
 	if s.TTL == 0 {
-		s.TTL = 300 * time.Millisecond
+		s.TTL = lockimpl.DefaultTTL
 	}
 	if s.Duration == 0 {
 		s.Duration = 2 * time.Second
@@ -128,8 +125,8 @@ func (s Scenario) Validate() error {
 	if s.GapMax < s.GapMin {
 		return bad("gap_max %v below gap_min %v", s.GapMax, s.GapMin)
 	}
-	if s.Clients < 0 || s.Clients > 256 || s.Keys < 0 || s.Keys > 1000 {
-		return bad("clients must be 1..256 and keys 1..1000")
+	if s.Clients < 0 || s.Clients > MaxClients || s.Keys < 0 || s.Keys > MaxKeys {
+		return bad("clients must be 1..%d and keys 1..%d", MaxClients, MaxKeys)
 	}
 	for _, f := range s.Faults {
 		if err := f.Validate(); err != nil {
@@ -140,90 +137,56 @@ func (s Scenario) Validate() error {
 		return bad("expect names no lock (valid: %s)", strings.Join(lockimpl.Names(), ", "))
 	}
 	for lock, e := range s.Expect {
-		if !validLock(lock) {
-			return bad("expect: %v", fmt.Errorf("%w %q (valid: %s)", lockimpl.ErrUnknownLock, lock, strings.Join(lockimpl.Names(), ", ")))
+		if _, err := lockimpl.Lookup(lock); err != nil {
+			return bad("expect: %v", err)
 		}
-		switch e {
-		case Safe, Unsafe, Either, NotApplicable:
-		default:
-			return bad("expect %s: %q is not one of safe, unsafe, either, n/a", lock, e)
+		if !e.Valid() {
+			return bad("expect %s: %q is not one of %v", lock, e, results.Expectations)
 		}
 	}
 	return nil
 }
 
-func validLock(name string) bool {
-	for _, n := range lockimpl.Names() {
-		if n == name {
-			return true
-		}
-	}
-	return false
-}
+// Limits shared by the command line and scenario files.
+const (
+	MaxClients = 256
+	MaxKeys    = 1000
+)
 
-// Locks returns the locks the scenario runs (or lists), in catalog order.
-func (s Scenario) Locks() []string {
-	var out []string
-	for _, n := range lockimpl.Names() {
-		if _, ok := s.Expect[n]; ok {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// nodeControl reports whether the scenario kills or promotes nodes.
-func (s Scenario) nodeControl() bool {
+// needs is what the scenario's faults need of a cell, together.
+func (s Scenario) needs() faults.Needs {
+	var n faults.Needs
 	for _, f := range s.Faults {
-		switch f.Kind {
-		case "node-restart", "node-restart-delayed", "failover":
-			return true
+		k, err := faults.LookupKind(f.Kind)
+		if err != nil {
+			continue // Validate reports it
 		}
+		n.NodeControl = n.NodeControl || k.Needs.NodeControl
+		n.Replica = n.Replica || k.Needs.Replica
+		n.Nodes = max(n.Nodes, k.Needs.Nodes)
 	}
-	return s.Topology == faults.PrimaryReplica
+	if s.Topology == faults.PrimaryReplica {
+		n.Replica = true
+	}
+	return n
 }
 
-// scaledFor stretches the times of a scenario that kills nodes when the
-// backend's node operations are slow (containers): a holder must still be
-// holding when a kill or a failover completes, as it is with processes.
-// The scale is the backend's node-operation time over a process's, capped
-// at six; every duration, the TTL included, grows by it, so the
-// scenario's shape (and its expectations) stay the same.
-func (s Scenario) scaledFor(b faults.Backend) Scenario {
-	if !s.nodeControl() {
+// scaled returns the scenario with every duration (the TTL and the
+// faults' own sizes included) multiplied by k, so it keeps its shape on a
+// slower machine or backend. Call timeouts grow by k too.
+func (s Scenario) scaled(k float64) Scenario {
+	if k == 1 {
 		return s
 	}
-	k := min(float64(b.NodeOpTime())/float64(10*time.Millisecond), 6)
-	if k <= 1 {
-		return s
+	for _, d := range []*time.Duration{&s.TTL, &s.Duration, &s.WorkMin, &s.WorkMax, &s.CallTimeout, &s.FirstFault, &s.GapMin, &s.GapMax} {
+		*d = time.Duration(float64(*d) * k)
 	}
-	scale := func(d *time.Duration) { *d = time.Duration(float64(*d) * k) }
-	for _, d := range []*time.Duration{&s.TTL, &s.Duration, &s.WorkMin, &s.WorkMax, &s.FirstFault, &s.GapMin, &s.GapMax} {
-		scale(d)
+	fs := make([]faults.Spec, len(s.Faults))
+	for i, f := range s.Faults {
+		fs[i] = f.Scaled(k)
 	}
-	s.CallTimeout = max(s.CallTimeout, time.Duration(float64(s.CallTimeout)*k/2))
+	s.Faults = fs
 	return s
-}
-
-// topologyFor returns the topology a lock runs on in this scenario.
-func (s Scenario) topologyFor(lock string) faults.Topology {
-	if lock == lockimpl.NameRedlock {
-		return faults.Independent
-	}
-	return s.Topology
-}
-
-// workloadConfig is the scenario's workload for one run.
-func (s Scenario) workloadConfig(seed int64) workload.Config {
-	keys := make([]string, s.Keys)
-	for i := range keys {
-		keys[i] = fmt.Sprintf("order:%d", i+1)
-	}
-	return workload.Config{
-		Clients: s.Clients, Keys: keys, Duration: s.Duration,
-		AcquireTimeout: s.CallTimeout, ReleaseTimeout: s.CallTimeout,
-		Work: workload.Dist{Min: s.WorkMin, Max: s.WorkMax}, Seed: seed,
-	}
 }
 
 // ms is shorthand for the catalog.
@@ -283,7 +246,6 @@ func Catalog() []Scenario {
 		{
 			Name:        "failover",
 			Description: "the primary dies before replicating a fresh lock key; the replica is promoted",
-			Topology:    faults.PrimaryReplica,
 			// Holders must still be working when the failover completes.
 			WorkMin: ms(40), WorkMax: ms(120),
 			Faults: []faults.Spec{{Kind: "failover"}},

@@ -3,32 +3,31 @@ package scenarios
 import (
 	"context"
 	"fmt"
-	"sort"
-	"strings"
 	"sync"
-	"time"
 
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
 )
 
 // Select returns the cells of the chosen scenarios and locks (all when a
-// list is empty), in catalog order. Unknown names are an error listing the
-// valid ones. A lock named explicitly runs even where the scenario has no
-// expectation for it only if it is mutex (unsafe everywhere).
+// list is empty), scenarios in list order and locks in registry order.
+// Unknown names are an error listing the valid ones. A lock named
+// explicitly runs even where the scenario has no expectation for it only
+// if it is in-process (no exclusion across pods: unsafe everywhere).
 func Select(list []Scenario, scenarioNames, lockNames []string) ([]Cell, error) {
-	byName := map[string]Scenario{}
+	byName := map[string]bool{}
 	for _, s := range list {
-		byName[s.Name] = s
+		byName[s.Name] = true
 	}
 	for _, n := range scenarioNames {
-		if _, ok := byName[n]; !ok {
+		if !byName[n] {
 			_, err := find(list, n)
 			return nil, err
 		}
 	}
 	for _, n := range lockNames {
-		if !validLock(n) {
-			return nil, fmt.Errorf("%w %q (valid: %s)", lockimpl.ErrUnknownLock, n, strings.Join(lockimpl.Names(), ", "))
+		if _, err := lockimpl.Lookup(n); err != nil {
+			return nil, err
 		}
 	}
 	wantScenario := set(scenarioNames)
@@ -38,13 +37,13 @@ func Select(list []Scenario, scenarioNames, lockNames []string) ([]Cell, error) 
 		if len(wantScenario) > 0 && !wantScenario[s.Name] {
 			continue
 		}
-		for _, lock := range lockimpl.Names() {
-			if len(wantLock) > 0 && !wantLock[lock] {
+		for _, lock := range lockimpl.Specs() {
+			if len(wantLock) > 0 && !wantLock[lock.Name] {
 				continue
 			}
-			e, ok := s.Expect[lock]
-			if !ok && lock == lockimpl.NameMutex && wantLock[lock] && s.Topology != "primary-replica" {
-				e, ok = Unsafe, true // a mutex per pod is unsafe everywhere
+			e, ok := s.Expect[lock.Name]
+			if !ok && lock.Nodes == 0 && wantLock[lock.Name] {
+				e, ok = Unsafe, true // an in-process lock is unsafe everywhere
 			}
 			if !ok {
 				continue
@@ -92,12 +91,12 @@ type MatrixOptions struct {
 	Repeat int
 	// Progress, if set, is called after each cell (from one goroutine at a
 	// time) with the number done and the total.
-	Progress func(r *CellResult, done, total int)
+	Progress func(r *results.Cell, done, total int)
 }
 
 // RunMatrix runs cells (each Repeat times) with Parallel at once. Results
 // come back in cell order, repeats of a cell together.
-func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*CellResult {
+func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.Cell {
 	if mo.Parallel <= 0 {
 		mo.Parallel = 3
 	}
@@ -109,7 +108,7 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*CellResul
 	}
 	type job struct{ cell, rep int }
 	total := len(cells) * mo.Repeat
-	results := make([]*CellResult, total)
+	out := make([]*results.Cell, total)
 	jobs := make(chan job)
 	var mu sync.Mutex
 	done := 0
@@ -126,7 +125,7 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*CellResul
 				}
 				r := RunCell(ctx, cells[j.cell], opts)
 				mu.Lock()
-				results[j.cell*mo.Repeat+j.rep] = r
+				out[j.cell*mo.Repeat+j.rep] = r
 				done++
 				if mo.Progress != nil {
 					mo.Progress(r, done, total)
@@ -144,54 +143,5 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*CellResul
 	}
 	close(jobs)
 	wg.Wait()
-	return results
-}
-
-// Aggregate summarises the repeats of one cell.
-type Aggregate struct {
-	Scenario string      `json:"scenario"`
-	Lock     string      `json:"lock"`
-	Expect   Expectation `json:"expectation"`
-	Runs     int         `json:"runs"`
-	Failed   int         `json:"failed"`  // runs whose verdict was fail
-	Unknown  int         `json:"unknown"` // runs the checker could not decide
-	Errors   int         `json:"errors"`  // runs the harness could not complete
-	Met      int         `json:"met"`
-	// MedianFirstViolation over the failing runs, or -1.
-	MedianFirstViolation time.Duration `json:"median_first_violation_ns"`
-}
-
-// Aggregates groups results by cell, in order.
-func Aggregates(results []*CellResult) []Aggregate {
-	var out []Aggregate
-	idx := map[string]int{}
-	firsts := map[string][]int64{}
-	for _, r := range results {
-		k := r.Scenario + "/" + r.Lock
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, Aggregate{Scenario: r.Scenario, Lock: r.Lock, Expect: r.Expect, MedianFirstViolation: -1})
-		}
-		a := &out[i]
-		a.Runs++
-		switch {
-		case r.Outcome == HarnessError:
-			a.Errors++
-		case r.Verdict == "fail":
-			a.Failed++
-			firsts[k] = append(firsts[k], r.Stats.FirstViolation)
-		case r.Verdict == "unknown":
-			a.Unknown++
-		}
-		if r.Outcome == Met {
-			a.Met++
-		}
-	}
-	for k, fs := range firsts {
-		sort.Slice(fs, func(i, j int) bool { return fs[i] < fs[j] })
-		out[idx[k]].MedianFirstViolation = time.Duration(fs[len(fs)/2])
-	}
 	return out
 }

@@ -7,10 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/redis/go-redis/v9"
-
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -31,18 +30,18 @@ func (p *panickyLock) Acquire(ctx context.Context, key string) (lockimpl.Lease, 
 
 func TestPanickingLockIsAHarnessErrorAndOtherCellsGoOn(t *testing.T) {
 	sc := short("baseline", 2*time.Second)
-	panicky := scenarios.Cell{Scenario: sc, Lock: "panicky", Expect: scenarios.Safe,
-		Factory: func(nodes []redis.UniversalClient) (lockimpl.Locker, error) {
-			tok, err := lockimpl.NewToken(nodes[0], lockimpl.TokenConfig{})
+	panicky := scenarios.Cell{Scenario: sc, Expect: scenarios.Safe, Lock: lockimpl.Spec{Name: "panicky", Nodes: 1,
+		New: func(env lockimpl.Env) (lockimpl.Locker, error) {
+			tok, err := lockimpl.NewToken(env.Clients[0], lockimpl.TokenConfig{TTL: env.TTL})
 			return &panickyLock{inner: tok}, err
-		}}
-	healthy := scenarios.Cell{Scenario: sc, Lock: lockimpl.NameToken, Expect: scenarios.Safe}
+		}}}
+	healthy := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe}
 	start := time.Now()
 	rs := scenarios.RunMatrix(context.Background(), []scenarios.Cell{panicky, healthy}, scenarios.MatrixOptions{Parallel: 2})
-	if rs[0].Outcome != scenarios.HarnessError || !strings.Contains(rs[0].Error, "nil map write") {
+	if rs[0].Outcome != results.HarnessError || !strings.Contains(rs[0].Error, "nil map write") {
 		t.Fatalf("panicking cell: %s", rs[0].Summary())
 	}
-	if rs[1].Outcome != scenarios.Met {
+	if rs[1].Outcome != results.Met {
 		t.Fatalf("the healthy cell next to it: %s", rs[1].Summary())
 	}
 	if time.Since(start) > 10*time.Second {
@@ -62,10 +61,10 @@ func TestHangingLockTimesTheCellOut(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block) // let the stuck goroutines go at the end of the test
 	sc := short("baseline", 500*time.Millisecond)
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: sc, Lock: "hangs", Expect: scenarios.Safe,
-		Factory: func([]redis.UniversalClient) (lockimpl.Locker, error) { return hangingLock{block}, nil }},
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: sc, Expect: scenarios.Safe,
+		Lock: lockimpl.Spec{Name: "hangs", Nodes: 1, New: func(lockimpl.Env) (lockimpl.Locker, error) { return hangingLock{block}, nil }}},
 		scenarios.Options{CellTimeout: 2 * time.Second})
-	if res.Outcome != scenarios.HarnessError || !strings.Contains(res.Error, "timed out") {
+	if res.Outcome != results.HarnessError || !strings.Contains(res.Error, "timed out") {
 		t.Fatalf("%s", res.Summary())
 	}
 	if !strings.Contains(res.Error, "honour its context") {

@@ -12,6 +12,7 @@ import (
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults/faultstest"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 	"github.com/lockchaos/lockchaos/workload/history"
 )
@@ -159,6 +160,15 @@ func TestYAMLScenarios(t *testing.T) {
 	}
 }
 
+// lock returns a registered lock's spec.
+func lock(name string) lockimpl.Spec {
+	s, err := lockimpl.Lookup(name)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
 func short(name string, d time.Duration) scenarios.Scenario {
 	s, err := scenarios.Get(name)
 	if err != nil {
@@ -170,9 +180,9 @@ func short(name string, d time.Duration) scenarios.Scenario {
 
 func TestBaselineCellMeetsAndWritesACheckableHistory(t *testing.T) {
 	dir := t.TempDir()
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", 600*time.Millisecond), Lock: lockimpl.NameToken, Expect: scenarios.Safe},
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", 600*time.Millisecond), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe},
 		scenarios.Options{Seed: 7, OutDir: dir})
-	if res.Outcome != scenarios.Met || res.Verdict != checker.Pass {
+	if res.Outcome != results.Met || res.Verdict != checker.Pass {
 		t.Fatalf("%s", res.Summary())
 	}
 	want := filepath.Join(dir, "baseline", "token", "history.jsonl")
@@ -192,17 +202,17 @@ func TestBaselineCellMeetsAndWritesACheckableHistory(t *testing.T) {
 }
 
 func TestUnsafeCellIsDetected(t *testing.T) {
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lockimpl.NameToken, Expect: scenarios.Unsafe},
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
 		scenarios.Options{Seed: 3})
-	if res.Outcome != scenarios.Met || res.Violations == 0 || res.Faults == 0 {
+	if res.Outcome != results.Met || res.Violations == 0 || res.Faults == 0 {
 		t.Fatalf("%s (fault windows %d)", res.Summary(), res.Faults)
 	}
 }
 
 func TestFencedLockSurvivesPausesBecauseTheResourceChecksFences(t *testing.T) {
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lockimpl.NameFenced, Expect: scenarios.Safe},
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe},
 		scenarios.Options{Seed: 3})
-	if res.Outcome != scenarios.Met {
+	if res.Outcome != results.Met {
 		t.Fatalf("%s", res.Summary())
 	}
 	if res.Stats.StaleFence == 0 {
@@ -212,8 +222,8 @@ func TestFencedLockSurvivesPausesBecauseTheResourceChecksFences(t *testing.T) {
 
 func TestNotApplicableCellIsSkipped(t *testing.T) {
 	s, _ := scenarios.Get("failover")
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: s, Lock: lockimpl.NameRedlock, Expect: scenarios.NotApplicable}, scenarios.Options{})
-	if res.Outcome != scenarios.Skipped || res.Failed() || !strings.Contains(res.Error, "not applicable") {
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: s, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.NotApplicable}, scenarios.Options{})
+	if res.Outcome != results.Skipped || res.Failed() || !strings.Contains(res.Error, "not applicable") {
 		t.Fatalf("%+v", res)
 	}
 }
@@ -221,29 +231,17 @@ func TestNotApplicableCellIsSkipped(t *testing.T) {
 func TestCancelledRunSkipsCellsThatHaveNotStarted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := scenarios.RunCell(ctx, scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lockimpl.NameToken, Expect: scenarios.Safe}, scenarios.Options{})
-	if res.Outcome != scenarios.Skipped {
+	res := scenarios.RunCell(ctx, scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe}, scenarios.Options{})
+	if res.Outcome != results.Skipped {
 		t.Fatalf("%+v", res)
 	}
 }
 
 func TestMissingRedisIsAHarnessError(t *testing.T) {
 	t.Setenv("LOCKCHAOS_REDIS_SERVER", filepath.Join(t.TempDir(), "no-redis"))
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lockimpl.NameToken, Expect: scenarios.Safe}, scenarios.Options{})
-	if res.Outcome != scenarios.HarnessError || !strings.Contains(res.Error, "apt-get install redis-server") {
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe}, scenarios.Options{})
+	if res.Outcome != results.HarnessError || !strings.Contains(res.Error, "apt-get install redis-server") {
 		t.Fatalf("%+v", res)
-	}
-}
-
-func TestAggregates(t *testing.T) {
-	rs := []*scenarios.CellResult{
-		{Scenario: "s", Lock: "l", Verdict: "fail", Outcome: scenarios.Met, Stats: checker.Stats{FirstViolation: 300}},
-		{Scenario: "s", Lock: "l", Verdict: "fail", Outcome: scenarios.Met, Stats: checker.Stats{FirstViolation: 100}},
-		{Scenario: "s", Lock: "l", Verdict: "pass", Outcome: scenarios.Missed},
-	}
-	a := scenarios.Aggregates(rs)
-	if len(a) != 1 || a[0].Runs != 3 || a[0].Failed != 2 || a[0].Met != 2 || a[0].MedianFirstViolation != 300 {
-		t.Fatalf("%+v", a)
 	}
 }
 

@@ -92,7 +92,11 @@ func redisFactory(t *testing.T, c *faults.Cluster, name string, ttl time.Duratio
 			t.Cleanup(func() { _ = rdb.Close() })
 			nodes = append(nodes, rdb)
 		}
-		return lockimpl.New(name, nodes, lockimpl.Options{TTL: ttl})
+		spec, err := lockimpl.Lookup(name)
+		if err != nil {
+			return nil, err
+		}
+		return spec.Build(lockimpl.Env{Pod: i, Clients: nodes, Addrs: c.ClientAddrs(i), TTL: ttl})
 	}
 }
 
@@ -100,7 +104,11 @@ func runAndCheck(t *testing.T, lock string, cfg workload.Config) (*checker.Repor
 	t.Helper()
 	c := faultstest.Cluster(t, faults.ClusterConfig{Clients: cfg.Clients})
 	path := filepath.Join(t.TempDir(), "history.jsonl")
-	rec, err := history.NewRecorder(path, history.Header{Scenario: "baseline", Lock: lock, Clients: cfg.Clients, Fencing: string(cfg.Fencing)})
+	spec, err := lockimpl.Lookup(lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := history.NewRecorder(path, history.Header{Scenario: "baseline", Lock: lock, Clients: cfg.Clients, Fencing: string(cfg.Fencing), InProcess: spec.Nodes == 0})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,7 +7,13 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/faults/docker"
 )
+
+// redisImageUsage is the help of --redis-image, which chooseBackend hands
+// to the docker backend.
+const redisImageUsage = "image for the docker backend (default " + docker.DefaultRedisImage +
+	", built by `make redis-image`, else " + docker.FallbackRedisImage + "; a missing image is pulled if a registry answers)"
 
 // chooseBackend turns --backend into a Backend and the Redis version it
 // runs. auto prefers local processes, then Docker, else says how to get
@@ -23,8 +29,8 @@ func chooseBackend(name, image string, addrs []string) (faults.Backend, string, 
 		v, _ := faults.RedisServerVersion(bin)
 		return faults.ProcessBackend{}, v, nil
 	}
-	docker := func() (faults.Backend, string, error) {
-		b, err := faults.NewDockerBackend(ctx, faults.DockerConfig{Image: image})
+	containers := func() (faults.Backend, string, error) {
+		b, err := docker.NewBackend(ctx, docker.Config{Image: image})
 		if err != nil {
 			return nil, "", err
 		}
@@ -40,13 +46,13 @@ func chooseBackend(name, image string, addrs []string) (faults.Backend, string, 
 	case "process":
 		return process()
 	case "docker":
-		return docker()
+		return containers()
 	}
 	b, v, perr := process()
 	if perr == nil {
 		return b, v, nil
 	}
-	b, v, derr := docker()
+	b, v, derr := containers()
 	if derr == nil {
 		return b, v, nil
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/faults/docker"
 	"github.com/lockchaos/lockchaos/reports"
 )
 
@@ -101,7 +102,7 @@ func freeTCPPort(t *testing.T) string {
 
 func dockerAvailable(t *testing.T) {
 	t.Helper()
-	b, err := faults.NewDockerBackend(context.Background(), faults.DockerConfig{})
+	b, err := docker.NewBackend(context.Background(), docker.Config{})
 	if err != nil {
 		t.Skipf("docker backend unavailable: %v", err)
 	}
@@ -179,7 +180,7 @@ func TestDockerBackendLeavesNoContainers(t *testing.T) {
 		if left := lockchaosContainers(t, cmd.Process.Pid); len(left) == 0 {
 			t.Log("no containers survived SIGKILL (nothing to sweep)")
 		}
-		b, err := faults.NewDockerBackend(context.Background(), faults.DockerConfig{})
+		b, err := docker.NewBackend(context.Background(), docker.Config{})
 		if err != nil {
 			t.Fatal(err)
 		}

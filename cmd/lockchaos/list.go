@@ -71,17 +71,17 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		if len(fk) == 0 {
 			fk = []string{"none"}
 		}
-		topo := string(sd.Topology)
-		if _, ok := sd.Expect[lockimpl.NameRedlock]; ok {
-			topo += " (redlock: 3 independent nodes)"
-		}
-		fmt.Fprintf(stdout, "  %-22s %s\n  %-22s topology %s, ttl %v, %d clients, work %v-%v, faults: %s\n",
-			s.Name, s.Description, "", topo, sd.TTL, sd.Clients, sd.WorkMin, sd.WorkMax, strings.Join(fk, ", "))
+		fmt.Fprintf(stdout, "  %-22s %s\n  %-22s ttl %v, %d clients, work %v-%v, faults: %s\n",
+			s.Name, s.Description, "", sd.TTL, sd.Clients, sd.WorkMin, sd.WorkMax, strings.Join(fk, ", "))
 	}
-	fmt.Fprintln(stdout, "\nLocks: "+strings.Join(locks, ", ")+" (mutex runs in baseline, or anywhere with --lock mutex)")
+	fmt.Fprintln(stdout, "\nLocks (the deployment each gets follows from its traits):")
+	for _, l := range lockimpl.Specs() {
+		fmt.Fprintf(stdout, "  %-22s %s\n  %-22s %s\n", l.Name, l.Doc, "", l.Describe())
+	}
+	fmt.Fprintln(stdout, "  in-process locks run in baseline, or in any scenario named with --lock (unsafe everywhere)")
 	fmt.Fprintln(stdout, "\nFault kinds:")
-	for _, k := range faults.KindNames() {
-		fmt.Fprintf(stdout, "  %-22s %s\n", k, faults.Kinds[k])
+	for _, k := range faults.Kinds() {
+		fmt.Fprintf(stdout, "  %-22s %s\n", k.Name, k.Doc)
 	}
 	fmt.Fprintln(stdout, "\nExpectations: safe (must pass), unsafe (must be detected), either (reported, not gated), n/a (not run), - (not in this scenario)")
 	return exitOK

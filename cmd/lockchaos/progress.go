@@ -5,10 +5,9 @@ import (
 	"io"
 	"os"
 
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
-
-	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // progress shows a bar on a terminal and plain lines in CI (CI set) or
@@ -34,7 +33,7 @@ func newProgress(w io.Writer, total int) *progress {
 	return p
 }
 
-func (p *progress) cell(r *scenarios.CellResult, done, total int) {
+func (p *progress) cell(r *results.Cell, done, total int) {
 	if p.bar != nil {
 		p.bar.Describe(fmt.Sprintf("%s/%s %s", r.Scenario, r.Lock, r.Outcome))
 		_ = p.bar.Add(1)

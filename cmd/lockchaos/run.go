@@ -18,6 +18,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -73,7 +74,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external")
 	var addrs stringList
 	fs.Var(&addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
-	image := fs.String("redis-image", "", "image for the docker backend (default "+faults.DefaultRedisImage+", built by `make redis-image`, else "+faults.FallbackRedisImage+"; a missing image is pulled if a registry answers)")
+	image := fs.String("redis-image", "", redisImageUsage)
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
 	parallel := fs.Int("parallel", 3, "cells to run at once")
@@ -189,7 +190,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	started := time.Now()
 	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
 		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
-			Budget: *budget, Backend: be, Rerun: "lockchaos run" + rerunFlags(*duration, *clients, files),
+			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files),
 			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) }},
 		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
 	})
@@ -202,7 +203,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	reports.RelativeHistories(*out, sum)
 	jsonPath, errJSON := reports.WriteJSON(*out, sum)
 	junitPath, errJUnit := reports.WriteJUnit(*out, sum)
-	html, errHTML := reports.WriteHTML(*out, sum, reports.HTMLOptions{Budget: *budget})
+	html, errHTML := reports.WriteHTML(*out, sum, reports.HTMLOptions{})
 	if err := errors.Join(errJSON, errJUnit, errHTML); err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: writing reports: %v\n", err)
 	}
@@ -232,11 +233,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 // runExit maps outcomes to the documented exit codes, worst first.
 func runExit(s *reports.Summary) int {
 	switch {
-	case s.Totals[string(scenarios.Regression)]+s.Totals[string(scenarios.Missed)] > 0:
+	case s.Totals[string(results.Regression)]+s.Totals[string(results.Missed)] > 0:
 		return exitViolation
-	case s.Totals[string(scenarios.HarnessError)] > 0:
+	case s.Totals[string(results.HarnessError)] > 0:
 		return exitHarness
-	case s.Totals[string(scenarios.Inconclusive)] > 0:
+	case s.Totals[string(results.Unknown)] > 0:
 		return exitInconclusive
 	}
 	return exitOK

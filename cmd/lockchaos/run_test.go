@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/reports"
-	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/workload/history"
 )
 
@@ -107,10 +107,10 @@ func TestRunWithoutRedisSaysHowToGetIt(t *testing.T) {
 }
 
 func TestRunExitCodes(t *testing.T) {
-	mk := func(outcomes ...scenarios.Outcome) *reports.Summary {
+	mk := func(outcomes ...results.Outcome) *reports.Summary {
 		s := &reports.Summary{}
 		for _, o := range outcomes {
-			s.Cells = append(s.Cells, &scenarios.CellResult{Outcome: o})
+			s.Cells = append(s.Cells, &results.Cell{Outcome: o})
 		}
 		s.Tally()
 		return s
@@ -119,11 +119,11 @@ func TestRunExitCodes(t *testing.T) {
 		s    *reports.Summary
 		want int
 	}{
-		{mk(scenarios.Met, scenarios.Skipped), exitOK},
-		{mk(scenarios.Met, scenarios.Missed), exitViolation},
-		{mk(scenarios.Regression, scenarios.HarnessError), exitViolation},
-		{mk(scenarios.Met, scenarios.HarnessError), exitHarness},
-		{mk(scenarios.Met, scenarios.Inconclusive), exitInconclusive},
+		{mk(results.Met, results.Skipped), exitOK},
+		{mk(results.Met, results.Missed), exitViolation},
+		{mk(results.Regression, results.HarnessError), exitViolation},
+		{mk(results.Met, results.HarnessError), exitHarness},
+		{mk(results.Met, results.Unknown), exitInconclusive},
 	} {
 		if got := runExit(c.s); got != c.want {
 			t.Errorf("%v: exit %d, want %d", c.s.Totals, got, c.want)

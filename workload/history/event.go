@@ -77,8 +77,13 @@ type Header struct {
 	Start    time.Time `json:"start"` // wall clock at the run's zero
 	Clients  int       `json:"clients,omitempty"`
 	Keys     []string  `json:"keys,omitempty"`
-	// Fencing is the protected resource's mode: "off", "writes" or "reads-and-writes".
+	// Fencing is the protected resource's mode: "off", "writes" or
+	// "reads-and-writes". It, not the lock's name, decides whether
+	// overlapping holds count against the lock.
 	Fencing string `json:"fencing,omitempty"`
+	// InProcess says the lock keeps no shared state (a mutex per pod): a
+	// release cannot remove anyone else's lock.
+	InProcess bool `json:"in_process,omitempty"`
 	// Extra holds free-form settings worth keeping with the history (TTL, backend...).
 	Extra map[string]string `json:"extra,omitempty"`
 }

@@ -1,4 +1,4 @@
-package faults_test
+package docker_test
 
 import (
 	"context"
@@ -12,26 +12,35 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/faults/docker"
 	"github.com/lockchaos/lockchaos/faults/faultstest"
 )
 
+func TestMain(m *testing.M) {
+	faultstest.MainWith(m, func() {
+		if shared != nil {
+			_ = shared.Close()
+		}
+	})
+}
+
 var (
-	dockerOnce sync.Once
-	docker     *faults.DockerBackend
-	dockerErr  error
+	sharedOnce sync.Once
+	shared     *docker.Backend
+	sharedErr  error
 )
 
 // dockerBackend returns the shared docker backend, or skips the test with
 // the reason when no Docker engine (or no image) is at hand.
-func dockerBackend(t *testing.T) *faults.DockerBackend {
+func dockerBackend(t *testing.T) *docker.Backend {
 	t.Helper()
-	dockerOnce.Do(func() {
-		docker, dockerErr = faults.NewDockerBackend(context.Background(), faults.DockerConfig{})
+	sharedOnce.Do(func() {
+		shared, sharedErr = docker.NewBackend(context.Background(), docker.Config{})
 	})
-	if dockerErr != nil {
-		t.Skipf("docker backend unavailable: %v", dockerErr)
+	if sharedErr != nil {
+		t.Skipf("docker backend unavailable: %v", sharedErr)
 	}
-	return docker
+	return shared
 }
 
 func dockerCluster(t *testing.T, cfg faults.ClusterConfig) *faults.Cluster {
@@ -114,7 +123,7 @@ func TestDockerContainersGoneAfterClose(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	id := n.(*faults.ContainerNode).ContainerID()
+	id := n.(*docker.Node).ContainerID()
 	if err := n.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +135,7 @@ func TestDockerContainersGoneAfterClose(t *testing.T) {
 
 func TestDockerMissingImageSaysHowToBuildIt(t *testing.T) {
 	dockerBackend(t) // skip without Docker
-	_, err := faults.NewDockerBackend(context.Background(), faults.DockerConfig{Image: "lockchaos/no-such-image:0"})
+	_, err := docker.NewBackend(context.Background(), docker.Config{Image: "lockchaos/no-such-image:0"})
 	if err == nil || !strings.Contains(err.Error(), "make redis-image") {
 		t.Fatalf("err = %v", err)
 	}

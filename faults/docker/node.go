@@ -1,0 +1,206 @@
+package docker
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/moby/moby/api/types/container"
+	"github.com/moby/moby/client"
+	"github.com/testcontainers/testcontainers-go"
+	tcredis "github.com/testcontainers/testcontainers-go/modules/redis"
+	"github.com/testcontainers/testcontainers-go/wait"
+
+	"github.com/lockchaos/lockchaos/faults"
+)
+
+// Node is a Redis server in a container on the host network.
+type Node struct {
+	faults.AdminOps
+	b    *Backend
+	cfg  faults.NodeConfig
+	port int
+
+	mu    sync.Mutex
+	state faults.NodeState
+	ctr   *tcredis.RedisContainer
+}
+
+var (
+	_ faults.Backend   = (*Backend)(nil)
+	_ faults.RedisNode = (*Node)(nil)
+)
+
+// Name implements faults.RedisNode.
+func (n *Node) Name() string { return n.cfg.Name }
+
+// Addr implements faults.RedisNode: a loopback address, as for a process.
+func (n *Node) Addr() string { return "127.0.0.1:" + strconv.Itoa(n.port) }
+
+// State implements faults.RedisNode.
+func (n *Node) State() faults.NodeState {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.state
+}
+
+// ContainerID returns the current container's id, or "".
+func (n *Node) ContainerID() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.ctr == nil {
+		return ""
+	}
+	return n.ctr.GetContainerID()
+}
+
+func (n *Node) args() []string { return faults.ServerArgs(n.cfg, n.port, "/data") }
+
+func (n *Node) start(ctx context.Context) error {
+	n.mu.Lock()
+	if err := faults.CheckStartable(n.cfg.Name, n.state); err != nil {
+		n.mu.Unlock()
+		return err
+	}
+	old := n.ctr
+	n.mu.Unlock()
+	sctx, cancel := context.WithTimeout(ctx, n.cfg.StartTimeout)
+	defer cancel()
+	if old != nil && n.cfg.Persistence {
+		// Same container, same /data: the append-only file comes back.
+		if err := old.Start(sctx); err != nil {
+			return fmt.Errorf("%w: node %s: restart container: %v", faults.ErrNodeStart, n.cfg.Name, err)
+		}
+	} else {
+		if old != nil {
+			_ = testcontainers.TerminateContainer(old)
+		}
+		ctr, err := tcredis.Run(sctx, n.b.image,
+			testcontainers.WithCmd(n.args()...),
+			testcontainers.WithLabels(map[string]string{labelManaged: "true", labelOwner: n.b.owner, "org.lockchaos.node": n.cfg.Name}),
+			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+				// Host network: the node listens on loopback, the proxies
+				// and the replication link work exactly as for a process.
+				hc.NetworkMode = "host"
+				hc.PortBindings = nil
+				hc.PublishAllPorts = false
+			}),
+			testcontainers.WithExposedPorts(),
+			testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(n.cfg.StartTimeout)),
+		)
+		if err != nil {
+			if ctr != nil {
+				_ = testcontainers.TerminateContainer(ctr)
+			}
+			return fmt.Errorf("%w: node %s (image %s): %v", faults.ErrNodeStart, n.cfg.Name, n.b.image, err)
+		}
+		n.mu.Lock()
+		n.ctr = ctr
+		n.mu.Unlock()
+	}
+	n.mu.Lock()
+	n.state = faults.NodeRunning
+	n.mu.Unlock()
+	if err := faults.WaitReady(ctx, n.Addr(), nil, n.cfg.StartTimeout); err != nil {
+		_ = n.Kill()
+		return fmt.Errorf("%w: node %s: %v", faults.ErrNodeStart, n.cfg.Name, err)
+	}
+	return nil
+}
+
+// Kill implements faults.RedisNode: SIGKILL to the container (a paused one too).
+func (n *Node) Kill() error {
+	n.mu.Lock()
+	if kill, err := faults.CheckKillable(n.cfg.Name, n.state); !kill {
+		n.mu.Unlock()
+		return err
+	}
+	ctr := n.ctr
+	n.state = faults.NodeKilled
+	n.mu.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	id := ctr.GetContainerID()
+	_, _ = n.b.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+	if _, err := n.b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"}); err != nil && !strings.Contains(err.Error(), "is not running") {
+		return fmt.Errorf("docker: node %s: kill: %w", n.cfg.Name, err)
+	}
+	// Wait until the port is free again, as for a process that was reaped.
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if faults.Ping(n.Addr(), 50*time.Millisecond) != nil {
+			break
+		}
+	}
+	return nil
+}
+
+// Start implements faults.RedisNode.
+func (n *Node) Start(ctx context.Context) error { return n.start(ctx) }
+
+// Restart implements faults.RedisNode.
+func (n *Node) Restart(ctx context.Context) error {
+	if err := n.Kill(); err != nil {
+		return err
+	}
+	return n.start(ctx)
+}
+
+// Pause implements faults.RedisNode with the cgroup freezer (docker pause).
+func (n *Node) Pause() error {
+	return n.transition(faults.NodeRunning, faults.NodePaused, func(ctx context.Context, id string) error {
+		_, err := n.b.cli.ContainerPause(ctx, id, client.ContainerPauseOptions{})
+		return err
+	})
+}
+
+// Resume implements faults.RedisNode (docker unpause).
+func (n *Node) Resume() error {
+	return n.transition(faults.NodePaused, faults.NodeRunning, func(ctx context.Context, id string) error {
+		_, err := n.b.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
+		return err
+	})
+}
+
+func (n *Node) transition(from, to faults.NodeState, act func(context.Context, string) error) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.state == faults.NodeClosed {
+		return fmt.Errorf("node %s: %w", n.cfg.Name, faults.ErrClosed)
+	}
+	if n.state != from {
+		return fmt.Errorf("node %s is %s, want %s: %w", n.cfg.Name, n.state, from, faults.ErrNodeState)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := act(ctx, n.ctr.GetContainerID()); err != nil {
+		return fmt.Errorf("docker: node %s: %w", n.cfg.Name, err)
+	}
+	n.state = to
+	return nil
+}
+
+// Close implements faults.RedisNode: the container is removed.
+func (n *Node) Close() error {
+	n.mu.Lock()
+	if n.state == faults.NodeClosed {
+		n.mu.Unlock()
+		return nil
+	}
+	ctr := n.ctr
+	n.state = faults.NodeClosed
+	n.mu.Unlock()
+	faults.UntrackNode(n)
+	if ctr == nil {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, err := n.b.cli.ContainerRemove(ctx, ctr.GetContainerID(), client.ContainerRemoveOptions{Force: true, RemoveVolumes: true})
+	if err != nil && !strings.Contains(err.Error(), "No such container") {
+		return fmt.Errorf("docker: node %s: remove container: %w", n.cfg.Name, err)
+	}
+	return nil
+}

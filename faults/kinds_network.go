@@ -1,0 +1,154 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// The fault kinds that act on the proxies between pods and nodes. Each
+// registers itself here and nowhere else.
+func init() {
+	for _, k := range []Kind{
+		{Name: "latency", Doc: "delay every reply of one client by Latency (± Jitter) for Duration",
+			Build: func(s Spec, ttl time.Duration) Fault {
+				return Latency{Latency: or(s.Latency, ttl/4), Jitter: s.Jitter, Duration: or(s.Duration, ttl), Direction: s.Direction}
+			}},
+		{Name: "slow-reply", Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once",
+			Build: func(s Spec, ttl time.Duration) Fault {
+				return SlowReply{Delay: or(s.Delay, ttl+ttl/2), MaxWait: or(s.Duration, 4*ttl)}
+			}},
+		{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work",
+			Build: func(s Spec, ttl time.Duration) Fault { return ClientPartition{Work: or(s.Work, 2*ttl)} }},
+		{Name: "minority-partition", Doc: "cut every client off one node (a minority of three) for Duration",
+			Needs: Needs{Nodes: 3},
+			Build: func(s Spec, ttl time.Duration) Fault { return MinorityPartition{Duration: or(s.Duration, 2*ttl)} }},
+	} {
+		if err := RegisterKind(k); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// Latency delays one client's traffic (both ways unless Direction says
+// otherwise) by Latency ± Jitter for Duration.
+type Latency struct {
+	Latency, Jitter, Duration time.Duration
+	Direction                 Direction
+}
+
+// Name implements Fault.
+func (Latency) Name() string { return "latency" }
+
+// Inject implements Fault.
+func (f Latency) Inject(ctx context.Context, env *Env) (err error) {
+	links := env.Cluster.ClientLinks(env.Rand.IntN(env.Cluster.Clients()))
+	defer healLinks(links, &err)
+	if err := eachLink(links, func(l *Link) error { return l.Latency(f.Direction, f.Latency, f.Jitter) }); err != nil {
+		return err
+	}
+	defer env.window(f.Name(), linkNames(links)...)()
+	sleepCtx(ctx, f.Duration)
+	return nil
+}
+
+// SlowReply delays every reply from Redis by Delay, past the TTL, until the
+// first acquisition returns (or MaxWait passes), then heals at once. The
+// winner's SET NX took effect on arrival; its answer comes back after the
+// key expired. Healing right then lets the other clients' (refused, also
+// delayed) answers through, and they take the free lock while the winner
+// believes it holds it. A client that only ever sees a slow reply to its
+// winning acquire in the wild meets exactly this; targeting one client
+// instead rarely works, because a busy lock is almost never free at the
+// moment that client's request lands.
+type SlowReply struct{ Delay, MaxWait time.Duration }
+
+// Name implements Fault.
+func (SlowReply) Name() string { return "slow-reply" }
+
+// Inject implements Fault.
+func (f SlowReply) Inject(ctx context.Context, env *Env) (err error) {
+	var links []*Link
+	for c := range env.Cluster.Clients() {
+		links = append(links, env.Cluster.ClientLinks(c)...)
+	}
+	defer healLinks(links, &err)
+	if err := eachLink(links, func(l *Link) error { return l.Latency(Downstream, f.Delay, 0) }); err != nil {
+		return err
+	}
+	defer env.window(f.Name(), linkNames(links)...)()
+	wctx, cancel := context.WithTimeout(ctx, f.MaxWait)
+	defer cancel()
+	_, _ = env.Pods.NextAcquire(wctx)
+	return nil
+}
+
+// ClientPartition cuts a holder off Redis (its links go silent) while it
+// runs a long critical section of Work: renewals stop, nobody tells it.
+type ClientPartition struct{ Work time.Duration }
+
+// Name implements Fault.
+func (ClientPartition) Name() string { return "client-partition" }
+
+// Inject implements Fault.
+func (f ClientPartition) Inject(ctx context.Context, env *Env) (err error) {
+	pod, at, ok := env.Pods.AwaitSlow(ctx, f.Work)
+	if !ok {
+		return nil
+	}
+	links := env.Cluster.ClientLinks(pod)
+	defer healLinks(links, &err)
+	if err := eachLink(links, func(l *Link) error { return l.Blackhole(Both) }); err != nil {
+		return err
+	}
+	defer env.window(f.Name(), append([]string{podTarget(pod)}, linkNames(links)...)...)()
+	sleepCtx(ctx, time.Until(at.Add(f.Work)))
+	return nil
+}
+
+// MinorityPartition cuts every client off one node for Duration (with
+// three nodes, a minority).
+type MinorityPartition struct{ Duration time.Duration }
+
+// Name implements Fault.
+func (MinorityPartition) Name() string { return "minority-partition" }
+
+// Inject implements Fault.
+func (f MinorityPartition) Inject(ctx context.Context, env *Env) (err error) {
+	slot := env.Rand.IntN(env.Cluster.Slots())
+	links := env.Cluster.SlotLinks(slot)
+	defer healLinks(links, &err)
+	if err := eachLink(links, func(l *Link) error { return l.Blackhole(Both) }); err != nil {
+		return err
+	}
+	defer env.window(f.Name(), env.Cluster.Node(slot).Name())()
+	sleepCtx(ctx, f.Duration)
+	return nil
+}
+
+// podTarget names a pod in a fault window's targets.
+func podTarget(pod int) string { return fmt.Sprintf("client%d", pod) }
+
+// eachLink applies a fault to every link, stopping at the first error
+// (the caller's deferred healLinks undoes what was applied).
+func eachLink(ls []*Link, apply func(*Link) error) error {
+	for _, l := range ls {
+		if err := apply(l); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// healLinks heals every link and joins any failure into *err: a link that
+// stays faulty must fail the cell loudly, not linger unseen.
+func healLinks(ls []*Link, err *error) {
+	var errs []error
+	for _, l := range ls {
+		if e := l.Heal(); e != nil {
+			errs = append(errs, fmt.Errorf("heal %s: %w", l.Name(), e))
+		}
+	}
+	*err = errors.Join(*err, errors.Join(errs...))
+}

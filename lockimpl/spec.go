@@ -1,0 +1,191 @@
+package lockimpl
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Spec is what a lock is to the harness: its traits as data, and how to
+// build one pod's Locker. The harness reads nothing else about a lock: the
+// topology a cell starts, whether the protected resource checks fences,
+// whether renewals are recorded and what a report says all come from here,
+// so a user's lock is as first-class as a built-in one.
+type Spec struct {
+	// Name identifies the lock in scenarios, histories and reports.
+	Name string
+	// Doc is one line for people ("SET NX PX, then an unconditional DEL").
+	Doc string
+	// Nodes is the Redis deployment the lock needs: 0 for an in-process
+	// lock (no Redis at all: it cannot exclude across pods, so it is unsafe
+	// in every scenario); 1 for one service address (a single node, or a
+	// primary with a replica behind it); N > 1 for N independent primaries
+	// (Redlock).
+	Nodes int
+	// Fencing says the lock hands out fencing tokens that the protected
+	// resource must check (on reads and writes). The checker then judges
+	// the resource, not the overlap of beliefs.
+	Fencing bool
+	// Renews says the lock keeps a held lease alive (a watchdog).
+	Renews bool
+	// SignalsLoss says Lease.Lost closes when the lock learns it lost the
+	// lease.
+	SignalsLoss bool
+	// New builds one pod's Locker. It is called once per pod per cell.
+	New func(Env) (Locker, error)
+}
+
+// Env is what New gets: everything one pod knows, already wired through
+// the cell's proxies and fault hooks.
+type Env struct {
+	// Pod is the pod's index in the cell.
+	Pod int
+	// Clients holds one go-redis client per node the lock needs (Nodes of
+	// them), through the pod's own proxies. A pod pause freezes them.
+	Clients []redis.UniversalClient
+	// Addrs are the same nodes' addresses as the pod sees them (its
+	// proxies), for locks that bring their own client.
+	Addrs []string
+	// Dial connects to one of Addrs the way the pod's own clients do: a
+	// pod pause freezes every connection it made. Locks that bring their
+	// own client should dial with it (go-redis: Options.Dialer; rueidis:
+	// ClientOption.DialCtxFn). Nil means net.Dialer.
+	Dial func(ctx context.Context, network, addr string) (net.Conn, error)
+	// TTL is the cell's lease time, already scaled to the machine.
+	TTL time.Duration
+	// CallTimeout bounds each Redis call a lock makes on its own (renewals).
+	CallTimeout time.Duration
+	// OnRenew, if set, records a renewal attempt; locks that renew call it
+	// after every attempt.
+	OnRenew func(Renewal)
+}
+
+// Validate reports a spec that cannot work.
+func (s Spec) Validate() error {
+	switch {
+	case s.Name == "" || strings.ContainsAny(s.Name, " ,/\t\n"):
+		return fmt.Errorf("%w: lock name %q must be non-empty, without spaces, commas or slashes", ErrInvalidConfig, s.Name)
+	case s.New == nil:
+		return fmt.Errorf("%w: lock %s has no constructor (Spec.New)", ErrInvalidConfig, s.Name)
+	case s.Nodes < 0 || s.Nodes > 15:
+		return fmt.Errorf("%w: lock %s: nodes %d out of range 0..15", ErrInvalidConfig, s.Name, s.Nodes)
+	}
+	return nil
+}
+
+// Build makes one pod's Locker, checking first that the environment has
+// what the spec says the lock needs.
+func (s Spec) Build(env Env) (Locker, error) {
+	if err := s.Validate(); err != nil {
+		return nil, err
+	}
+	if len(env.Clients) < s.Nodes {
+		return nil, fmt.Errorf("%w: %s needs %d Redis client(s), got %d", ErrInvalidConfig, s.Name, s.Nodes, len(env.Clients))
+	}
+	l, err := s.New(env)
+	if err != nil {
+		return nil, fmt.Errorf("lockimpl: %s: %w", s.Name, err)
+	}
+	return l, nil
+}
+
+// Describe renders the traits in a few words: "3 independent nodes, renews".
+func (s Spec) Describe() string {
+	var parts []string
+	switch {
+	case s.Nodes == 0:
+		parts = append(parts, "in-process")
+	case s.Nodes == 1:
+		parts = append(parts, "1 node")
+	default:
+		parts = append(parts, fmt.Sprintf("%d independent nodes", s.Nodes))
+	}
+	for _, t := range []struct {
+		on   bool
+		name string
+	}{{s.Fencing, "fencing"}, {s.Renews, "renews"}, {s.SignalsLoss, "signals loss"}} {
+		if t.on {
+			parts = append(parts, t.name)
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+var registry struct {
+	sync.Mutex
+	specs []Spec
+}
+
+// Register adds a lock to the registry, so scenario files and the command
+// line can name it. Names are unique.
+func Register(s Spec) error {
+	if err := s.Validate(); err != nil {
+		return err
+	}
+	registry.Lock()
+	defer registry.Unlock()
+	if slices.ContainsFunc(registry.specs, func(o Spec) bool { return o.Name == s.Name }) {
+		return fmt.Errorf("%w: lock %q is already registered", ErrInvalidConfig, s.Name)
+	}
+	registry.specs = append(registry.specs, s)
+	return nil
+}
+
+// Lookup returns the registered lock of that name; an unknown name is an
+// error listing the valid ones.
+func Lookup(name string) (Spec, error) {
+	registry.Lock()
+	defer registry.Unlock()
+	for _, s := range registry.specs {
+		if s.Name == name {
+			return s, nil
+		}
+	}
+	return Spec{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknownLock, name, strings.Join(namesLocked(), ", "))
+}
+
+// Specs returns every registered lock, built-ins first, in registration order.
+func Specs() []Spec {
+	registry.Lock()
+	defer registry.Unlock()
+	return slices.Clone(registry.specs)
+}
+
+// Names lists every registered lock, in registration order.
+func Names() []string {
+	registry.Lock()
+	defer registry.Unlock()
+	return namesLocked()
+}
+
+func namesLocked() []string {
+	out := make([]string, len(registry.specs))
+	for i, s := range registry.specs {
+		out[i] = s.Name
+	}
+	return out
+}
+
+// The built-in lock names, in the order reports show them.
+const (
+	NameMutex         = "mutex"
+	NameNaive         = "naive"
+	NameToken         = "token"
+	NameTokenWatchdog = "token-watchdog"
+	NameRedlock       = "redlock"
+	NameFenced        = "fenced"
+)
+
+func init() {
+	for _, s := range []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec} {
+		if err := Register(s); err != nil {
+			panic(err)
+		}
+	}
+}

@@ -1,0 +1,284 @@
+package reports
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+type cellView struct {
+	CSS                                                              template.CSS
+	IndexLink, Scenario, Lock, Description, Expect, Verdict, Outcome string
+	OutcomeNote, Error, Rerun, HistoryLink, HistoryName, Recheck     string
+	RunSeed, CellSeed                                                int64
+	Events                                                           int
+	Results                                                          []checker.Result
+	Groups                                                           []violationGroup
+	Timeline                                                         template.HTML
+	Zooms                                                            []zoomView
+	Stats                                                            []statRow
+	Porcupine                                                        []porcupineLink
+}
+
+type violationView struct{ At, Summary string }
+
+// violationGroup is one property's violations: the first few shown, the
+// rest folded away, the uncounted beyond what the checker kept.
+type violationGroup struct {
+	Property    string
+	Decisive    bool
+	Count       int
+	First, Rest []violationView
+	RestStart   int
+	Uncounted   int
+}
+
+type zoomView struct {
+	Title string
+	SVG   template.HTML
+}
+
+type statRow struct{ Name, Value string }
+
+type porcupineLink struct{ Name, Link, Note string }
+
+var outcomeNotes = map[results.Outcome]string{
+	results.Met:          "(the cell did what its expectation says)",
+	results.Regression:   "(a safe cell failed: a regression)",
+	results.Missed:       "(an unsafe cell passed: the harness missed a known bug)",
+	results.Unknown:      "(the checker could not decide within its budget)",
+	results.HarnessError: "(the harness could not run this cell)",
+	results.Skipped:      "(not run)",
+	results.Interrupted:  "(the run was interrupted; the partial history was checked)",
+}
+
+func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) error {
+	pageDir := filepath.Dir(page)
+	v := cellView{CSS: template.CSS(css), Scenario: c.Scenario, Lock: c.Lock, Expect: string(c.Expect),
+		Verdict: orDash(string(c.Verdict)), Outcome: string(c.Outcome), OutcomeNote: outcomeNotes[c.Outcome], Error: c.Error,
+		Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results}
+	v.IndexLink = relLink(pageDir, filepath.Join(dir, "index.html"))
+	v.Description = c.Description
+	h, rep, err := cellEvidence(c, opts)
+	if c.History != "" {
+		path := historyPath(c, opts)
+		v.HistoryLink, v.HistoryName = relLink(pageDir, path), filepath.Base(path)
+	}
+	if err != nil {
+		v.Recheck = err.Error()
+	}
+	if h != nil && rep != nil {
+		v.Events = len(h.Events)
+		if c.Verdict != "" && rep.Verdict != c.Verdict {
+			v.Recheck = fmt.Sprintf("re-checking the history for this page gave %s, the run said %s", rep.Verdict, c.Verdict)
+		}
+		v.Results = rep.Results
+		tl := buildTimeline(h, rep)
+		v.Timeline = tl.svg(0, h.End, opts.Width)
+		for _, w := range zoomWindows(rep, h.End) {
+			v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
+		}
+		links, err := writePorcupine(page, rep, tl, opts.InfoLimit)
+		if err != nil {
+			return err
+		}
+		v.Porcupine = links
+	}
+	// Decisive properties first: they are the verdict.
+	for _, decisive := range []bool{true, false} {
+		for _, r := range v.Results {
+			if r.Decisive != decisive || r.ViolationCount == 0 {
+				continue
+			}
+			g := violationGroup{Property: string(r.Property), Decisive: r.Decisive, Count: r.ViolationCount, RestStart: 6}
+			for i, viol := range r.Violations {
+				vv := violationView{At: history.Seconds(viol.At), Summary: viol.Summary}
+				if i < 5 {
+					g.First = append(g.First, vv)
+				} else {
+					g.Rest = append(g.Rest, vv)
+				}
+			}
+			g.Uncounted = r.ViolationCount - len(r.Violations)
+			v.Groups = append(v.Groups, g)
+		}
+	}
+	st := c.Stats
+	if rep != nil {
+		st = rep.Stats
+	}
+	v.Stats = statRows(st, c)
+	var buf bytes.Buffer
+	if err := cellTmpl.Execute(&buf, v); err != nil {
+		return fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
+	}
+	return writeFile(page, buf.Bytes())
+}
+
+// cellEvidence returns the cell's history and the checker's report on it:
+// the ones the run kept in memory (the checker ran once, during the run),
+// or, for `lockchaos report DIR`, the saved history loaded and checked
+// again.
+func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker.Report, error) {
+	if c.Events != nil && c.Report != nil {
+		return c.Events, c.Report, nil
+	}
+	if c.History == "" {
+		return nil, nil, nil
+	}
+	h, err := history.LoadFile(historyPath(c, opts))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the history could not be read: %w", err)
+	}
+	rep := checker.Check(context.Background(), h, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
+	return h, rep, nil
+}
+
+func historyPath(c *results.Cell, opts HTMLOptions) string {
+	if filepath.IsAbs(c.History) {
+		return c.History
+	}
+	return filepath.Join(opts.HistoryBase, c.History)
+}
+
+func statRows(st checker.Stats, c *results.Cell) []statRow {
+	ms := func(ns int64) string { return fmt.Sprintf("%.2f ms", float64(ns)/1e6) }
+	rows := []statRow{
+		{"duration", history.Seconds(st.Duration)},
+		{"clients", fmt.Sprint(st.Clients)},
+		{"acquisitions ok / refused / indefinite", fmt.Sprintf("%d / %d / %d", st.AcquireOK, st.AcquireRefused, st.AcquireIndefinite)},
+		{"cycles (per second)", fmt.Sprintf("%d (%.0f/s)", st.Cycles, st.CyclesPerSecond)},
+		{"acquire latency p50 / p99", ms(st.AcquireP50) + " / " + ms(st.AcquireP99)},
+		{"reads / writes accepted", fmt.Sprintf("%d / %d", st.Reads, st.Writes)},
+		{"stale fences rejected", fmt.Sprint(st.StaleFence)},
+		{"releases that found no lease", fmt.Sprint(st.ReleasesNotHeld)},
+		{"renewals ok / failed", fmt.Sprintf("%d / %d", st.RenewalsOK, st.RenewalsFailed)},
+		{"overlapping holds", fmt.Sprint(st.Overlaps)},
+		{"longest free while someone was trying", fmt.Sprintf("%s (key %s at %s)", ms(st.LongestFree), orDash(st.LongestFreeKey), history.Seconds(st.LongestFreeAt))},
+		{"fault windows", fmt.Sprint(c.Faults)},
+		{"cell wall time", c.Elapsed.Round(time.Millisecond).String()},
+	}
+	if st.FirstViolation >= 0 {
+		rows = append(rows, statRow{"time to first violation", history.Seconds(st.FirstViolation)})
+	}
+	return rows
+}
+
+type window struct {
+	from, to int64
+	title    string
+}
+
+// zoomWindows returns up to six windows, one per episode: violations
+// (decisive ones, or all when none is decisive) whose moments lie within
+// 100 ms of each other form one episode, shown from shortly before its
+// first moment to shortly after its last, at most 700 ms wide.
+func zoomWindows(rep *checker.Report, end int64) []window {
+	const (
+		gap    = 100_000_000
+		before = 80_000_000
+		after  = 40_000_000
+		widest = 700_000_000
+	)
+	var vs []checker.Violation
+	for _, decisive := range []bool{true, false} {
+		for _, r := range rep.Results {
+			if r.Decisive == decisive {
+				vs = append(vs, r.Violations...)
+			}
+		}
+		if len(vs) > 0 {
+			break
+		}
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
+	type episode struct {
+		first, last int64
+		n           int
+		lead        string
+	}
+	var eps []episode
+	for _, v := range vs {
+		if n := len(eps); n > 0 && v.At-eps[n-1].last <= gap {
+			eps[n-1].last = v.At
+			eps[n-1].n++
+			continue
+		}
+		eps = append(eps, episode{first: v.At, last: v.At, n: 1, lead: v.Summary})
+	}
+	var out []window
+	for i, e := range eps {
+		if i == 6 {
+			break
+		}
+		from := max(e.first-before, 0)
+		to := min(e.last+after, end, from+widest)
+		title := fmt.Sprintf("episode %d, %s to %s: %d violation(s); first: %s", i+1, history.Seconds(from), history.Seconds(to), e.n, e.lead)
+		out = append(out, window{from: from, to: to, title: title})
+	}
+	return out
+}
+
+// writePorcupine writes porcupine's visualization of each property that
+// has linearization info, with the fault windows drawn as annotations.
+func writePorcupine(page string, rep *checker.Report, tl *timeline, infoLimit int) ([]porcupineLink, error) {
+	var out []porcupineLink
+	base := strings.TrimSuffix(page, ".html")
+	// The cell page itself is written after this: make its folder now.
+	if err := os.MkdirAll(filepath.Dir(page), 0o755); err != nil {
+		return nil, fmt.Errorf("reports: %w", err)
+	}
+	for _, r := range rep.Results {
+		if r.Info == nil || r.Model == nil {
+			continue
+		}
+		var ann []porcupine.Annotation
+		for _, f := range tl.faults {
+			ann = append(ann, porcupine.Annotation{Tag: "faults", Start: f.start, End: f.end, Description: f.name,
+				Details: f.targets, BackgroundColor: "#fde3b5"})
+		}
+		r.Info.AddAnnotations(ann)
+		path := fmt.Sprintf("%s-porcupine-%s.html", base, r.Property)
+		f, err := os.Create(path)
+		if err != nil {
+			return nil, fmt.Errorf("reports: %w", err)
+		}
+		err = errors.Join(porcupine.Visualize(*r.Model, *r.Info, f), f.Close())
+		if err != nil {
+			os.Remove(path)
+			return nil, fmt.Errorf("reports: porcupine view of %s: %w", r.Property, err)
+		}
+		note := "every operation, with the longest linearizable prefix highlighted"
+		if r.Operations > infoLimit {
+			note = "the failing segments only (the history is too long to draw whole)"
+		}
+		out = append(out, porcupineLink{Name: string(r.Property), Link: filepath.Base(path), Note: note})
+	}
+	return out, nil
+}
+
+func relLink(fromDir, target string) string {
+	absFrom, err1 := filepath.Abs(fromDir)
+	absTarget, err2 := filepath.Abs(target)
+	if err1 != nil || err2 != nil {
+		return filepath.ToSlash(target)
+	}
+	rel, err := filepath.Rel(absFrom, absTarget)
+	if err != nil {
+		return filepath.ToSlash(absTarget)
+	}
+	return filepath.ToSlash(rel)
+}

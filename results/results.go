@@ -1,0 +1,176 @@
+// Package results holds what a run learns about its cells: expectations,
+// outcomes and the cell result itself. It sits below the runner
+// (scenarios) and the writers (reports), so neither imports the other.
+package results
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Expectation is what a cell must show.
+type Expectation string
+
+// Expectations.
+const (
+	// Safe cells must pass every run: a failure is a regression.
+	Safe Expectation = "safe"
+	// Unsafe cells must be detected: a pass means the harness missed a
+	// known bug.
+	Unsafe Expectation = "unsafe"
+	// Either is reported, not gated.
+	Either Expectation = "either"
+	// NotApplicable cells are listed but not run.
+	NotApplicable Expectation = "n/a"
+)
+
+// Expectations lists the valid expectations, for messages.
+var Expectations = []Expectation{Safe, Unsafe, Either, NotApplicable}
+
+// Valid reports whether e is one of Expectations.
+func (e Expectation) Valid() bool {
+	switch e {
+	case Safe, Unsafe, Either, NotApplicable:
+		return true
+	}
+	return false
+}
+
+// Outcome compares a cell's verdict with its expectation.
+type Outcome string
+
+// Outcomes.
+const (
+	Met          Outcome = "met"         // safe and passed, unsafe and detected, or either
+	Regression   Outcome = "regression"  // a safe cell failed
+	Missed       Outcome = "missed"      // an unsafe cell passed: the harness missed a known bug
+	Unknown      Outcome = "unknown"     // the checker could not decide
+	HarnessError Outcome = "error"       // the cell could not run
+	Skipped      Outcome = "skipped"     // not applicable, or interrupted before it ran
+	Interrupted  Outcome = "interrupted" // Ctrl-C or SIGTERM mid-cell: partial history, checked
+)
+
+// Compare turns a verdict into an outcome for an expectation.
+func Compare(e Expectation, v checker.Status) Outcome {
+	switch {
+	case v == checker.Unknown:
+		return Unknown
+	case e == Either:
+		return Met
+	case e == Safe && v == checker.Pass, e == Unsafe && v == checker.Fail:
+		return Met
+	case e == Safe:
+		return Regression
+	}
+	return Missed
+}
+
+// Cell is everything a run learned about one cell.
+type Cell struct {
+	Scenario    string           `json:"scenario"`
+	Description string           `json:"description,omitempty"`
+	Lock        string           `json:"lock"`
+	LockTraits  string           `json:"lock_traits,omitempty"`
+	Expect      Expectation      `json:"expectation"`
+	Verdict     checker.Status   `json:"verdict,omitempty"`
+	Outcome     Outcome          `json:"outcome"`
+	Violations  int              `json:"violations"` // decisive ones
+	Overlaps    int              `json:"overlaps"`
+	Results     []checker.Result `json:"results,omitempty"`
+	Stats       checker.Stats    `json:"stats"`
+	RunSeed     int64            `json:"run_seed"`
+	CellSeed    int64            `json:"cell_seed"`
+	TTL         time.Duration    `json:"ttl_ns,omitempty"`
+	Topology    string           `json:"topology,omitempty"`
+	Faults      int              `json:"fault_windows"`
+	History     string           `json:"history,omitempty"`
+	Rerun       string           `json:"rerun"`
+	Elapsed     time.Duration    `json:"elapsed_ns"`
+	Error       string           `json:"error,omitempty"`
+
+	// Report and Events are the checker's full report and the history it
+	// checked, kept in memory so the pages need not check again.
+	Report *checker.Report  `json:"-"`
+	Events *history.History `json:"-"`
+}
+
+// Name is "scenario/lock".
+func (r *Cell) Name() string { return r.Scenario + "/" + r.Lock }
+
+// Failed reports whether the cell did not meet its expectation.
+func (r *Cell) Failed() bool { return r.Outcome != Met && r.Outcome != Skipped }
+
+// Summary is one line for people.
+func (r *Cell) Summary() string {
+	verdict := string(r.Verdict)
+	if verdict == "" {
+		verdict = "-"
+	}
+	s := fmt.Sprintf("%s/%s: %s (expected %s): %s", r.Scenario, r.Lock, verdict, r.Expect, r.Outcome)
+	if r.Violations > 0 {
+		s += fmt.Sprintf(", %d violation(s), first at %s", r.Violations, history.Seconds(r.Stats.FirstViolation))
+		for _, res := range r.Results {
+			if res.Decisive && len(res.Violations) > 0 {
+				s += ": " + res.Violations[0].Summary
+				break
+			}
+		}
+	}
+	if r.Error != "" {
+		s += ": " + r.Error
+	}
+	return s
+}
+
+// Aggregate summarises the repeats of one cell.
+type Aggregate struct {
+	Scenario string      `json:"scenario"`
+	Lock     string      `json:"lock"`
+	Expect   Expectation `json:"expectation"`
+	Runs     int         `json:"runs"`
+	Failed   int         `json:"failed"`  // runs whose verdict was fail
+	Unknown  int         `json:"unknown"` // runs the checker could not decide
+	Errors   int         `json:"errors"`  // runs the harness could not complete
+	Met      int         `json:"met"`
+	// MedianFirstViolation over the failing runs, or -1.
+	MedianFirstViolation time.Duration `json:"median_first_violation_ns"`
+}
+
+// Aggregates groups results by cell, in order.
+func Aggregates(cells []*Cell) []Aggregate {
+	var out []Aggregate
+	idx := map[string]int{}
+	firsts := map[string][]int64{}
+	for _, r := range cells {
+		k := r.Name()
+		i, ok := idx[k]
+		if !ok {
+			i = len(out)
+			idx[k] = i
+			out = append(out, Aggregate{Scenario: r.Scenario, Lock: r.Lock, Expect: r.Expect, MedianFirstViolation: -1})
+		}
+		a := &out[i]
+		a.Runs++
+		switch {
+		case r.Outcome == HarnessError:
+			a.Errors++
+		case r.Verdict == checker.Fail:
+			a.Failed++
+			firsts[k] = append(firsts[k], r.Stats.FirstViolation)
+		case r.Verdict == checker.Unknown:
+			a.Unknown++
+		}
+		if r.Outcome == Met {
+			a.Met++
+		}
+	}
+	for k, fs := range firsts {
+		sort.Slice(fs, func(i, j int) bool { return fs[i] < fs[j] })
+		out[idx[k]].MedianFirstViolation = time.Duration(fs[len(fs)/2])
+	}
+	return out
+}

@@ -1,0 +1,305 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/workload"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// errInterrupted marks a cell cut short by the caller's cancellation.
+var errInterrupted = errors.New("interrupted")
+
+// Run runs one scenario against a lock and returns its result, as a
+// user's go test would (lockchaostest.Run wraps it):
+//
+//	sc, _ := scenarios.Get("gc-pause")
+//	res := scenarios.Run(ctx, sc, mySpec, scenarios.Unsafe, scenarios.Options{})
+//	if res.Failed() { t.Fatal(res.Summary()) }
+func Run(ctx context.Context, sc Scenario, lock lockimpl.Spec, expect Expectation, opts Options) *results.Cell {
+	return RunCell(ctx, Cell{Scenario: sc, Lock: lock, Expect: expect}, opts)
+}
+
+// RunCell plans a cell and executes it.
+func RunCell(ctx context.Context, cell Cell, opts Options) *results.Cell {
+	return Execute(ctx, NewPlan(cell, opts), opts)
+}
+
+// Execute runs a planned cell: its nodes, links and pods, the workload
+// under the fault schedule, then one check of the history, compared with
+// the expectation.
+func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
+	start := time.Now()
+	res := &results.Cell{Scenario: p.Scenario.Name, Description: p.Scenario.Description, Lock: p.Lock.Name,
+		LockTraits: p.Lock.Describe(), Expect: p.Expect, RunSeed: p.RunSeed, CellSeed: p.CellSeed,
+		TTL: p.Scenario.TTL, Topology: string(p.Topology), History: p.History, Rerun: p.Rerun}
+	defer func() { res.Elapsed = time.Since(start) }()
+	switch {
+	case p.Skip != "":
+		res.Outcome, res.Error, res.History = results.Skipped, p.Skip, ""
+		return res
+	case ctx.Err() != nil:
+		res.Outcome, res.Error, res.History = results.Skipped, "interrupted before it ran", ""
+		return res
+	}
+	h, err := live(ctx, p, opts)
+	if err != nil {
+		res.Outcome, res.Error = results.HarnessError, err.Error()
+		if errors.Is(err, errInterrupted) {
+			res.Outcome, res.Error = results.Interrupted, "interrupted mid-cell; the partial history was checked"
+		}
+		if h == nil {
+			return res
+		}
+	}
+	judge(ctx, p, h, res)
+	return res
+}
+
+// judge checks the history once and fills the verdict, the outcome and
+// what the reports need.
+func judge(ctx context.Context, p *Plan, h *history.History, res *results.Cell) {
+	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
+	res.Report, res.Events = rep, h
+	res.Verdict, res.Results, res.Stats = rep.Verdict, rep.Results, rep.Stats
+	res.Overlaps = rep.Stats.Overlaps
+	for _, r := range rep.Results {
+		if r.Decisive {
+			res.Violations += r.ViolationCount
+		}
+	}
+	for _, e := range h.Events {
+		if e.Kind == history.Fault {
+			res.Faults++
+		}
+	}
+	if res.Outcome == "" {
+		res.Outcome = results.Compare(p.Expect, rep.Verdict)
+	}
+}
+
+// live runs the cell's live part and returns the recorded history, also
+// when it fails half-way, so what was recorded can still be checked.
+func live(ctx context.Context, p *Plan, opts Options) (*history.History, error) {
+	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
+	defer cancel()
+	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: p.Topology, Nodes: p.Nodes,
+		Clients: p.Scenario.Clients, Backend: p.Backend, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI}})
+	if err != nil {
+		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
+	}
+	defer cluster.Close()
+	if addr := cluster.Proxies().APIAddr(); addr != "" && opts.Notify != nil {
+		opts.Notify(fmt.Sprintf("%s: toxiproxy API on http://%s (toxiproxy-cli -h %s list)", p.Name(), addr, addr))
+	}
+	if p.KeyPrefix != "" {
+		defer deleteOwnKeys(cluster, p.KeyPrefix)
+	}
+	rec, err := newRecorder(p)
+	if err != nil {
+		return nil, err
+	}
+	control := workload.NewControl(p.Scenario.Clients)
+	pods := newPods(p, cluster, control, rec)
+	defer pods.close()
+
+	schedule, err := p.schedule()
+	if err != nil {
+		rec.Close()
+		return nil, err
+	}
+	env := &faults.Env{Cluster: cluster, Pods: control, TTL: p.Scenario.TTL,
+		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed), 0xfa017)), Window: faultWindows(rec)}
+	schedCtx, stopSched := context.WithCancel(ctx)
+	schedDone := make(chan error, 1)
+	go func() { schedDone <- schedule.Run(schedCtx, env) }()
+
+	runErr := runWorkload(ctx, p, pods, rec, control)
+	stopSched()
+	control.Close()
+	schedErr := <-schedDone
+	h, closeErr := rec.Close()
+	return h, cellError(ctx, p, runErr, schedErr, closeErr)
+}
+
+// cellError picks the error that explains a cell's end, or nil.
+func cellError(ctx context.Context, p *Plan, runErr, schedErr, closeErr error) error {
+	switch {
+	case runErr != nil && errors.Is(runErr, context.DeadlineExceeded):
+		return fmt.Errorf("cell timed out after %v", p.Timeout)
+	case runErr != nil && !errors.Is(runErr, context.Canceled):
+		return runErr
+	case schedErr != nil:
+		return schedErr
+	case closeErr != nil:
+		return closeErr
+	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+	}
+	return nil
+}
+
+// runWorkload runs the pods until the workload ends; a lock that ignores
+// its context is given 2 s past the cell's timeout, then reported instead
+// of hanging the run.
+func runWorkload(ctx context.Context, p *Plan, pods *pods, rec *history.Recorder, control *workload.Control) error {
+	cfg := workload.Config{Clients: p.Scenario.Clients, Keys: p.Keys, Duration: p.Scenario.Duration,
+		AcquireTimeout: p.Scenario.CallTimeout, ReleaseTimeout: p.Scenario.CallTimeout,
+		Work: workload.Dist{Min: p.Scenario.WorkMin, Max: p.Scenario.WorkMax}, Fencing: p.Fencing, Seed: p.CellSeed}
+	done := make(chan error, 1)
+	go func() {
+		_, err := workload.Run(ctx, cfg, pods.locker, rec, control.Hooks())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		select {
+		case err := <-done:
+			return err
+		case <-time.After(2 * time.Second):
+			return fmt.Errorf("cell timed out after %v: a client did not return (does the lock honour its context?)", p.Timeout)
+		}
+	}
+}
+
+func newRecorder(p *Plan) (*history.Recorder, error) {
+	if p.History != "" {
+		if err := os.MkdirAll(filepath.Dir(p.History), 0o755); err != nil {
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+	}
+	rec, err := history.NewRecorder(p.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
+		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
+		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
+			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})
+	if err != nil {
+		return nil, fmt.Errorf("harness: %w", err)
+	}
+	return rec, nil
+}
+
+// schedule builds the cell's fault schedule from its specs.
+func (p *Plan) schedule() (faults.Schedule, error) {
+	s := faults.Schedule{First: p.Scenario.FirstFault, GapMin: p.Scenario.GapMin, GapMax: p.Scenario.GapMax}
+	for _, spec := range p.Scenario.Faults {
+		f, err := spec.Build(p.Scenario.TTL)
+		if err != nil {
+			return s, err
+		}
+		s.Faults = append(s.Faults, f)
+	}
+	return s, nil
+}
+
+// faultWindows records each fault window in the history as it opens and
+// closes.
+func faultWindows(rec *history.Recorder) func(string, []string) func() {
+	return func(name string, targets []string) func() {
+		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Fault: name, Targets: targets})
+		return func() { op.Return(history.Result{Outcome: history.Ok}) }
+	}
+}
+
+// pods builds each pod's lock over that pod's own clients (through its
+// proxies, frozen with it) and closes what they hold when the cell ends.
+type pods struct {
+	p       *Plan
+	cluster *faults.Cluster
+	control *workload.Control
+	rec     *history.Recorder
+
+	mu      sync.Mutex
+	rdbs    []*redis.Client
+	lockers []lockimpl.Locker
+}
+
+func newPods(p *Plan, cluster *faults.Cluster, control *workload.Control, rec *history.Recorder) *pods {
+	return &pods{p: p, cluster: cluster, control: control, rec: rec}
+}
+
+// locker is the workload's factory: one pod's lock, built from its spec.
+func (ps *pods) locker(pod int) (lockimpl.Locker, error) {
+	dial := ps.control.Dial(pod)
+	addrs := ps.cluster.ClientAddrs(pod)
+	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
+		OnRenew: workload.RenewalRecorder(ps.rec, pod)}
+	for _, addr := range addrs {
+		rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout,
+			WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial})
+		if err != nil {
+			return nil, err
+		}
+		ps.mu.Lock()
+		ps.rdbs = append(ps.rdbs, rdb)
+		ps.mu.Unlock()
+		env.Clients = append(env.Clients, rdb)
+	}
+	l, err := ps.p.Lock.Build(env)
+	if err != nil {
+		return nil, err
+	}
+	ps.mu.Lock()
+	ps.lockers = append(ps.lockers, l)
+	ps.mu.Unlock()
+	return l, nil
+}
+
+// close shuts the pods down: lockers that hold goroutines (watchdogs) stop
+// them, even for leases an interrupted run never released; then the
+// clients close.
+func (ps *pods) close() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for _, l := range ps.lockers {
+		if c, ok := l.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	for _, r := range ps.rdbs {
+		_ = r.Close()
+	}
+}
+
+// deleteOwnKeys removes every key under prefix on every node (SCAN, never
+// KEYS: the server may be busy with real work).
+func deleteOwnKeys(c *faults.Cluster, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range c.Nodes() {
+		cursor := "0"
+		for {
+			v, err := n.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", 1000)
+			if err != nil {
+				break
+			}
+			reply, _ := v.([]any)
+			if len(reply) != 2 {
+				break
+			}
+			cursor, _ = reply[0].(string)
+			keys, _ := reply[1].([]any)
+			for _, k := range keys {
+				_, _ = n.Do(ctx, "DEL", k)
+			}
+			if cursor == "0" {
+				break
+			}
+		}
+	}
+}

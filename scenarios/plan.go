@@ -1,0 +1,225 @@
+package scenarios
+
+import (
+	"fmt"
+	"hash/fnv"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/workload"
+)
+
+// Cell is one (scenario, lock) pair with its expectation.
+type Cell struct {
+	Scenario Scenario
+	Lock     lockimpl.Spec
+	Expect   Expectation
+}
+
+// Name is "scenario/lock".
+func (c Cell) Name() string { return c.Scenario.Name + "/" + c.Lock.Name }
+
+// Options apply to every cell of a run. Zero fields take the documented
+// defaults; Validate reports values that cannot work.
+type Options struct {
+	// Seed of the run; each cell derives its own from it, its scenario and
+	// its lock, so one cell reruns alone with the same seed. Default 1.
+	Seed int64
+	// OutDir receives each cell's history under SCENARIO/LOCK/. Default ""
+	// keeps histories in memory only.
+	OutDir string
+	// HistoryName is the history's file name in its cell dir. Default
+	// "history.jsonl".
+	HistoryName string
+	// Duration and Clients override every scenario's.
+	Duration time.Duration
+	Clients  int
+	// Budget bounds each checker property. Default: the checker's (30s).
+	Budget time.Duration
+	// CellTimeout bounds a whole cell. Default: duration + 60s.
+	CellTimeout time.Duration
+	// Backend starts the Redis nodes. Default: local redis-server processes.
+	Backend faults.Backend
+	// ToxiproxyAPI, when set, serves each cell's toxiproxy HTTP API on this
+	// loopback address (port 0: a free one), so a long run can be poked
+	// with toxiproxy-cli. Notify is told where.
+	ToxiproxyAPI string
+	// Notify, if set, receives one-line notices meant for the person
+	// running the cells (for example where the toxiproxy API listens).
+	Notify func(string)
+	// Rerun, if set, writes the command that reruns a planned cell (a
+	// user's go test names its own). Default: a `lockchaos run` line for a
+	// registered lock, else the seed to pass back in Options.
+	Rerun func(p *Plan) string
+	// RerunFlags are appended to the default `lockchaos run` line (flags
+	// that changed the cell, such as --duration).
+	RerunFlags string
+}
+
+// Validate reports options that cannot work.
+func (o Options) Validate() error {
+	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 {
+		return fmt.Errorf("%w: negative duration, clients, budget or cell timeout", ErrInvalid)
+	}
+	if o.Clients > MaxClients {
+		return fmt.Errorf("%w: clients %d out of range 1..%d", ErrInvalid, o.Clients, MaxClients)
+	}
+	if o.ToxiproxyAPI != "" {
+		return (faults.ProxiesConfig{APIAddr: o.ToxiproxyAPI}).Validate()
+	}
+	return nil
+}
+
+// Plan is one cell with every default, seed, topology, fence mode, key,
+// path and rerun line resolved: a pure function of the cell and the
+// options, unit-tested without Redis. Execute runs it.
+type Plan struct {
+	Scenario Scenario // defaults filled, overrides and scaling applied
+	Lock     lockimpl.Spec
+	Expect   Expectation
+	// Skip says why the cell does not run ("" when it does).
+	Skip     string
+	Topology faults.Topology
+	Nodes    int // nodes the cluster starts
+	Fencing  workload.FenceMode
+	RunSeed  int64
+	CellSeed int64
+	// Keys are the lock (and resource) keys; on a user's own Redis they
+	// all start with KeyPrefix, and the cell deletes them when it ends.
+	Keys      []string
+	KeyPrefix string
+	History   string // the history file, or "" for memory only
+	Rerun     string
+	Budget    time.Duration
+	Timeout   time.Duration
+	Backend   faults.Backend
+}
+
+// Name is "scenario/lock".
+func (p *Plan) Name() string { return p.Scenario.Name + "/" + p.Lock.Name }
+
+// CellSeed derives a cell's seed from the run's seed and the cell's name.
+func CellSeed(runSeed int64, scenario, lock string) int64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%s/%s", runSeed, scenario, lock)
+	return int64(h.Sum64() & (1<<62 - 1))
+}
+
+// NewPlan resolves a cell under opts. It starts nothing.
+func NewPlan(cell Cell, opts Options) *Plan {
+	if opts.Seed == 0 {
+		opts.Seed = 1
+	}
+	backend := opts.Backend
+	if backend == nil {
+		backend = faults.ProcessBackend{}
+	}
+	sc := cell.Scenario.WithDefaults()
+	if opts.Duration > 0 {
+		sc.Duration = opts.Duration
+	}
+	if opts.Clients > 0 {
+		sc.Clients = opts.Clients
+	}
+	needs := sc.needs()
+	if needs.NodeControl {
+		sc = sc.scaled(backendScale(backend))
+	}
+	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
+		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: backend}
+	p.Topology, p.Nodes, p.Skip = topologyFor(sc, cell.Lock, needs)
+	if p.Skip == "" {
+		p.Skip = unsupported(p, needs, backend)
+	}
+	if cell.Expect == NotApplicable && p.Skip == "" {
+		p.Skip = "not applicable: the scenario marks " + cell.Lock.Name + " n/a"
+	}
+	p.Fencing = workload.FenceOff
+	if cell.Lock.Fencing {
+		p.Fencing = workload.FenceReadsAndWrites
+	}
+	if !backend.NodeControl() {
+		// Someone else's Redis: only keys under our own prefix, removed
+		// again when the cell ends.
+		p.KeyPrefix = fmt.Sprintf("lockchaos:%d:", p.CellSeed)
+	}
+	for i := range sc.Keys {
+		p.Keys = append(p.Keys, fmt.Sprintf("%sorder:%d", p.KeyPrefix, i+1))
+	}
+	if opts.OutDir != "" {
+		name := opts.HistoryName
+		if name == "" {
+			name = "history.jsonl"
+		}
+		p.History = filepath.Join(opts.OutDir, sc.Name, cell.Lock.Name, name)
+	}
+	p.Timeout = opts.CellTimeout
+	if p.Timeout == 0 {
+		p.Timeout = sc.Duration + 60*time.Second
+	}
+	p.Rerun = rerunLine(p, opts)
+	return p
+}
+
+// backendScale is how much slower than a local process the backend's node
+// operations are (a container restart takes ~400 ms, a process ~10 ms),
+// capped at six: scenarios that kill nodes stretch by it, so a holder is
+// still holding when a kill or a failover completes.
+func backendScale(b faults.Backend) float64 {
+	return max(1, min(float64(b.NodeOpTime())/float64(10*time.Millisecond), 6))
+}
+
+// topologyFor decides the deployment from what the lock and the faults
+// need, or says why they cannot share one.
+func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.Topology, int, string) {
+	faultsNeeding := func(pred func(faults.Needs) bool) string {
+		var names []string
+		for _, f := range sc.Faults {
+			if k, err := faults.LookupKind(f.Kind); err == nil && pred(k.Needs) {
+				names = append(names, f.Kind)
+			}
+		}
+		if len(names) == 0 {
+			return "the scenario"
+		}
+		return strings.Join(names, ", ")
+	}
+	switch {
+	case lock.Nodes > 1 && needs.Replica:
+		return "", 0, fmt.Sprintf("not applicable: %s needs a primary with a replica; %s needs %d independent nodes",
+			faultsNeeding(func(n faults.Needs) bool { return n.Replica }), lock.Name, lock.Nodes)
+	case lock.Nodes > 1:
+		return faults.Independent, lock.Nodes, ""
+	case needs.Nodes > 1:
+		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent nodes; %s uses %s",
+			faultsNeeding(func(n faults.Needs) bool { return n.Nodes > 1 }), needs.Nodes, lock.Name, lock.Describe())
+	case needs.Replica:
+		return faults.PrimaryReplica, 2, ""
+	}
+	return faults.Single, 1, ""
+}
+
+// unsupported says why the backend cannot run the planned cell, or "".
+func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
+	if !b.NodeControl() && (needs.NodeControl || needs.Replica) {
+		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+	}
+	if ext, ok := b.(*faults.ExternalBackend); ok && p.Topology == faults.Independent && len(ext.Addrs()) < p.Nodes {
+		return fmt.Sprintf("skipped: %s needs %d independent Redis servers, --redis-addr gave %d", p.Lock.Name, p.Nodes, len(ext.Addrs()))
+	}
+	return ""
+}
+
+// rerunLine is the command that reruns the planned cell alone.
+func rerunLine(p *Plan, opts Options) string {
+	if opts.Rerun != nil {
+		return opts.Rerun(p)
+	}
+	if _, err := lockimpl.Lookup(p.Lock.Name); err == nil {
+		return fmt.Sprintf("lockchaos run --scenario %s --lock %s --seed %d%s", p.Scenario.Name, p.Lock.Name, p.RunSeed, opts.RerunFlags)
+	}
+	return fmt.Sprintf("run %s again with scenarios.Options{Seed: %d} (LOCKCHAOS_SEED=%d with lockchaostest)", p.Name(), p.RunSeed, p.RunSeed)
+}

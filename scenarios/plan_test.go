@@ -1,0 +1,94 @@
+package scenarios_test
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/workload"
+)
+
+// slowBackend is a backend whose node operations take 40x a process's (a
+// container): scenarios that kill nodes stretch for it. Plans never start
+// anything, so it needs no nodes.
+type slowBackend struct{ faults.ProcessBackend }
+
+func (slowBackend) NodeOpTime() time.Duration { return 400 * time.Millisecond }
+
+// TestPlanResolvesEverythingFromTraits: the topology, the fence mode, the
+// keys, the paths and the rerun line follow from the lock's spec and the
+// faults' needs, never from names.
+func TestPlanResolvesEverythingFromTraits(t *testing.T) {
+	myFencing := lockimpl.Spec{Name: "my-fencing-lock", Nodes: 1, Fencing: true, New: lock(lockimpl.NameFenced).New}
+	myQuorum := lockimpl.Spec{Name: "my-quorum-lock", Nodes: 5, New: lock(lockimpl.NameRedlock).New}
+	get := func(name string) scenarios.Scenario {
+		s, err := scenarios.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	cases := []struct {
+		scenario string
+		lock     lockimpl.Spec
+		topology faults.Topology
+		nodes    int
+		fencing  workload.FenceMode
+		skip     string
+	}{
+		{"gc-pause", myFencing, faults.Single, 1, workload.FenceReadsAndWrites, ""},
+		{"gc-pause", myQuorum, faults.Independent, 5, workload.FenceOff, ""},
+		{"failover", lock(lockimpl.NameToken), faults.PrimaryReplica, 2, workload.FenceOff, ""},
+		{"failover", myQuorum, "", 0, workload.FenceOff, "failover needs a primary with a replica; my-quorum-lock needs 5 independent nodes"},
+		{"minority-partition", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "minority-partition needs 3 independent nodes"},
+		{"baseline", lock(lockimpl.NameMutex), faults.Single, 1, workload.FenceOff, ""},
+	}
+	for _, c := range cases {
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: get(c.scenario), Lock: c.lock, Expect: scenarios.Either}, scenarios.Options{Seed: 5})
+		if p.Topology != c.topology || p.Nodes != c.nodes || p.Fencing != c.fencing || !strings.Contains(p.Skip, c.skip) || (c.skip == "") != (p.Skip == "") {
+			t.Errorf("%s/%s: topology %s x%d, fencing %s, skip %q; want %s x%d, %s, skip containing %q",
+				c.scenario, c.lock.Name, p.Topology, p.Nodes, p.Fencing, p.Skip, c.topology, c.nodes, c.fencing, c.skip)
+		}
+	}
+}
+
+func TestPlanDefaultsSeedsPathsAndRerun(t *testing.T) {
+	sc, _ := scenarios.Get("gc-pause")
+	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe}
+	p := scenarios.NewPlan(cell, scenarios.Options{Seed: 42, OutDir: "out", Duration: 3 * time.Second, RerunFlags: " --duration 3s"})
+	if p.Scenario.TTL != lockimpl.DefaultTTL || p.Scenario.Duration != 3*time.Second || p.Scenario.Clients != 8 {
+		t.Errorf("defaults: ttl %v duration %v clients %d", p.Scenario.TTL, p.Scenario.Duration, p.Scenario.Clients)
+	}
+	if p.CellSeed != scenarios.CellSeed(42, "gc-pause", "token") || p.RunSeed != 42 {
+		t.Errorf("seeds %d %d", p.RunSeed, p.CellSeed)
+	}
+	if want := filepath.Join("out", "gc-pause", "token", "history.jsonl"); p.History != want {
+		t.Errorf("history %q, want %q", p.History, want)
+	}
+	if p.Rerun != "lockchaos run --scenario gc-pause --lock token --seed 42 --duration 3s" {
+		t.Errorf("rerun %q", p.Rerun)
+	}
+	if len(p.Keys) != 1 || p.Keys[0] != "order:1" || p.KeyPrefix != "" {
+		t.Errorf("keys %v prefix %q", p.Keys, p.KeyPrefix)
+	}
+	// A user's lock the CLI does not know gets no CLI line naming it.
+	mine := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lockimpl.Spec{Name: "mine", Nodes: 1, New: lock(lockimpl.NameToken).New}}, scenarios.Options{Seed: 42})
+	if strings.Contains(mine.Rerun, "lockchaos run") || !strings.Contains(mine.Rerun, "42") {
+		t.Errorf("rerun of an unregistered lock: %q", mine.Rerun)
+	}
+	// Node-killing scenarios stretch every time, the TTL included, for a
+	// slow backend; the rest keep theirs.
+	nr, _ := scenarios.Get("node-restart-delayed")
+	slow := scenarios.NewPlan(scenarios.Cell{Scenario: nr, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.Safe}, scenarios.Options{Backend: slowBackend{}})
+	if slow.Scenario.TTL != 6*lockimpl.DefaultTTL || slow.Scenario.Duration != 12*time.Second {
+		t.Errorf("node-restart on a slow backend: ttl %v duration %v", slow.Scenario.TTL, slow.Scenario.Duration)
+	}
+	same := scenarios.NewPlan(cell, scenarios.Options{Backend: slowBackend{}})
+	if same.Scenario.TTL != lockimpl.DefaultTTL {
+		t.Errorf("gc-pause stretched on a slow backend: ttl %v", same.Scenario.TTL)
+	}
+}

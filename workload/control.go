@@ -1,0 +1,269 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"net"
+	"sort"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/lockchaos/lockchaos/lockimpl"
+)
+
+// ErrClosed means the cell ended while a fault was waiting on its pods.
+var ErrClosed = errors.New("workload: control closed")
+
+// Control is the client side of fault injection, kept with the pods it
+// acts on: it pauses pods (stop-the-world), stretches chosen critical
+// sections, and knows who holds a lock right now so faults can aim at held
+// moments. Run wires it into every client through Hooks; lock
+// implementations never see it, but every connection they make with Dial
+// freezes with their pod.
+type Control struct {
+	pods    int
+	mu      sync.Mutex
+	paused  map[int]chan struct{} // closed on resume
+	held    map[int]string        // pod -> key it holds
+	changed chan struct{}         // closed and replaced on every acquisition
+	seq     int                   // acquisitions so far
+	log     []acquisition         // the latest few, for NextAcquire
+	slow    []*slowRequest
+	closed  chan struct{}
+	once    sync.Once
+}
+
+type acquisition struct{ seq, pod int }
+
+type slowRequest struct {
+	work    time.Duration
+	started chan slowStart
+}
+
+type slowStart struct {
+	pod int
+	at  time.Time
+}
+
+// NewControl returns the control of a cell's pods, nobody paused.
+func NewControl(pods int) *Control {
+	return &Control{pods: pods, paused: map[int]chan struct{}{}, held: map[int]string{},
+		changed: make(chan struct{}), closed: make(chan struct{})}
+}
+
+// Pods returns how many pods the cell has.
+func (c *Control) Pods() int { return c.pods }
+
+// Close releases every paused pod and every waiter, for good.
+func (c *Control) Close() {
+	c.once.Do(func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		close(c.closed)
+		for id, ch := range c.paused {
+			close(ch)
+			delete(c.paused, id)
+		}
+	})
+}
+
+// Pause freezes a pod: its worker stops at its next step and every
+// connection it dialed through Dial stops sending and delivering replies
+// until Resume (watchdog renewals included).
+func (c *Control) Pause(pod int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if _, ok := c.paused[pod]; !ok {
+		c.paused[pod] = make(chan struct{})
+	}
+}
+
+// Resume lets a paused pod go on.
+func (c *Control) Resume(pod int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if ch, ok := c.paused[pod]; ok {
+		close(ch)
+		delete(c.paused, pod)
+	}
+}
+
+// Gate blocks while pod is paused; it returns early when ctx is done or
+// the control is closed. The workload calls it before every step.
+func (c *Control) Gate(ctx context.Context, pod int) {
+	c.mu.Lock()
+	ch := c.paused[pod]
+	c.mu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+	case <-c.closed:
+	}
+}
+
+// Dial returns pod's dialer: connections that freeze while the pod is
+// paused, whatever their own deadlines, as a stopped process's would. A
+// write waits before it leaves; a reply that arrives waits before it is
+// handed over. Any client library that takes a dialer can use it.
+func (c *Control) Dial(pod int) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	var d net.Dialer
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		conn, err := d.DialContext(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &pausableConn{Conn: conn, gate: func() { c.Gate(context.Background(), pod) }}, nil
+	}
+}
+
+type pausableConn struct {
+	net.Conn
+	gate func()
+}
+
+func (p *pausableConn) Write(b []byte) (int, error) {
+	p.gate()
+	return p.Conn.Write(b)
+}
+
+func (p *pausableConn) Read(b []byte) (int, error) {
+	n, err := p.Conn.Read(b)
+	p.gate()
+	return n, err
+}
+
+// SyscallConn lets go-redis's pool health check peek at the socket (it
+// finds connections a healed partition closed).
+func (p *pausableConn) SyscallConn() (syscall.RawConn, error) {
+	if sc, ok := p.Conn.(syscall.Conn); ok {
+		return sc.SyscallConn()
+	}
+	return nil, syscall.EINVAL
+}
+
+// acquired records that pod holds key (a Hooks.Acquired).
+func (c *Control) acquired(pod int, key string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.held[pod] = key
+	c.seq++
+	c.log = append(c.log, acquisition{seq: c.seq, pod: pod})
+	if len(c.log) > 64 {
+		c.log = c.log[len(c.log)-64:]
+	}
+	close(c.changed)
+	c.changed = make(chan struct{})
+}
+
+// released records that pod gave its lock up (a Hooks.Released).
+func (c *Control) released(pod int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.held, pod)
+}
+
+// Holder waits until some pod holds a lock and returns one (chosen with
+// rng among the current holders), so a fault fires at a held moment.
+func (c *Control) Holder(ctx context.Context, rng *rand.Rand) (int, string, error) {
+	for {
+		c.mu.Lock()
+		ids := make([]int, 0, len(c.held))
+		for id := range c.held {
+			ids = append(ids, id)
+		}
+		changed := c.changed
+		if len(ids) > 0 {
+			sort.Ints(ids)
+			id := ids[rng.IntN(len(ids))]
+			key := c.held[id]
+			c.mu.Unlock()
+			return id, key, nil
+		}
+		c.mu.Unlock()
+		select {
+		case <-changed:
+		case <-ctx.Done():
+			return 0, "", ctx.Err()
+		case <-c.closed:
+			return 0, "", ErrClosed
+		}
+	}
+}
+
+// NextAcquire waits for the next acquisition after the call, by any pod,
+// and returns who it was.
+func (c *Control) NextAcquire(ctx context.Context) (int, error) {
+	c.mu.Lock()
+	changed, seq := c.changed, c.seq
+	c.mu.Unlock()
+	select {
+	case <-changed:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-c.closed:
+		return 0, ErrClosed
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	// changed closes on every acquisition, so one has happened since seq.
+	for _, a := range c.log {
+		if a.seq > seq {
+			return a.pod, nil
+		}
+	}
+	return c.log[len(c.log)-1].pod, nil
+}
+
+// AwaitSlow makes the next critical section to start its work take work
+// instead of its drawn time, and waits until one does: it returns the pod
+// and when the work began; false when ctx ended first (the request is
+// then withdrawn).
+func (c *Control) AwaitSlow(ctx context.Context, work time.Duration) (int, time.Time, bool) {
+	r := &slowRequest{work: work, started: make(chan slowStart, 1)}
+	c.mu.Lock()
+	c.slow = append(c.slow, r)
+	c.mu.Unlock()
+	select {
+	case s := <-r.started:
+		return s.pod, s.at, true
+	case <-ctx.Done():
+	case <-c.closed:
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, o := range c.slow {
+		if o == r {
+			c.slow = append(c.slow[:i], c.slow[i+1:]...)
+			return 0, time.Time{}, false
+		}
+	}
+	// Taken just as we gave up: report it, the section is slow now.
+	s := <-r.started
+	return s.pod, s.at, true
+}
+
+// hold hands a pending slow-work request to this critical section, or
+// keeps the drawn time (a Hooks.Hold).
+func (c *Control) hold(pod int, _ string, drawn time.Duration) time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.slow) == 0 {
+		return drawn
+	}
+	r := c.slow[0]
+	c.slow = c.slow[1:]
+	r.started <- slowStart{pod: pod, at: time.Now()}
+	return r.work
+}
+
+// Hooks returns the hooks that wire this control into Run's clients.
+func (c *Control) Hooks() Hooks {
+	return Hooks{Gate: c.Gate, Hold: c.hold,
+		Acquired: func(pod int, key string, _ lockimpl.Lease) { c.acquired(pod, key) },
+		Released: func(pod int, _ string) { c.released(pod) }}
+}
