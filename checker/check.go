@@ -21,6 +21,8 @@ type Options struct {
 	// history; larger histories get info for their failing segments only.
 	// Default 0: no info is computed. Reports use ReportInfoLimit.
 	InfoLimit int
+	// Floor overrides the evidence floor the history's header records.
+	Floor *history.Floor
 	// Lock overrides the lock named in the history's header (for the
 	// report only: the rules read the fencing mode and the lock's traits
 	// the header records, never its name).
@@ -72,6 +74,11 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 	rep.Verdict = Verdict(rep.Results)
 	rep.Stats = computeStats(h, evs, holds)
 	rep.Stats.Overlaps = me.ViolationCount
+	floor := h.Header.Floor
+	if opts.Floor != nil {
+		floor = opts.Floor
+	}
+	rep.Evidence = evidenceOf(h, evs, rep.Stats, floor)
 	for _, r := range rep.Results {
 		if !r.Decisive {
 			continue

@@ -103,6 +103,7 @@ type Report struct {
 	Verdict  Status   `json:"verdict"`
 	Results  []Result `json:"results"`
 	Stats    Stats    `json:"stats"`
+	Evidence Evidence `json:"evidence"`
 	Warnings []string `json:"warnings,omitempty"`
 
 	// Holds are the believed-held intervals the checks ran on, kept for the

@@ -41,7 +41,7 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold) Stats {
 	clients := map[int]bool{}
 	var lat []int64
 	for _, e := range evs {
-		if e.Kind != history.Fault {
+		if e.Client >= 0 {
 			clients[e.Client] = true
 		}
 		switch e.Kind {

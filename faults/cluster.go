@@ -233,16 +233,32 @@ func (c *Cluster) Replica() RedisNode {
 // connections close and they reconnect to the new primary). It does not
 // kill the old primary: compose with Node.Kill for that.
 func (c *Cluster) Failover(ctx context.Context) error {
+	if err := c.PromoteReplica(ctx); err != nil {
+		return err
+	}
+	return c.MoveService()
+}
+
+// PromoteReplica is Failover's first half: cut replication and promote the
+// replica, clients still pointed at the old primary. What the promoted
+// node holds can be read between the two halves, before any client writes.
+func (c *Cluster) PromoteReplica(ctx context.Context) error {
 	if c.cfg.Topology != PrimaryReplica {
 		return fmt.Errorf("failover on %s: %w", c.cfg.Topology, ErrTopology)
 	}
 	if err := c.repl.Disable(); err != nil {
 		return err
 	}
-	replica := c.Replica()
-	if err := replica.Promote(ctx); err != nil {
-		return err
+	return c.Replica().Promote(ctx)
+}
+
+// MoveService is Failover's second half: repoint every client's proxy to
+// the promoted replica, which becomes the primary.
+func (c *Cluster) MoveService() error {
+	if c.cfg.Topology != PrimaryReplica {
+		return fmt.Errorf("failover on %s: %w", c.cfg.Topology, ErrTopology)
 	}
+	replica := c.Replica()
 	for _, l := range c.SlotLinks(0) {
 		if err := l.Repoint(replica.Addr()); err != nil {
 			return err

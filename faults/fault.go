@@ -43,6 +43,11 @@ type Env struct {
 	// Window records a fault window as it opens; calling the returned
 	// function closes it. Nil records nothing.
 	Window func(fault string, targets []string) (end func())
+	// Keys are the cell's lock keys, for faults that probe nodes.
+	Keys []string
+	// Probe records what a fault observed on a node: whether key exists
+	// there. Nil records nothing.
+	Probe func(node, key string, exists bool)
 }
 
 func (e *Env) window(fault string, targets ...string) func() {
@@ -82,6 +87,10 @@ type Kind struct {
 	Needs Needs
 	// Build makes the fault from a spec, filling zero durations from ttl.
 	Build func(s Spec, ttl time.Duration) Fault
+	// Moment says in words what the dangerous moment is.
+	Moment string
+	// Danger decides from the history whether a window reached it.
+	Danger Danger
 }
 
 var kinds struct {

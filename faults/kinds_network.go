@@ -12,16 +12,20 @@ import (
 func init() {
 	for _, k := range []Kind{
 		{Name: "latency", Doc: "delay every reply of one client by Latency (± Jitter) for Duration",
+			Moment: "the slowed pod completed an acquire while its links were slow", Danger: slowedCalls,
 			Build: func(s Spec, ttl time.Duration) Fault {
 				return Latency{Latency: or(s.Latency, ttl/4), Jitter: s.Jitter, Duration: or(s.Duration, ttl), Direction: s.Direction}
 			}},
 		{Name: "slow-reply", Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once",
+			Moment: "an acquire that may have won answered more than a TTL after its call", Danger: lateWinner,
 			Build: func(s Spec, ttl time.Duration) Fault {
 				return SlowReply{Delay: or(s.Delay, ttl+ttl/2), MaxWait: or(s.Duration, 4*ttl)}
 			}},
 		{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work",
+			Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off"),
 			Build: func(s Spec, ttl time.Duration) Fault { return ClientPartition{Work: or(s.Work, 2*ttl)} }},
 		{Name: "minority-partition", Doc: "cut every client off one node (a minority of three) for Duration",
+			Moment: "an acquire succeeded while the node was unreachable", Danger: acquiredDuring,
 			Needs: Needs{Nodes: 3},
 			Build: func(s Spec, ttl time.Duration) Fault { return MinorityPartition{Duration: or(s.Duration, 2*ttl)} }},
 	} {
@@ -43,12 +47,13 @@ func (Latency) Name() string { return "latency" }
 
 // Inject implements Fault.
 func (f Latency) Inject(ctx context.Context, env *Env) (err error) {
-	links := env.Cluster.ClientLinks(env.Rand.IntN(env.Cluster.Clients()))
+	pod := env.Rand.IntN(env.Cluster.Clients())
+	links := env.Cluster.ClientLinks(pod)
 	defer healLinks(links, &err)
 	if err := eachLink(links, func(l *Link) error { return l.Latency(f.Direction, f.Latency, f.Jitter) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), linkNames(links)...)()
+	defer env.window(f.Name(), append([]string{podTarget(pod)}, linkNames(links)...)...)()
 	sleepCtx(ctx, f.Duration)
 	return nil
 }
@@ -77,7 +82,7 @@ func (f SlowReply) Inject(ctx context.Context, env *Env) (err error) {
 	if err := eachLink(links, func(l *Link) error { return l.Latency(Downstream, f.Delay, 0) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), linkNames(links)...)()
+	defer env.window(f.Name(), append([]string{delayTarget + f.Delay.String()}, linkNames(links)...)...)()
 	wctx, cancel := context.WithTimeout(ctx, f.MaxWait)
 	defer cancel()
 	_, _ = env.Pods.NextAcquire(wctx)

@@ -11,14 +11,17 @@ import (
 func init() {
 	for _, k := range []Kind{
 		{Name: "node-restart", Doc: "kill a node (round robin) while a lock is held and restart it empty after Delay",
+			Moment: "a node came back empty while a lease it carried was live", Danger: restartedUnder(false),
 			Needs: Needs{NodeControl: true},
 			Build: func(s Spec, ttl time.Duration) Fault { return &NodeRestart{Delay: s.Delay} }},
 		{Name: "node-restart-delayed", Doc: "node-restart with the restart delayed past the TTL",
+			Moment: "a node carrying a live lease stayed down past the TTL", Danger: restartedUnder(true),
 			Needs: Needs{NodeControl: true},
 			Build: func(s Spec, ttl time.Duration) Fault {
 				return &NodeRestart{Delay: or(s.Delay, ttl+ttl/2), delayed: true}
 			}},
 		{Name: "failover", Doc: "while a lock is held, kill the primary and promote the lagging replica",
+			Moment: "the promoted replica lacked a key a pod believed it held", Danger: lostOnPromotion,
 			Needs: Needs{NodeControl: true, Replica: true},
 			Build: func(s Spec, ttl time.Duration) Fault { return Failover{Lag: or(s.Latency, ttl+ttl/4)} }},
 	} {
@@ -105,10 +108,33 @@ func (f Failover) Inject(ctx context.Context, env *Env) error {
 	if err := old.Kill(); err != nil {
 		return err
 	}
-	if err := heal(c.Failover); err != nil {
+	if err := heal(c.PromoteReplica); err != nil {
+		return err
+	}
+	probeKeys(env, c.Replica()) // promoted, clients not moved yet: nobody has written to it
+	if err := c.MoveService(); err != nil {
 		return err
 	}
 	// Let the clients work on the new primary before the old one rejoins.
 	sleepCtx(ctx, env.TTL)
 	return heal(c.Rejoin)
+}
+
+// probeKeys records which of the cell's keys the node has right now (the
+// promoted replica, just after promotion): the evidence a lock key was
+// lost, read from the node, not assumed.
+func probeKeys(env *Env, n RedisNode) {
+	if env.Probe == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	for _, k := range env.Keys {
+		v, err := n.Do(ctx, "EXISTS", k)
+		if err != nil {
+			continue
+		}
+		count, _ := v.(int64)
+		env.Probe(n.Name(), k, count == 1)
+	}
 }

@@ -31,6 +31,9 @@ type cellView struct {
 	Zooms                                                            []zoomView
 	Stats                                                            []statRow
 	Porcupine                                                        []porcupineLink
+	Evidence                                                         *checker.Evidence
+	TimeScale                                                        float64
+	Planned, Ran                                                     time.Duration
 }
 
 type violationView struct{ At, Summary string }
@@ -60,6 +63,7 @@ var outcomeNotes = map[results.Outcome]string{
 	results.Regression:   "(a safe cell failed: a regression)",
 	results.Missed:       "(an unsafe cell passed: the harness missed a known bug)",
 	results.Unknown:      "(the checker could not decide within its budget)",
+	results.Inconclusive: "(a pass below the evidence floor: the dangerous moment did not happen often enough to mean anything)",
 	results.HarnessError: "(the harness could not run this cell)",
 	results.Skipped:      "(not run)",
 	results.Interrupted:  "(the run was interrupted; the partial history was checked)",
@@ -72,6 +76,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results}
 	v.IndexLink = relLink(pageDir, filepath.Join(dir, "index.html"))
 	v.Description = c.Description
+	v.TimeScale, v.Planned, v.Ran = max(c.TimeScale, 1), c.Planned, c.Ran.Round(time.Millisecond)
 	h, rep, err := cellEvidence(c, opts)
 	if c.History != "" {
 		path := historyPath(c, opts)
@@ -86,6 +91,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 			v.Recheck = fmt.Sprintf("re-checking the history for this page gave %s, the run said %s", rep.Verdict, c.Verdict)
 		}
 		v.Results = rep.Results
+		v.Evidence = &rep.Evidence
 		tl := buildTimeline(h, rep)
 		v.Timeline = tl.svg(0, h.End, opts.Width)
 		for _, w := range zoomWindows(rep, h.End) {

@@ -23,7 +23,7 @@ var templatesFS embed.FS
 var (
 	css       = mustRead("templates/style.css")
 	indexTmpl = template.Must(template.New("index").Parse(mustRead("templates/index.html.tmpl")))
-	cellTmpl  = template.Must(template.New("cell").Parse(mustRead("templates/cell.html.tmpl")))
+	cellTmpl  = template.Must(template.New("cell").Funcs(template.FuncMap{"pct": func(f float64) float64 { return 100 * f }}).Parse(mustRead("templates/cell.html.tmpl")))
 )
 
 func mustRead(name string) string {
@@ -149,6 +149,8 @@ func outcomeClass(c *results.Cell) string {
 		return "missed"
 	case results.Unknown:
 		return "unknown"
+	case results.Inconclusive:
+		return "inconclusive"
 	case results.HarnessError:
 		return "error"
 	case results.Interrupted:
@@ -183,7 +185,7 @@ type indexView struct {
 	Seed, LastSeed                                                      int64
 	Repeat                                                              int
 	Started, Elapsed, Version, GoVersion, RedisVersion, Backend, Shards string
-	Command                                                             string
+	Command, TimeScale                                                  string
 	Interrupted                                                         bool
 	Totals                                                              []total
 	Locks                                                               []string
@@ -196,7 +198,7 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 		LastSeed: s.Seed + int64(max(s.Repeat, 1)) - 1, Repeat: s.Repeat,
 		Started: s.Started.Format(time.RFC3339), Elapsed: s.Elapsed.Round(time.Millisecond).String(), Version: s.Version,
 		GoVersion: s.GoVersion, RedisVersion: orDash(s.RedisVersion), Backend: orDash(s.Backend), Shards: s.Shard,
-		Command: s.Command, Interrupted: s.Interrupted}
+		Command: s.Command, Interrupted: s.Interrupted, TimeScale: timeScaleText(s)}
 	for k, n := range s.Totals {
 		v.Totals = append(v.Totals, total{k, n})
 	}
@@ -261,7 +263,7 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 // outcome decides the colour and the link goes to the first run with it.
 func foldRuns(runs []*results.Cell, links map[*results.Cell]string) matrixCell {
 	worst := runs[0]
-	rank := map[string]int{"regression": 6, "missed": 5, "error": 4, "unknown": 3, "interrupted": 2}
+	rank := map[string]int{"regression": 7, "missed": 6, "error": 5, "unknown": 4, "inconclusive": 3, "interrupted": 2}
 	failed := 0
 	for _, r := range runs {
 		if rank[outcomeClass(r)] > rank[outcomeClass(worst)] {
@@ -297,4 +299,12 @@ func orDash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+func timeScaleText(s *Summary) string {
+	t := fmt.Sprintf("%.2f", max(s.TimeScale, 1))
+	if s.Calibration != "" {
+		t += " (" + s.Calibration + ")"
+	}
+	return t
 }

@@ -63,7 +63,10 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: caseDetails(c)}
 			suite.Errors++
 		case results.Unknown:
-			tc.Error = &junitMessage{Type: "inconclusive", Message: "the checker could not decide (budget exhausted)", Body: caseDetails(c)}
+			tc.Error = &junitMessage{Type: "unknown", Message: "the checker could not decide (budget exhausted)", Body: caseDetails(c)}
+			suite.Errors++
+		case results.Inconclusive:
+			tc.Error = &junitMessage{Type: "inconclusive", Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; "), Body: caseDetails(c)}
 			suite.Errors++
 		case results.Skipped:
 			tc.Skipped = &junitMessage{Message: c.Error}
@@ -82,7 +85,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 
 func caseDetails(c *results.Cell) string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s\nrerun: %s\n", c.Summary(), c.Rerun)
+	fmt.Fprintf(&b, "%s\nevidence: %s (time scale %.2f, ran %.1f s)\nrerun: %s\n", c.Summary(), c.Evidence.Summary(), c.TimeScale, c.Ran.Seconds(), c.Rerun)
 	if c.History != "" {
 		fmt.Fprintf(&b, "history: %s\n", c.History)
 	}

@@ -23,22 +23,26 @@ var ErrMalformed = errors.New("reports: malformed summary")
 
 // Summary is one run (or one shard of one).
 type Summary struct {
-	Format       int                 `json:"format"`
-	Tool         string              `json:"tool"`
-	Version      string              `json:"version"`
-	GoVersion    string              `json:"go_version"`
-	RedisVersion string              `json:"redis_version,omitempty"`
-	Backend      string              `json:"backend"`
-	Seed         int64               `json:"seed"`
-	Repeat       int                 `json:"repeat"`
-	Shard        string              `json:"shard,omitempty"`
-	Started      time.Time           `json:"started"`
-	Elapsed      time.Duration       `json:"elapsed_ns"`
-	Command      string              `json:"command"`
-	Interrupted  bool                `json:"interrupted,omitempty"`
-	Totals       map[string]int      `json:"totals"`
-	Cells        []*results.Cell     `json:"cells"`
-	Aggregates   []results.Aggregate `json:"aggregates,omitempty"`
+	Format       int           `json:"format"`
+	Tool         string        `json:"tool"`
+	Version      string        `json:"version"`
+	GoVersion    string        `json:"go_version"`
+	RedisVersion string        `json:"redis_version,omitempty"`
+	Backend      string        `json:"backend"`
+	Seed         int64         `json:"seed"`
+	Repeat       int           `json:"repeat"`
+	Shard        string        `json:"shard,omitempty"`
+	Started      time.Time     `json:"started"`
+	Elapsed      time.Duration `json:"elapsed_ns"`
+	Command      string        `json:"command"`
+	Interrupted  bool          `json:"interrupted,omitempty"`
+	// TimeScale is the factor every cell's times were stretched by, and
+	// Calibration the measurement it came from ("" when forced).
+	TimeScale   float64             `json:"time_scale,omitempty"`
+	Calibration string              `json:"calibration,omitempty"`
+	Totals      map[string]int      `json:"totals"`
+	Cells       []*results.Cell     `json:"cells"`
+	Aggregates  []results.Aggregate `json:"aggregates,omitempty"`
 }
 
 // Tally fills Totals (outcome -> count) and Aggregates from Cells.

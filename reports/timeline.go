@@ -48,7 +48,7 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 	t := &timeline{end: max(h.End, 1)}
 	seen := map[int]bool{}
 	for _, e := range h.Events {
-		if e.Kind != history.Fault && !seen[e.Client] {
+		if e.Client >= 0 && !seen[e.Client] {
 			seen[e.Client] = true
 			t.clients = append(t.clients, e.Client)
 		}

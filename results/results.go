@@ -45,20 +45,24 @@ type Outcome string
 
 // Outcomes.
 const (
-	Met          Outcome = "met"         // safe and passed, unsafe and detected, or either
-	Regression   Outcome = "regression"  // a safe cell failed
-	Missed       Outcome = "missed"      // an unsafe cell passed: the harness missed a known bug
-	Unknown      Outcome = "unknown"     // the checker could not decide
-	HarnessError Outcome = "error"       // the cell could not run
-	Skipped      Outcome = "skipped"     // not applicable, or interrupted before it ran
-	Interrupted  Outcome = "interrupted" // Ctrl-C or SIGTERM mid-cell: partial history, checked
+	Met          Outcome = "met"          // safe and passed, unsafe and detected, or either
+	Regression   Outcome = "regression"   // a safe cell failed
+	Missed       Outcome = "missed"       // an unsafe cell passed: the harness missed a known bug
+	Unknown      Outcome = "unknown"      // the checker could not decide
+	Inconclusive Outcome = "inconclusive" // a pass below the evidence floor: the danger never (or too rarely) happened
+	HarnessError Outcome = "error"        // the cell could not run
+	Skipped      Outcome = "skipped"      // not applicable, or interrupted before it ran
+	Interrupted  Outcome = "interrupted"  // Ctrl-C or SIGTERM mid-cell: partial history, checked
 )
 
-// Compare turns a verdict into an outcome for an expectation.
-func Compare(e Expectation, v checker.Status) Outcome {
+// Compare turns a verdict into an outcome for an expectation. A decisive
+// violation always counts; a pass counts only with enough evidence.
+func Compare(e Expectation, v checker.Status, ev checker.Evidence) Outcome {
 	switch {
 	case v == checker.Unknown:
 		return Unknown
+	case v == checker.Pass && !ev.Enough:
+		return Inconclusive
 	case e == Either:
 		return Met
 	case e == Safe && v == checker.Pass, e == Unsafe && v == checker.Fail:
@@ -87,10 +91,18 @@ type Cell struct {
 	TTL         time.Duration    `json:"ttl_ns,omitempty"`
 	Topology    string           `json:"topology,omitempty"`
 	Faults      int              `json:"fault_windows"`
-	History     string           `json:"history,omitempty"`
-	Rerun       string           `json:"rerun"`
-	Elapsed     time.Duration    `json:"elapsed_ns"`
-	Error       string           `json:"error,omitempty"`
+	Evidence    checker.Evidence `json:"evidence"`
+	// TimeScale is the factor every time of the cell was stretched by.
+	TimeScale float64 `json:"time_scale,omitempty"`
+	// Planned is the duration the scenario asked for; Ran is how long the
+	// pods really ran (longer when the cell ran on to reach its floor,
+	// shorter when a decisive violation ended it early).
+	Planned time.Duration `json:"planned_ns,omitempty"`
+	Ran     time.Duration `json:"ran_ns,omitempty"`
+	History string        `json:"history,omitempty"`
+	Rerun   string        `json:"rerun"`
+	Elapsed time.Duration `json:"elapsed_ns"`
+	Error   string        `json:"error,omitempty"`
 
 	// Report and Events are the checker's full report and the history it
 	// checked, kept in memory so the pages need not check again.
@@ -120,6 +132,11 @@ func (r *Cell) Summary() string {
 			}
 		}
 	}
+	if r.Outcome == Inconclusive {
+		for _, why := range r.Evidence.Short {
+			s += ": " + why
+		}
+	}
 	if r.Error != "" {
 		s += ": " + r.Error
 	}
@@ -136,6 +153,10 @@ type Aggregate struct {
 	Unknown  int         `json:"unknown"` // runs the checker could not decide
 	Errors   int         `json:"errors"`  // runs the harness could not complete
 	Met      int         `json:"met"`
+	// Decisive runs had a verdict that counts: a violation, or a pass above
+	// the evidence floor. Inconclusive runs did not, and are not in Decisive.
+	Decisive     int `json:"decisive"`
+	Inconclusive int `json:"inconclusive"`
 	// MedianFirstViolation over the failing runs, or -1.
 	MedianFirstViolation time.Duration `json:"median_first_violation_ns"`
 }
@@ -160,9 +181,14 @@ func Aggregates(cells []*Cell) []Aggregate {
 			a.Errors++
 		case r.Verdict == checker.Fail:
 			a.Failed++
+			a.Decisive++
 			firsts[k] = append(firsts[k], r.Stats.FirstViolation)
 		case r.Verdict == checker.Unknown:
 			a.Unknown++
+		case r.Outcome == Inconclusive:
+			a.Inconclusive++
+		case r.Verdict == checker.Pass:
+			a.Decisive++
 		}
 		if r.Outcome == Met {
 			a.Met++

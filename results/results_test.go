@@ -21,10 +21,24 @@ func TestCompare(t *testing.T) {
 		{results.Safe, checker.Unknown, results.Unknown},
 		{results.Unsafe, checker.Unknown, results.Unknown},
 	}
+	enough := checker.Evidence{Enough: true}
 	for _, c := range cases {
-		if got := results.Compare(c.e, c.v); got != c.want {
+		if got := results.Compare(c.e, c.v, enough); got != c.want {
 			t.Errorf("Compare(%s, %s) = %s, want %s", c.e, c.v, got, c.want)
 		}
+	}
+	// Below the floor a pass is no verdict; a violation still is.
+	short := checker.Evidence{Enough: false}
+	for _, e := range []results.Expectation{results.Safe, results.Unsafe, results.Either} {
+		if got := results.Compare(e, checker.Pass, short); got != results.Inconclusive {
+			t.Errorf("%s pass below the floor: %s, want inconclusive", e, got)
+		}
+	}
+	if got := results.Compare(results.Unsafe, checker.Fail, short); got != results.Met {
+		t.Errorf("unsafe detected below the floor: %s, want met", got)
+	}
+	if got := results.Compare(results.Safe, checker.Fail, short); got != results.Regression {
+		t.Errorf("safe failing below the floor: %s, want regression", got)
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // Expectation is what a cell must show (results.Expectation, re-exported
@@ -63,6 +64,10 @@ type Scenario struct {
 	FirstFault time.Duration `yaml:"first_fault,omitempty" json:"first_fault,omitempty"`
 	GapMin     time.Duration `yaml:"gap_min,omitempty" json:"gap_min,omitempty"`
 	GapMax     time.Duration `yaml:"gap_max,omitempty" json:"gap_max,omitempty"`
+	// Floor changes the evidence floor for this scenario's cells (unset
+	// fields keep the default: 3 exercised moments, 20 cycles, at most 50%
+	// indefinite acquires).
+	Floor FloorOverride `yaml:",inline" json:"floor,omitempty"`
 	// Expect maps a lock name to its expectation; a lock not listed does
 	// not run in this scenario.
 	Expect map[string]Expectation `yaml:"expect" json:"expect"`
@@ -133,6 +138,9 @@ func (s Scenario) Validate() error {
 			return bad("%v", err)
 		}
 	}
+	if err := s.Floor.Validate(); err != nil {
+		return bad("%v", err)
+	}
 	if len(s.Expect) == 0 {
 		return bad("expect names no lock (valid: %s)", strings.Join(lockimpl.Names(), ", "))
 	}
@@ -145,6 +153,33 @@ func (s Scenario) Validate() error {
 		}
 	}
 	return nil
+}
+
+// FloorOverride changes some fields of an evidence floor; unset (nil)
+// fields keep the floor they are applied to.
+type FloorOverride struct {
+	MinExercised  *int     `yaml:"min_exercised,omitempty" json:"min_exercised,omitempty"`
+	MinCycles     *int     `yaml:"min_cycles,omitempty" json:"min_cycles,omitempty"`
+	MaxIndefinite *float64 `yaml:"max_indefinite,omitempty" json:"max_indefinite,omitempty"`
+}
+
+// Apply returns f with the override's set fields.
+func (o FloorOverride) Apply(f history.Floor) history.Floor {
+	if o.MinExercised != nil {
+		f.MinExercised = *o.MinExercised
+	}
+	if o.MinCycles != nil {
+		f.MinCycles = *o.MinCycles
+	}
+	if o.MaxIndefinite != nil {
+		f.MaxIndefinite = *o.MaxIndefinite
+	}
+	return f
+}
+
+// Validate reports negative counts or a fraction outside [0, 1].
+func (o FloorOverride) Validate() error {
+	return o.Apply(history.Floor{}).Validate()
 }
 
 // Limits shared by the command line and scenario files.

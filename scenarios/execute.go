@@ -46,7 +46,8 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	start := time.Now()
 	res := &results.Cell{Scenario: p.Scenario.Name, Description: p.Scenario.Description, Lock: p.Lock.Name,
 		LockTraits: p.Lock.Describe(), Expect: p.Expect, RunSeed: p.RunSeed, CellSeed: p.CellSeed,
-		TTL: p.Scenario.TTL, Topology: string(p.Topology), History: p.History, Rerun: p.Rerun}
+		TTL: p.Scenario.TTL, Topology: string(p.Topology), History: p.History, Rerun: p.Rerun,
+		TimeScale: p.TimeScale, Planned: p.Scenario.Duration}
 	defer func() { res.Elapsed = time.Since(start) }()
 	switch {
 	case p.Skip != "":
@@ -75,7 +76,8 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 func judge(ctx context.Context, p *Plan, h *history.History, res *results.Cell) {
 	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
 	res.Report, res.Events = rep, h
-	res.Verdict, res.Results, res.Stats = rep.Verdict, rep.Results, rep.Stats
+	res.Verdict, res.Results, res.Stats, res.Evidence = rep.Verdict, rep.Results, rep.Stats, rep.Evidence
+	res.Ran = time.Duration(h.End)
 	res.Overlaps = rep.Stats.Overlaps
 	for _, r := range rep.Results {
 		if r.Decisive {
@@ -88,7 +90,7 @@ func judge(ctx context.Context, p *Plan, h *history.History, res *results.Cell) 
 		}
 	}
 	if res.Outcome == "" {
-		res.Outcome = results.Compare(p.Expect, rep.Verdict)
+		res.Outcome = results.Compare(p.Expect, rep.Verdict, rep.Evidence)
 	}
 }
 
@@ -122,8 +124,8 @@ func live(ctx context.Context, p *Plan, opts Options) (*history.History, error) 
 		rec.Close()
 		return nil, err
 	}
-	env := &faults.Env{Cluster: cluster, Pods: control, TTL: p.Scenario.TTL,
-		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed), 0xfa017)), Window: faultWindows(rec)}
+	env := &faults.Env{Cluster: cluster, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
+		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed), 0xfa017)), Window: faultWindows(rec), Probe: probes(rec)}
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- schedule.Run(schedCtx, env) }()
@@ -132,8 +134,62 @@ func live(ctx context.Context, p *Plan, opts Options) (*history.History, error) 
 	stopSched()
 	control.Close()
 	schedErr := <-schedDone
+	// Every window is closed now: judge each against its dangerous moment,
+	// into the history itself.
+	faults.Record(rec, faults.Judge(rec.Snapshot(), p.Scenario.TTL))
 	h, closeErr := rec.Close()
 	return h, cellError(ctx, p, runErr, schedErr, closeErr)
+}
+
+// probes records what faults observe on nodes.
+func probes(rec *history.Recorder) func(node, key string, exists bool) {
+	return func(node, key string, exists bool) {
+		var v int64
+		if exists {
+			v = 1
+		}
+		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Targets: []string{node}})
+	}
+}
+
+// decided reports whether the history so far already answers the cell: a
+// decisive violation, or, once the planned duration has passed, enough
+// evidence for a pass. The windows are judged on a copy; the history gets
+// its judgments once, at the end.
+func decided(ctx context.Context, p *Plan, rec *history.Recorder, elapsed time.Duration) bool {
+	snap := rec.Snapshot()
+	for _, j := range faults.Judge(snap, p.Scenario.TTL) {
+		out := history.Refused
+		if j.Exercised {
+			out = history.Ok
+		}
+		snap.Events = append(snap.Events, history.Event{ID: int64(len(snap.Events)), Kind: history.Exercised, Client: -1,
+			Fault: j.Window.Fault, Value: j.Window.ID, Outcome: out, Call: snap.End, Return: snap.End})
+	}
+	rep := checker.Check(ctx, snap, checker.Options{Budget: time.Second, MaxViolations: 1})
+	return rep.Verdict == checker.Fail || (elapsed >= p.Scenario.Duration && rep.Verdict == checker.Pass && rep.Evidence.Enough)
+}
+
+// supervise closes stop once the cell is decided (see decided), looking
+// eight times per planned duration; past MaxDuration the workload ends by
+// itself, whatever the evidence.
+func supervise(ctx context.Context, p *Plan, rec *history.Recorder, stop chan<- struct{}, done <-chan struct{}) {
+	defer close(stop)
+	start := time.Now()
+	t := time.NewTicker(max(p.Scenario.Duration/8, 20*time.Millisecond))
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if decided(ctx, p, rec, time.Since(start)) {
+			return
+		}
+	}
 }
 
 // cellError picks the error that explains a cell's end, or nil.
@@ -157,14 +213,19 @@ func cellError(ctx context.Context, p *Plan, runErr, schedErr, closeErr error) e
 // its context is given 2 s past the cell's timeout, then reported instead
 // of hanging the run.
 func runWorkload(ctx context.Context, p *Plan, pods *pods, rec *history.Recorder, control *workload.Control) error {
-	cfg := workload.Config{Clients: p.Scenario.Clients, Keys: p.Keys, Duration: p.Scenario.Duration,
+	stop, finished := make(chan struct{}), make(chan struct{})
+	cfg := workload.Config{Clients: p.Scenario.Clients, Keys: p.Keys, Duration: p.MaxDuration, Stop: stop,
 		AcquireTimeout: p.Scenario.CallTimeout, ReleaseTimeout: p.Scenario.CallTimeout,
 		Work: workload.Dist{Min: p.Scenario.WorkMin, Max: p.Scenario.WorkMax}, Fencing: p.Fencing, Seed: p.CellSeed}
 	done := make(chan error, 1)
 	go func() {
 		_, err := workload.Run(ctx, cfg, pods.locker, rec, control.Hooks())
+		close(finished)
 		done <- err
 	}()
+	supervised := make(chan struct{})
+	go func() { supervise(ctx, p, rec, stop, finished); close(supervised) }()
+	defer func() { <-supervised }()
 	select {
 	case err := <-done:
 		return err
@@ -184,8 +245,14 @@ func newRecorder(p *Plan) (*history.Recorder, error) {
 			return nil, fmt.Errorf("harness: %w", err)
 		}
 	}
+	var kinds []string
+	for _, f := range p.Scenario.Faults {
+		kinds = append(kinds, f.Kind)
+	}
+	floor := p.Floor
 	rec, err := history.NewRecorder(p.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
 		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
+		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor,
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
 			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})
 	if err != nil {

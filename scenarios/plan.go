@@ -10,6 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
+	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // Cell is one (scenario, lock) pair with its expectation.
@@ -57,12 +58,27 @@ type Options struct {
 	// RerunFlags are appended to the default `lockchaos run` line (flags
 	// that changed the cell, such as --duration).
 	RerunFlags string
+	// Floor overrides every scenario's evidence floor, field by field.
+	Floor FloorOverride
+	// MaxDuration caps a cell that runs on to reach its floor. Default 5x
+	// the (scaled) duration.
+	MaxDuration time.Duration
+	// TimeScale stretches every time of every scenario (TTL, work, gaps,
+	// call timeouts, fault sizes) by one factor, so each keeps its shape on
+	// a slower machine. Default 1; Calibrate measures one.
+	TimeScale float64
 }
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
-	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 {
-		return fmt.Errorf("%w: negative duration, clients, budget or cell timeout", ErrInvalid)
+	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 {
+		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration or time scale", ErrInvalid)
+	}
+	if o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
+		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)
+	}
+	if err := o.Floor.Validate(); err != nil {
+		return fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if o.Clients > MaxClients {
 		return fmt.Errorf("%w: clients %d out of range 1..%d", ErrInvalid, o.Clients, MaxClients)
@@ -96,6 +112,11 @@ type Plan struct {
 	Budget    time.Duration
 	Timeout   time.Duration
 	Backend   faults.Backend
+	// Floor is the evidence a pass needs; MaxDuration how long the cell may
+	// run on to reach it; TimeScale the factor its times were stretched by.
+	Floor       history.Floor
+	MaxDuration time.Duration
+	TimeScale   float64
 }
 
 // Name is "scenario/lock".
@@ -125,11 +146,22 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		sc.Clients = opts.Clients
 	}
 	needs := sc.needs()
-	if needs.NodeControl {
-		sc = sc.scaled(backendScale(backend))
+	scale := opts.TimeScale
+	if scale == 0 {
+		scale = 1
 	}
+	if needs.NodeControl {
+		scale *= backendScale(backend)
+	}
+	sc = sc.scaled(scale)
 	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
-		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: backend}
+		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: backend, TimeScale: scale,
+		Floor: opts.Floor.Apply(sc.Floor.Apply(history.DefaultFloor))}
+	p.MaxDuration = opts.MaxDuration
+	if p.MaxDuration == 0 {
+		p.MaxDuration = 5 * sc.Duration
+	}
+	p.MaxDuration = max(p.MaxDuration, sc.Duration)
 	p.Topology, p.Nodes, p.Skip = topologyFor(sc, cell.Lock, needs)
 	if p.Skip == "" {
 		p.Skip = unsupported(p, needs, backend)
@@ -158,7 +190,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	p.Timeout = opts.CellTimeout
 	if p.Timeout == 0 {
-		p.Timeout = sc.Duration + 60*time.Second
+		p.Timeout = p.MaxDuration + 60*time.Second
 	}
 	p.Rerun = rerunLine(p, opts)
 	return p

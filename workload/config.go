@@ -54,6 +54,9 @@ type Config struct {
 	// Duration is how long clients start new cycles; a critical section
 	// under way at the end is finished (with its release). Default 2s.
 	Duration time.Duration
+	// Stop, when closed, ends the run before Duration, the same way (the
+	// cell has its answer). Nil: Duration alone ends it.
+	Stop <-chan struct{}
 	// AcquireTimeout bounds each acquire attempt. Default 250ms.
 	AcquireTimeout time.Duration
 	// ReleaseTimeout bounds each release. Default 250ms.

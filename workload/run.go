@@ -61,6 +61,15 @@ func Run(ctx context.Context, cfg Config, factory Factory, rec *history.Recorder
 	defer abort()
 	runCtx, cancel := context.WithTimeout(abortCtx, cfg.Duration)
 	defer cancel()
+	if cfg.Stop != nil {
+		go func() {
+			select {
+			case <-cfg.Stop:
+				cancel()
+			case <-runCtx.Done():
+			}
+		}()
+	}
 	var wg sync.WaitGroup
 	var panicMu sync.Mutex
 	var panicErr error

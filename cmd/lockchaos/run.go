@@ -82,6 +82,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	budget := fs.Duration("budget", 30*time.Second, "checker budget per property")
 	toxAPI := fs.String("toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
+	timeScale := fs.Float64("time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
+	maxDuration := fs.Duration("max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
+	var floor scenarios.FloorOverride
+	fs.Func("min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)", intPtr(&floor.MinExercised))
+	fs.Func("min-cycles", "evidence floor: completed acquire-release cycles (default 20)", intPtr(&floor.MinCycles))
+	fs.Func("max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)", floatPtr(&floor.MaxIndefinite))
 	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -99,6 +105,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	if *repeat < 1 || *parallel < 1 || *duration < 0 || *clients < 0 || *budget <= 0 {
 		return usageErr("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
+	}
+	if *timeScale < 0 || *timeScale > 0 && *timeScale < 0.1 || *timeScale > 100 {
+		return usageErr("--time-scale %v: want 0 (measure) or a factor in 0.1..100", *timeScale)
+	}
+	if err := (scenarios.Options{Duration: *duration, Clients: *clients, MaxDuration: *maxDuration, Floor: floor}).Validate(); err != nil {
+		return usageErr("%v", err)
 	}
 	switch *backend {
 	case "auto", "process", "docker", "external":
@@ -184,21 +196,32 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	// Last line of defence: whatever happens, no redis-server outlives us.
 	defer faults.KillAll()
 
-	progress := newProgress(stderr, len(cells)**repeat)
-	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, out %s\n",
-		version, len(cells), *repeat, *seed, be.Name(), redisVersion, *parallel, *out)
 	started := time.Now()
+	scale, calibration := *timeScale, ""
+	if scale == 0 {
+		cal, err := scenarios.Calibrate(ctx, be)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
+			return exitHarness
+		}
+		scale, calibration = cal.Scale, cal.String()
+		fmt.Fprintf(stderr, "lockchaos: machine now: %s\n", calibration)
+	}
+	progress := newProgress(stderr, len(cells)**repeat)
+	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
+		version, len(cells), *repeat, *seed, be.Name(), redisVersion, *parallel, scale, *out)
 	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
 		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
-			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files),
-			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) }},
+			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files) + fmt.Sprintf(" --time-scale %.2f", scale),
+			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
+			TimeScale: scale, MaxDuration: *maxDuration, Floor: floor},
 		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
 	})
 	progress.done()
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
 		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: be.Name(), Seed: *seed, Repeat: *repeat,
 		Shard: shardLabel, Started: started, Elapsed: time.Since(started), Command: commandLine(args),
-		Interrupted: ctx.Err() != nil, Cells: results}
+		Interrupted: ctx.Err() != nil, Cells: results, TimeScale: scale, Calibration: calibration}
 	sum.Tally()
 	reports.RelativeHistories(*out, sum)
 	jsonPath, errJSON := reports.WriteJSON(*out, sum)
@@ -237,7 +260,7 @@ func runExit(s *reports.Summary) int {
 		return exitViolation
 	case s.Totals[string(results.HarnessError)] > 0:
 		return exitHarness
-	case s.Totals[string(results.Unknown)] > 0:
+	case s.Totals[string(results.Unknown)]+s.Totals[string(results.Inconclusive)] > 0:
 		return exitInconclusive
 	}
 	return exitOK
@@ -315,7 +338,7 @@ func commandLine(args []string) string {
 }
 
 func printMatrix(w io.Writer, s *reports.Summary) {
-	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-11s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "DETAILS")
+	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
 	for _, c := range s.Cells {
 		detail := ""
 		switch {
@@ -323,33 +346,63 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 			detail = c.Error
 		case c.Violations > 0:
 			detail = fmt.Sprintf("%d violation(s), first at %.3f s", c.Violations, float64(c.Stats.FirstViolation)/1e9)
+		case c.Outcome == results.Inconclusive:
+			detail = strings.Join(c.Evidence.Short, "; ")
 		default:
-			detail = fmt.Sprintf("%d cycles, %d fault window(s)", c.Stats.Cycles, c.Faults)
+			detail = fmt.Sprintf("ran %.1f s", c.Ran.Seconds())
 		}
 		verdict := string(c.Verdict)
 		if verdict == "" {
 			verdict = "-"
 		}
+		evidence := "-"
+		if c.Verdict != "" {
+			evidence = c.Evidence.Summary()
+		}
 		seed := ""
 		if s.Repeat > 1 {
 			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
 		}
-		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %-11s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, c.Outcome, detail, seed)
+		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %-13s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, c.Outcome, evidence, detail, seed)
 	}
 	if s.Repeat > 1 {
-		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-10s %s\n", "SCENARIO", "LOCK", "EXPECT", "DETECTED", "MEDIAN FIRST VIOLATION")
+		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n", "SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION")
 		for _, a := range s.Aggregates {
 			med := "-"
 			if a.MedianFirstViolation >= 0 {
 				med = a.MedianFirstViolation.Round(time.Millisecond).String()
 			}
-			fmt.Fprintf(w, "%-22s %-15s %-7s %3d/%-6d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, a.Runs, med)
+			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
 		}
 	}
-	fmt.Fprintf(w, "\nseed %d, %s, totals %v\n", s.Seed, s.Elapsed.Round(time.Millisecond), s.Totals)
+	fmt.Fprintf(w, "\nseed %d, time scale %.2f, %s, totals %v\n", s.Seed, s.TimeScale, s.Elapsed.Round(time.Millisecond), s.Totals)
 	for _, c := range s.Cells {
 		if c.Failed() {
 			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
 		}
+	}
+}
+
+// intPtr and floatPtr parse a flag into a pointer set only when the flag
+// is given, so an unset flag keeps the scenario's own value.
+func intPtr(p **int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("want a whole number, got %q", v)
+		}
+		*p = &n
+		return nil
+	}
+}
+
+func floatPtr(p **float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("want a number, got %q", v)
+		}
+		*p = &f
+		return nil
 	}
 }

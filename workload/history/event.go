@@ -15,8 +15,9 @@ import (
 	"time"
 )
 
-// FormatVersion is written in every header; Load refuses other versions.
-const FormatVersion = 1
+// FormatVersion is written in every header. Load reads it and version 1
+// (before evidence events), and refuses others.
+const FormatVersion = 2
 
 // ErrMalformed is wrapped by every Load error that points at a line.
 var ErrMalformed = errors.New("history: malformed")
@@ -33,9 +34,20 @@ const (
 	Renew   Kind = "renew"   // a watchdog renewal; refused: the key was no longer ours
 	Lost    Kind = "lost"    // the lock told its holder the lease is gone (a point in time)
 	Fault   Kind = "fault"   // a fault window: Call is its start, Return its end
+	// Exercised judges one fault window against its kind's dangerous
+	// moment (a point): ok if the danger happened, refused if not; Value
+	// is the window's op id, Detail says what happened in words.
+	Exercised Kind = "exercised"
+	// Probe is a fact a fault observed on a node (a point): Key exists
+	// there when Value is 1, is missing when 0.
+	Probe Kind = "probe"
 )
 
-var kinds = map[Kind]bool{Acquire: true, Release: true, Read: true, Write: true, Renew: true, Lost: true, Fault: true}
+var kinds = map[Kind]bool{Acquire: true, Release: true, Read: true, Write: true, Renew: true, Lost: true, Fault: true,
+	Exercised: true, Probe: true}
+
+// clientless kinds are recorded with Client -1.
+func clientless(k Kind) bool { return k == Fault || k == Exercised || k == Probe }
 
 // Outcome says whether an operation happened.
 type Outcome string
@@ -63,6 +75,7 @@ type Event struct {
 	Err     string   `json:"error,omitempty"`
 	Fault   string   `json:"fault,omitempty"`   // fault name, for Kind Fault
 	Targets []string `json:"targets,omitempty"` // what a fault hit (links, nodes, clients)
+	Detail  string   `json:"detail,omitempty"`  // a plain sentence (exercised judgments)
 	// Open is true when no return was recorded (the run ended or crashed
 	// while the operation was in flight).
 	Open bool `json:"open,omitempty"`
@@ -84,8 +97,35 @@ type Header struct {
 	// InProcess says the lock keeps no shared state (a mutex per pod): a
 	// release cannot remove anyone else's lock.
 	InProcess bool `json:"in_process,omitempty"`
+	// Faults are the fault kinds the cell scheduled (none: a baseline).
+	Faults []string `json:"faults,omitempty"`
+	// TTL is the cell's lease time, for the evidence rules.
+	TTL time.Duration `json:"ttl_ns,omitempty"`
+	// Floor is the evidence a pass needs (nil: the checker's default).
+	Floor *Floor `json:"floor,omitempty"`
 	// Extra holds free-form settings worth keeping with the history (TTL, backend...).
 	Extra map[string]string `json:"extra,omitempty"`
+}
+
+// Floor is the evidence below which a pass is no verdict: the dangerous
+// moments the faults must have reached, the cycles the pods must have
+// completed, and the share of acquires that may have timed out.
+type Floor struct {
+	MinExercised int `json:"min_exercised" yaml:"min_exercised"`
+	MinCycles    int `json:"min_cycles" yaml:"min_cycles"`
+	// MaxIndefinite is a fraction of all acquires, 0..1.
+	MaxIndefinite float64 `json:"max_indefinite" yaml:"max_indefinite"`
+}
+
+// DefaultFloor is the floor every cell has unless told otherwise.
+var DefaultFloor = Floor{MinExercised: 3, MinCycles: 20, MaxIndefinite: 0.5}
+
+// Validate reports a floor that cannot mean anything.
+func (f Floor) Validate() error {
+	if f.MinExercised < 0 || f.MinCycles < 0 || f.MaxIndefinite < 0 || f.MaxIndefinite > 1 {
+		return fmt.Errorf("evidence floor %+v: counts must not be negative and max_indefinite must be in [0, 1]", f)
+	}
+	return nil
 }
 
 // History is a whole run.
@@ -111,10 +151,10 @@ func (e Event) Validate() error {
 	if e.Call < 0 || e.Return < e.Call {
 		return fmt.Errorf("times out of order: call %d, return %d", e.Call, e.Return)
 	}
-	if e.Kind != Fault && e.Client < 0 {
+	if !clientless(e.Kind) && e.Client < 0 {
 		return fmt.Errorf("%s without a client", e.Kind)
 	}
-	if e.Kind != Fault && e.Key == "" {
+	if !clientless(e.Kind) && e.Key == "" {
 		return fmt.Errorf("%s without a key", e.Kind)
 	}
 	return nil

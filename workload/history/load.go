@@ -41,8 +41,8 @@ func Load(r io.Reader, name string) (*History, error) {
 			if err := decodeStrict(raw, &h.Header); err != nil {
 				return nil, bad(n, "header: %v", err)
 			}
-			if h.Header.Format != FormatVersion {
-				return nil, bad(n, "header: format %d, this lockchaos reads format %d", h.Header.Format, FormatVersion)
+			if h.Header.Format != FormatVersion && h.Header.Format != 1 {
+				return nil, bad(n, "header: format %d, this lockchaos reads formats 1 and %d", h.Header.Format, FormatVersion)
 			}
 			continue
 		}
@@ -65,7 +65,7 @@ func Load(r io.Reader, name string) (*History, error) {
 				return nil, bad(n, "op %d invoked twice", l.Op)
 			}
 			e := Event{ID: l.Op, Kind: l.Kind, Client: l.Client, Key: l.Key, Token: l.Token, Fence: l.Fence,
-				Call: l.T, Return: l.T, Fault: l.Fault, Targets: l.Targets, Outcome: Indefinite, Open: true}
+				Call: l.T, Return: l.T, Fault: l.Fault, Targets: l.Targets, Detail: l.Detail, Outcome: Indefinite, Open: true}
 			if l.Value != nil {
 				e.Value = *l.Value
 			}

@@ -30,6 +30,7 @@ type line struct {
 	Err     string   `json:"error,omitempty"`
 	Fault   string   `json:"fault,omitempty"`
 	Targets []string `json:"targets,omitempty"`
+	Detail  string   `json:"detail,omitempty"`
 }
 
 const (
@@ -160,7 +161,15 @@ func (r *Recorder) Point(e Event) {
 	r.bump(e.Call)
 	v := e.Value
 	r.write(line{Op: e.ID, Phase: phasePoint, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err, Fault: e.Fault, Targets: e.Targets})
+		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err, Fault: e.Fault, Targets: e.Targets, Detail: e.Detail})
+}
+
+// Snapshot returns the history so far (operations in flight as open,
+// indefinite ones), for judging a cell while it runs.
+func (r *Recorder) Snapshot() *History {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.snapshotLocked()
 }
 
 func (r *Recorder) bump(t int64) {
@@ -274,7 +283,7 @@ func (r *Recorder) Record(e Event) {
 	r.bump(e.Return)
 	v := e.Value
 	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets})
+		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets, Detail: e.Detail})
 	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome, Err: e.Err})
 }
 
@@ -299,7 +308,7 @@ func WriteFile(path string, h *History) error {
 	for _, e := range h.Events {
 		v := e.Value
 		c := line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key, Token: e.Token,
-			Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets}
+			Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets, Detail: e.Detail}
 		ls = append(ls, timed{e.Call, false, c})
 		if !e.Open {
 			rv := e.Value

@@ -1,0 +1,127 @@
+package checker
+
+import (
+	"fmt"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Evidence is what the history shows of the danger a verdict rests on: how
+// many fault windows fired, how many reached their kind's dangerous moment
+// (the judgments the run wrote into the history), how much work the pods
+// got done, and whether that clears the floor the history records. A pass
+// below the floor is no verdict: the lock was never put to the test.
+type Evidence struct {
+	Fired      int            `json:"fired"`
+	Judged     int            `json:"judged"`
+	Exercised  int            `json:"exercised"`
+	Cycles     int            `json:"cycles"`
+	Acquires   int            `json:"acquires"`
+	Indefinite int            `json:"indefinite"`
+	Floor      *history.Floor `json:"floor,omitempty"`
+	// Enough is true when the floor is met (or there is none).
+	Enough bool `json:"enough"`
+	// Short says, in words, what the evidence lacks.
+	Short []string `json:"short,omitempty"`
+	// Moments are the judged windows, exercised or not, with their sentences.
+	Moments []Moment `json:"moments,omitempty"`
+}
+
+// Moment is one fault window judged against its dangerous moment.
+type Moment struct {
+	Fault     string `json:"fault"`
+	Window    int64  `json:"window"` // the fault window's op id
+	At        int64  `json:"at"`
+	Exercised bool   `json:"exercised"`
+	Detail    string `json:"detail"`
+}
+
+// Summary is one line: "4/5 exercised, 120 cycles, 2% indefinite".
+func (e Evidence) Summary() string {
+	s := fmt.Sprintf("%d cycles", e.Cycles)
+	if e.Fired > 0 || (e.Floor != nil && e.Floor.MinExercised > 0 && e.Judged > 0) {
+		s = fmt.Sprintf("%d/%d exercised, ", e.Exercised, e.Fired) + s
+	}
+	if e.Acquires > 0 && e.Indefinite > 0 {
+		s += fmt.Sprintf(", %d%% indefinite", 100*e.Indefinite/e.Acquires)
+	}
+	return s
+}
+
+// evidenceOf counts the evidence in a history and holds it to floor (the
+// header's unless the options give one; none at all: no floor).
+func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *history.Floor) Evidence {
+	ev := Evidence{Cycles: stats.Cycles, Floor: floor, Enough: true}
+	ev.Acquires, ev.Indefinite = acquiresOutsideFaults(evs)
+	lastMiss := ""
+	for _, e := range evs {
+		switch e.Kind {
+		case history.Fault:
+			ev.Fired++
+		case history.Exercised:
+			ev.Judged++
+			m := Moment{Fault: e.Fault, Window: e.Value, At: e.Call, Exercised: e.Outcome == history.Ok, Detail: e.Detail}
+			if m.Exercised {
+				ev.Exercised++
+			} else {
+				lastMiss = e.Detail
+			}
+			ev.Moments = append(ev.Moments, m)
+		}
+	}
+	if floor == nil {
+		return ev
+	}
+	faulty := len(h.Header.Faults) > 0 || ev.Fired > 0
+	if faulty && ev.Exercised < floor.MinExercised {
+		why := fmt.Sprintf("not exercised: %d of %d fault window(s) reached the dangerous moment; the floor is %d", ev.Exercised, ev.Fired, floor.MinExercised)
+		if lastMiss != "" {
+			why += " (last miss: " + lastMiss + ")"
+		}
+		ev.Short = append(ev.Short, why)
+	}
+	if ev.Cycles < floor.MinCycles {
+		ev.Short = append(ev.Short, fmt.Sprintf("too few cycles: %d completed, the floor is %d", ev.Cycles, floor.MinCycles))
+	}
+	if ev.Acquires > 0 && float64(ev.Indefinite) > floor.MaxIndefinite*float64(ev.Acquires) {
+		ev.Short = append(ev.Short, fmt.Sprintf("starved: %d of %d acquires outside fault windows timed out (%.0f%%, over %.0f%%): the machine is overloaded or the call timeout is too tight",
+			ev.Indefinite, ev.Acquires, 100*float64(ev.Indefinite)/float64(ev.Acquires), 100*floor.MaxIndefinite))
+	}
+	ev.Enough = len(ev.Short) == 0
+	return ev
+}
+
+// acquiresOutsideFaults counts the acquire attempts whose call lies in no
+// fault window, and how many of them ended indefinite. evs are by call.
+func acquiresOutsideFaults(evs []history.Event) (all, indefinite int) {
+	var windows [][2]int64
+	for _, e := range evs {
+		if e.Kind == history.Fault {
+			windows = append(windows, [2]int64{e.Call, e.Return})
+		}
+	}
+	w := 0
+	for _, e := range evs {
+		if e.Kind != history.Acquire {
+			continue
+		}
+		for w < len(windows) && windows[w][1] < e.Call {
+			w++
+		}
+		inside := false
+		for i := w; i < len(windows) && windows[i][0] <= e.Call; i++ {
+			if e.Call <= windows[i][1] {
+				inside = true
+				break
+			}
+		}
+		if inside {
+			continue
+		}
+		all++
+		if e.Outcome == history.Indefinite {
+			indefinite++
+		}
+	}
+	return all, indefinite
+}

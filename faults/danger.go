@@ -1,0 +1,305 @@
+package faults
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Danger decides, from the recorded history alone, whether one window of
+// a fault reached its kind's dangerous moment: the moment the lock under
+// test must survive (a paused holder's lease expiring while another pod
+// waits, a node coming back empty under a live lease...). It returns when
+// the danger happened and a sentence saying what happened; ok false with
+// a sentence saying why not. A verdict counts only when such moments
+// happened (see checker's evidence floor): a fault that never bit proves
+// nothing.
+type Danger func(w history.Event, v *View) (at int64, detail string, ok bool)
+
+// View is the history a Danger reads: events by call time and the TTL.
+type View struct {
+	Events []history.Event
+	TTL    time.Duration
+}
+
+// Judgment is one fault window judged against its dangerous moment.
+type Judgment struct {
+	Window    history.Event
+	Exercised bool
+	At        int64
+	Detail    string
+}
+
+// Judge judges every closed fault window of h whose kind is registered
+// and defines a dangerous moment.
+func Judge(h *history.History, ttl time.Duration) []Judgment {
+	v := &View{Events: h.Events, TTL: ttl}
+	if !sort.SliceIsSorted(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call }) {
+		v.Events = append([]history.Event(nil), h.Events...)
+		sort.SliceStable(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call })
+	}
+	var out []Judgment
+	for _, w := range v.Events {
+		if w.Kind != history.Fault || w.Open {
+			continue
+		}
+		k, err := LookupKind(w.Fault)
+		if err != nil || k.Danger == nil {
+			continue
+		}
+		at, detail, ok := k.Danger(w, v)
+		out = append(out, Judgment{Window: w, Exercised: ok, At: at, Detail: detail})
+	}
+	return out
+}
+
+// Record writes judgments into a history as Exercised points, so the
+// checker and the reports see them from the file alone.
+func Record(rec *history.Recorder, js []Judgment) {
+	for _, j := range js {
+		out := history.Refused
+		if j.Exercised {
+			out = history.Ok
+		}
+		rec.Point(history.Event{Kind: history.Exercised, Client: -1, Fault: j.Window.Fault, Targets: j.Window.Targets,
+			Value: j.Window.ID, Outcome: out, Detail: j.Detail})
+	}
+}
+
+// hold is a pod's belief of holding a key, as the history shows it.
+type hold struct {
+	client        int
+	key           string
+	call, acquire int64 // the acquire's call and return
+	end           int64 // the release call or lost signal; -1 while held
+}
+
+// expiry is when the lease lapses without renewal: TTL after the acquire
+// returned (the server set it somewhere between call and return).
+func (h hold) expiry(ttl time.Duration) int64 { return h.acquire + int64(ttl) }
+
+// heldAt returns the hold client had at t, if any.
+func (v *View) heldAt(client int, t int64) (hold, bool) {
+	var cur hold
+	held := false
+	for _, e := range v.Events {
+		if e.Call > t {
+			break
+		}
+		if e.Client != client {
+			continue
+		}
+		switch {
+		case e.Kind == history.Acquire && e.Outcome == history.Ok && e.Return <= t:
+			cur, held = hold{client: client, key: e.Key, call: e.Call, acquire: e.Return, end: -1}, true
+		case (e.Kind == history.Release || e.Kind == history.Lost) && held && e.Key == cur.key:
+			held = false
+		}
+	}
+	return cur, held
+}
+
+// holdsAt returns every hold live at t.
+func (v *View) holdsAt(t int64) []hold {
+	clients := map[int]bool{}
+	for _, e := range v.Events {
+		if e.Call > t {
+			break
+		}
+		if e.Kind == history.Acquire && e.Outcome == history.Ok {
+			clients[e.Client] = true
+		}
+	}
+	var out []hold
+	for c := range clients {
+		if h, ok := v.heldAt(c, t); ok {
+			out = append(out, h)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].client < out[j].client })
+	return out
+}
+
+// releasedBy reports whether h ended (release call or lost signal) by t.
+func (v *View) releasedBy(h hold, t int64) bool {
+	for _, e := range v.Events {
+		if e.Call > t {
+			break
+		}
+		if e.Client == h.client && e.Key == h.key && e.Call > h.acquire && (e.Kind == history.Release || e.Kind == history.Lost) {
+			return true
+		}
+	}
+	return false
+}
+
+// tried returns another pod's acquire attempt on key in flight at some
+// point of (from, to).
+func (v *View) tried(key string, except int, from, to int64) (history.Event, bool) {
+	for _, e := range v.Events {
+		if e.Call >= to {
+			break
+		}
+		if e.Kind == history.Acquire && e.Key == key && e.Client != except && e.Return > from {
+			return e, true
+		}
+	}
+	return history.Event{}, false
+}
+
+// podOf returns the pod a window targets ("clientN"), if any.
+func podOf(w history.Event) (int, bool) {
+	for _, t := range w.Targets {
+		if n, ok := strings.CutPrefix(t, "client"); ok && !strings.Contains(n, "->") {
+			if i, err := strconv.Atoi(n); err == nil {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func secs(ns int64) string        { return history.Seconds(ns) }
+func msec(d time.Duration) string { return fmt.Sprintf("%d ms", d.Milliseconds()) }
+func span(from, to int64) string  { return msec(time.Duration(to - from)) }
+func ttlText(v *View) string      { return "TTL " + msec(v.TTL) }
+func clientText(c int) string     { return "client " + strconv.Itoa(c) }
+func triedText(e history.Event) string {
+	return fmt.Sprintf("%s tried at %s", clientText(e.Client), secs(max(e.Call, 0)))
+}
+
+// outlived is the danger of a pod that keeps believing past its lease: the
+// window froze, cut off or stretched a holder, and its lease lapsed before
+// the window ended while another pod was trying for the key.
+func outlived(what string) Danger {
+	return func(w history.Event, v *View) (int64, string, bool) {
+		pod, ok := podOf(w)
+		if !ok {
+			return w.Call, "no pod named in the window", false
+		}
+		h, ok := v.heldAt(pod, w.Call)
+		if !ok {
+			return w.Call, fmt.Sprintf("%s held no lock when %s began", clientText(pod), what), false
+		}
+		exp := h.expiry(v.TTL)
+		if w.Return <= exp {
+			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s", what, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
+		}
+		e, ok := v.tried(h.key, pod, exp, w.Return)
+		if !ok {
+			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), what, h.key), false
+		}
+		return exp, fmt.Sprintf("%s %s %s from %s; its lease on %s (%s) lapsed at %s; %s",
+			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), h.key, ttlText(v), secs(exp), triedText(e)), true
+	}
+}
+
+// delayTarget prefixes the reply delay among a slow-reply window's targets.
+const delayTarget = "delay="
+
+// lateWinner is slow-reply's danger: the reply to an acquire that may have
+// taken effect (ok, or no definite answer) was held back past the TTL. An
+// ok that came back more than a TTL after its call shows it; so does an
+// attempt made while every reply was held back longer than the TTL, whose
+// caller gave up before the reply came (a lock that gives up in time is
+// one that survived it).
+func lateWinner(w history.Event, v *View) (int64, string, bool) {
+	var delay time.Duration
+	for _, t := range w.Targets {
+		if d, ok := strings.CutPrefix(t, delayTarget); ok {
+			delay, _ = time.ParseDuration(d)
+		}
+	}
+	for _, e := range v.Events {
+		if e.Call > w.Return {
+			break
+		}
+		if e.Kind != history.Acquire || e.Outcome == history.Refused || e.Open || e.Return < w.Call {
+			continue
+		}
+		if took := time.Duration(e.Return - e.Call); took > v.TTL && e.Outcome == history.Ok {
+			return e.Return, fmt.Sprintf("%s's acquire of %s won, and its answer came %s after the call, past the %s", clientText(e.Client), e.Key, msec(took), ttlText(v)), true
+		}
+		if e.Outcome == history.Indefinite && e.Call >= w.Call && delay > v.TTL {
+			return e.Call, fmt.Sprintf("%s's acquire of %s at %s may have taken effect, its reply held back %s (past the %s); the lock gave up after %s",
+				clientText(e.Client), e.Key, secs(e.Call), msec(delay), ttlText(v), span(e.Call, e.Return)), true
+		}
+	}
+	return w.Call, "no acquire that may have won had its reply held back past the TTL", false
+}
+
+// restartedUnder is node-restart's danger: the node came back empty while a
+// lease it carried was still live (and, when delayed, stayed down past the
+// TTL first).
+func restartedUnder(delayed bool) Danger {
+	return func(w history.Event, v *View) (int64, string, bool) {
+		node := strings.Join(w.Targets, ",")
+		if delayed && time.Duration(w.Return-w.Call) <= v.TTL {
+			return w.Call, fmt.Sprintf("%s was down %s, not past the %s", node, span(w.Call, w.Return), ttlText(v)), false
+		}
+		for _, h := range v.holdsAt(w.Call) {
+			live := h.expiry(v.TTL) > w.Return && !v.releasedBy(h, w.Return)
+			if delayed {
+				live = h.expiry(v.TTL) > w.Call
+			}
+			if live {
+				return w.Return, fmt.Sprintf("%s was killed at %s and restarted empty at %s while %s's lease on %s (%s, from %s) was live",
+					node, secs(w.Call), secs(w.Return), clientText(h.client), h.key, ttlText(v), secs(h.acquire)), true
+			}
+		}
+		return w.Call, fmt.Sprintf("no live lease when %s was killed at %s", node, secs(w.Call)), false
+	}
+}
+
+// lostOnPromotion is failover's danger: the promoted replica lacked a key a
+// pod believed it held (a probe the fault recorded right after promotion).
+func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
+	for _, e := range v.Events {
+		if e.Call > w.Return {
+			break
+		}
+		if e.Kind != history.Probe || e.Call < w.Call || e.Value != 0 {
+			continue
+		}
+		for _, h := range v.holdsAt(e.Call) {
+			if h.key == e.Key && h.expiry(v.TTL) > e.Call {
+				return e.Call, fmt.Sprintf("the promoted replica lacked %s at %s while %s believed it held it (acquired at %s, %s)",
+					e.Key, secs(e.Call), clientText(h.client), secs(h.acquire), ttlText(v)), true
+			}
+		}
+	}
+	return w.Call, "the promoted replica had every key a pod believed it held", false
+}
+
+// acquiredDuring is minority-partition's danger: the lock kept working (a
+// successful acquire) while a node was unreachable.
+func acquiredDuring(w history.Event, v *View) (int64, string, bool) {
+	for _, e := range v.Events {
+		if e.Call >= w.Return {
+			break
+		}
+		if e.Kind == history.Acquire && e.Outcome == history.Ok && e.Call >= w.Call && e.Return <= w.Return {
+			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off", clientText(e.Client), e.Key, secs(e.Return), strings.Join(w.Targets, ",")), true
+		}
+	}
+	return w.Call, "no acquire succeeded while the node was cut off", false
+}
+
+// slowedCalls is latency's danger: the targeted pod completed a call while
+// its links were slow.
+func slowedCalls(w history.Event, v *View) (int64, string, bool) {
+	pod, ok := podOf(w)
+	for _, e := range v.Events {
+		if e.Call >= w.Return {
+			break
+		}
+		if ok && e.Client == pod && e.Kind == history.Acquire && e.Call >= w.Call && !e.Open && e.Return <= w.Return {
+			return e.Call, fmt.Sprintf("%s's acquire took %s under the added latency", clientText(pod), span(e.Call, e.Return)), true
+		}
+	}
+	return w.Call, "the slowed pod made no call in the window", false
+}
