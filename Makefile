@@ -11,7 +11,7 @@ CHAOS_FLAGS  ?=
 PERF_OUT     ?= out/perf
 SOAK_RUNS    ?= 40
 
-.PHONY: all chaos test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
+.PHONY: all chaos chaos-loaded test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -21,6 +21,11 @@ all: test
 chaos: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
 	bin/lockchaos run --out $(CHAOS_OUT) $(CHAOS_FLAGS)
+
+## chaos-loaded: the same gate while CPU burners (2 per core) compete, as on a shared CI runner
+chaos-loaded: build
+	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
+	.ci/with-burners bin/lockchaos run --out $(CHAOS_OUT)-loaded $(CHAOS_FLAGS)
 
 ensure-redis:
 	@.ci/ensure-redis

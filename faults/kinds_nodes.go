@@ -49,7 +49,9 @@ func (f *NodeRestart) Name() string {
 	return "node-restart"
 }
 
-// Inject implements Fault.
+// Inject implements Fault. It strikes while a lock is held; with short
+// gaps, nodes go down in turn under one lease, which is what it takes for
+// a second pod to win a majority.
 func (f *NodeRestart) Inject(ctx context.Context, env *Env) error {
 	if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
 		return nil

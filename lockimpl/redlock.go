@@ -117,11 +117,19 @@ func (l *redlockLease) Release(ctx context.Context) error {
 // independent primaries, the smallest that survives one failure.
 const redlockNodes = 3
 
+// redlockTimeoutFactor bounds each node call to 20% of the TTL in the
+// harness. redsync's default (5%) assumes production TTLs of seconds, where
+// 5% is hundreds of milliseconds; at a TTL scaled down to 300 ms it is
+// 15 ms, which a loaded CI runner's scheduling delay alone exceeds, and the
+// cell starves (most acquires time out) instead of testing the lock. 20%
+// keeps the absolute timeout in the tens of milliseconds.
+const redlockTimeoutFactor = 0.2
+
 var redlockSpec = Spec{
 	Name:  NameRedlock,
 	Doc:   "go-redsync/redsync v4 over 3 independent primaries (majority quorum, validity check)",
 	Nodes: redlockNodes,
 	New: func(env Env) (Locker, error) {
-		return NewRedlock(env.Clients[:redlockNodes], RedlockConfig{TTL: env.TTL})
+		return NewRedlock(env.Clients[:redlockNodes], RedlockConfig{TTL: env.TTL, TimeoutFactor: redlockTimeoutFactor})
 	},
 }

@@ -77,7 +77,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	image := fs.String("redis-image", "", redisImageUsage)
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
-	parallel := fs.Int("parallel", 3, "cells to run at once")
+	parallel := fs.Int("parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
 	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	budget := fs.Duration("budget", 30*time.Second, "checker budget per property")
