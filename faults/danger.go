@@ -175,7 +175,7 @@ func triedText(e history.Event) string {
 // outlived is the danger of a pod that keeps believing past its lease: the
 // window froze, cut off or stretched a holder, and its lease lapsed before
 // the window ended while another pod was trying for the key.
-func outlived(what string) Danger {
+func outlived(what, during string) Danger {
 	return func(w history.Event, v *View) (int64, string, bool) {
 		pod, ok := podOf(w)
 		if !ok {
@@ -183,15 +183,15 @@ func outlived(what string) Danger {
 		}
 		h, ok := v.heldAt(pod, w.Call)
 		if !ok {
-			return w.Call, fmt.Sprintf("%s held no lock when %s began", clientText(pod), what), false
+			return w.Call, fmt.Sprintf("%s held no lock when %s began", clientText(pod), during), false
 		}
 		exp := h.expiry(v.TTL)
 		if w.Return <= exp {
-			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s", what, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
+			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s", during, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
 		}
 		e, ok := v.tried(h.key, pod, exp, w.Return)
 		if !ok {
-			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), what, h.key), false
+			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), during, h.key), false
 		}
 		return exp, fmt.Sprintf("%s %s %s from %s; its lease on %s (%s) lapsed at %s; %s",
 			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), h.key, ttlText(v), secs(exp), triedText(e)), true

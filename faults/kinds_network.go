@@ -22,7 +22,7 @@ func init() {
 				return SlowReply{Delay: or(s.Delay, ttl+ttl/2), MaxWait: or(s.Duration, 4*ttl)}
 			}},
 		{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work",
-			Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off"),
+			Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off", "the partition"),
 			Build: func(s Spec, ttl time.Duration) Fault { return ClientPartition{Work: or(s.Work, 2*ttl)} }},
 		{Name: "minority-partition", Doc: "cut every client off one node (a minority of three) for Duration",
 			Moment: "an acquire succeeded while the node was unreachable", Danger: acquiredDuring,

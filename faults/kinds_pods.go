@@ -9,10 +9,10 @@ import (
 func init() {
 	for _, k := range []Kind{
 		{Name: "client-pause", Doc: "freeze a holder (worker, watchdog, every Redis connection) for Pause",
-			Moment: "a paused holder's lease lapsed during the pause while another pod tried for the key", Danger: outlived("was paused"),
+			Moment: "a paused holder's lease lapsed during the pause while another pod tried for the key", Danger: outlived("was paused", "the pause"),
 			Build: func(s Spec, ttl time.Duration) Fault { return ClientPause{Pause: or(s.Pause, ttl+ttl/2)} }},
 		{Name: "slow-holder", Doc: "the next critical section runs for Work (past the TTL)",
-			Moment: "a critical section ran past its lease while another pod tried for the key", Danger: outlived("worked"),
+			Moment: "a critical section ran past its lease while another pod tried for the key", Danger: outlived("worked", "the slow critical section"),
 			Build: func(s Spec, ttl time.Duration) Fault { return SlowHolder{Work: or(s.Work, ttl+ttl/2)} }},
 	} {
 		if err := RegisterKind(k); err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -100,10 +101,17 @@ func TestMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same time scale as `lockchaos run`: the cells keep their shape
+	// on a busy machine.
+	cal, err := scenarios.Calibrate(context.Background(), faults.ProcessBackend{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Log(cal)
 	for _, c := range cells {
 		t.Run(c.Scenario.Name+"/"+c.Lock.Name, func(t *testing.T) {
 			t.Parallel()
-			res := scenarios.RunCell(context.Background(), c, scenarios.Options{Seed: 1000})
+			res := scenarios.RunCell(context.Background(), c, scenarios.Options{Seed: 1000, TimeScale: cal.Scale})
 			switch {
 			case res.Outcome == results.Skipped:
 				t.Skip(res.Error)

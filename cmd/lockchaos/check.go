@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/workload/history"
 )
 
@@ -23,7 +24,8 @@ Examples:
   lockchaos check out/chaos/slow-holder/naive/history.jsonl
   lockchaos check --budget 2m --json history.jsonl > verdict.json
 
-Exit codes: 0 pass, 1 violation, 2 bad input, 4 inconclusive.
+Exit codes: 0 pass, 1 violation, 2 bad input, 4 inconclusive (a checker ran
+out of budget, or a pass below the evidence floor the history records).
 
 Flags:
 `
@@ -55,6 +57,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
 		return exitUsage
 	}
+	judgeIfMissing(h)
 	rep := checker.Check(context.Background(), h, checker.Options{Budget: *budget, MaxViolations: *maxV})
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
@@ -66,7 +69,40 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	} else {
 		printReport(stdout, fs.Arg(0), h, rep)
 	}
+	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
+		return exitInconclusive
+	}
 	return verdictExit(rep.Verdict)
+}
+
+// judgeIfMissing judges the fault windows of a history that has none of
+// its judgments (a run that crashed before writing them, or one from
+// before they existed), so its evidence counts as a finished run's would.
+func judgeIfMissing(h *history.History) {
+	windows := false
+	for _, e := range h.Events {
+		switch e.Kind {
+		case history.Exercised:
+			return
+		case history.Fault:
+			windows = true
+		}
+	}
+	if !windows {
+		return
+	}
+	ttl := h.Header.TTL
+	if ttl == 0 {
+		ttl, _ = time.ParseDuration(h.Header.Extra["ttl"])
+	}
+	for _, j := range faults.Judge(h, ttl) {
+		out := history.Refused
+		if j.Exercised {
+			out = history.Ok
+		}
+		h.Events = append(h.Events, history.Event{ID: int64(len(h.Events)), Kind: history.Exercised, Client: -1, Fault: j.Window.Fault,
+			Targets: j.Window.Targets, Value: j.Window.ID, Outcome: out, Detail: j.Detail, Call: h.End, Return: h.End})
+	}
 }
 
 func verdictExit(v checker.Status) int {
@@ -84,6 +120,22 @@ func printReport(w io.Writer, name string, h *history.History, rep *checker.Repo
 	fmt.Fprintf(w, "%s: scenario %s, lock %s, seed %d, %d events over %s\n",
 		name, orDash(hd.Scenario), orDash(rep.Lock), hd.Seed, len(h.Events), history.Seconds(h.End))
 	fmt.Fprintf(w, "verdict: %s\n", rep.Verdict)
+	ev := rep.Evidence
+	fmt.Fprintf(w, "evidence: %s", ev.Summary())
+	if ev.Floor == nil {
+		fmt.Fprint(w, " (no floor recorded)")
+	}
+	fmt.Fprintln(w)
+	for _, why := range ev.Short {
+		fmt.Fprintf(w, "  inconclusive: %s\n", why)
+	}
+	for _, m := range ev.Moments {
+		mark := "-"
+		if m.Exercised {
+			mark = "+"
+		}
+		fmt.Fprintf(w, "  %s %s (op %d): %s\n", mark, m.Fault, m.Window, m.Detail)
+	}
 	for _, r := range rep.Results {
 		decisive := ""
 		if !r.Decisive {

@@ -84,6 +84,12 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--repeat", "0"}, "must be positive"},
 		{[]string{"run", "extra"}, "unexpected argument"},
 		{[]string{"run", "--scenarios-file", "/nonexistent.yaml"}, "nonexistent.yaml"},
+		{[]string{"run", "--min-cycles", "-1"}, "evidence floor"},
+		{[]string{"run", "--min-exercised", "three"}, "whole number"},
+		{[]string{"run", "--max-indefinite", "1.5"}, "max_indefinite"},
+		{[]string{"run", "--max-duration", "-1s"}, "negative"},
+		{[]string{"run", "--time-scale", "0.01"}, "--time-scale"},
+		{[]string{"run", "--time-scale", "-2"}, "--time-scale"},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.says) {
@@ -124,6 +130,8 @@ func TestRunExitCodes(t *testing.T) {
 		{mk(results.Regression, results.HarnessError), exitViolation},
 		{mk(results.Met, results.HarnessError), exitHarness},
 		{mk(results.Met, results.Unknown), exitInconclusive},
+		{mk(results.Met, results.Inconclusive), exitInconclusive},
+		{mk(results.Inconclusive, results.Missed), exitViolation},
 	} {
 		if got := runExit(c.s); got != c.want {
 			t.Errorf("%v: exit %d, want %d", c.s.Totals, got, c.want)
@@ -245,5 +253,20 @@ func TestReportMergesShards(t *testing.T) {
 	}
 	if code, _, stderr := runCLI("report", filepath.Join(base, "nowhere")); code != exitUsage || !strings.Contains(stderr, "summary.json") {
 		t.Errorf("missing summary: exit %d, %q", code, stderr)
+	}
+}
+
+// TestRunBelowTheFloorExitsInconclusive: a cell that cannot reach its
+// evidence floor is never a pass: run exits 4 and says why.
+func TestRunBelowTheFloorExitsInconclusive(t *testing.T) {
+	out := t.TempDir()
+	code, stdout, _ := runCLI("run", "--scenario", "baseline", "--lock", "token", "--duration", "1ns", "--max-duration", "1ns",
+		"--time-scale", "1", "--seed", "3", "--out", out)
+	if code != exitInconclusive || !strings.Contains(stdout, "inconclusive") || !strings.Contains(stdout, "too few cycles") {
+		t.Fatalf("exit %d, stdout:\n%s", code, stdout)
+	}
+	junit, err := os.ReadFile(filepath.Join(out, "junit.xml"))
+	if err != nil || !strings.Contains(string(junit), `<error message="below the evidence floor`) {
+		t.Fatalf("junit.xml: %v\n%s", err, junit)
 	}
 }

@@ -1,0 +1,93 @@
+package faults
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+const ms = int64(time.Millisecond)
+
+// ev builds one completed event (times in ms).
+func ev(kind history.Kind, client int, key string, call, ret int64, out history.Outcome) history.Event {
+	return history.Event{Kind: kind, Client: client, Key: key, Call: call * ms, Return: ret * ms, Outcome: out}
+}
+
+func window(fault string, call, ret int64, targets ...string) history.Event {
+	return history.Event{Kind: history.Fault, Client: -1, Fault: fault, Call: call * ms, Return: ret * ms, Outcome: history.Ok, Targets: targets}
+}
+
+func judge(t *testing.T, evs ...history.Event) []Judgment {
+	t.Helper()
+	for i := range evs {
+		evs[i].ID = int64(i)
+	}
+	return Judge(&history.History{Events: evs}, 300*time.Millisecond)
+}
+
+// TestDangerousMoments: each fault kind's moment, from hand-made histories
+// where it happened and where it did not.
+func TestDangerousMoments(t *testing.T) {
+	ok, ref, ind := history.Ok, history.Refused, history.Indefinite
+	cases := []struct {
+		name   string
+		evs    []history.Event
+		want   bool
+		phrase string
+	}{
+		{"pause outlives the lease while another pod tries", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("client-pause", 20, 470, "client1"),
+			ev(history.Acquire, 2, "k", 300, 320, ref), ev(history.Acquire, 2, "k", 330, 340, ok)}, true, "lapsed at 0.310 s; client 2 tried"},
+		{"pause shorter than the lease", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("client-pause", 20, 200, "client1"),
+			ev(history.Acquire, 2, "k", 100, 110, ref)}, false, "before client 1's lease"},
+		{"pause of a pod that held nothing", []history.Event{
+			window("client-pause", 20, 470, "client1"), ev(history.Acquire, 2, "k", 330, 340, ok)}, false, "held no lock"},
+		{"nobody else tried", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("slow-holder", 20, 470, "client1")}, false, "no other pod tried"},
+		{"late winner", []history.Event{
+			window("slow-reply", 0, 500, "delay=450ms"), ev(history.Acquire, 1, "k", 10, 460, ok)}, true, "won"},
+		{"lock gave up behind held-back replies", []history.Event{
+			window("slow-reply", 0, 500, "delay=450ms"), ev(history.Acquire, 1, "k", 10, 70, ind)}, true, "gave up after 60 ms"},
+		{"only refusals came back late", []history.Event{
+			window("slow-reply", 0, 500, "delay=450ms"), ev(history.Acquire, 1, "k", 10, 460, ref)}, false, "no acquire"},
+		{"node back empty under a live lease", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart", 20, 40, "node0")}, true, "restarted empty"},
+		{"node back after the holder released", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart", 20, 90, "node0"), ev(history.Release, 1, "k", 50, 55, ok)}, false, "no live lease"},
+		{"delayed restart past the TTL", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart-delayed", 20, 500, "node0")}, true, "killed"},
+		{"delayed restart not past the TTL", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart-delayed", 20, 200, "node0")}, false, "not past"},
+		{"acquired while a node was cut off", []history.Event{
+			window("minority-partition", 0, 600, "node1"), ev(history.Acquire, 1, "k", 10, 30, ok)}, true, "while node1 was cut off"},
+		{"promoted replica lacked a held key", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("failover", 20, 400, "primary", "replica"),
+			{Kind: history.Probe, Client: -1, Key: "k", Value: 0, Call: 30 * ms, Return: 30 * ms, Outcome: ok}}, true, "lacked k"},
+		{"promoted replica had the key", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("failover", 20, 400, "primary", "replica"),
+			{Kind: history.Probe, Client: -1, Key: "k", Value: 1, Call: 30 * ms, Return: 30 * ms, Outcome: ok}}, false, "had every key"},
+	}
+	for _, c := range cases {
+		js := judge(t, c.evs...)
+		if len(js) != 1 {
+			t.Errorf("%s: %d judgments, want 1", c.name, len(js))
+			continue
+		}
+		if js[0].Exercised != c.want || !strings.Contains(js[0].Detail, c.phrase) {
+			t.Errorf("%s: exercised %v (%q), want %v with %q", c.name, js[0].Exercised, js[0].Detail, c.want, c.phrase)
+		}
+	}
+}
+
+// TestEveryKindDefinesItsMoment: no fault kind is registered without a
+// dangerous moment, or its cells could never be judged.
+func TestEveryKindDefinesItsMoment(t *testing.T) {
+	for _, k := range Kinds() {
+		if k.Danger == nil || k.Moment == "" {
+			t.Errorf("fault kind %s defines no dangerous moment", k.Name)
+		}
+	}
+}
