@@ -13,7 +13,7 @@ import (
 
 var lockSegmented = segmentedModel{
 	model: LockModel,
-	final: func(ops []porcupine.Operation, init interface{}) interface{} {
+	final: func(ops []porcupine.Operation, init interface{}) (interface{}, []porcupine.Operation) {
 		// Each client's operations alternate acquire / hold end, so the
 		// holder after the segment is the client whose last operation is
 		// an acquire (or the holder before it, if it did nothing here).
@@ -36,7 +36,7 @@ var lockSegmented = segmentedModel{
 				holder, latest = c, op.Return
 			}
 		}
-		return holder
+		return holder, nil
 	},
 	seed: func(s interface{}) interface{} { return &lockInput{op: opSeed, seed: s.(int)} },
 }

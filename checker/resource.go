@@ -3,6 +3,7 @@ package checker
 import (
 	"context"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -14,24 +15,7 @@ import (
 
 var counterSegmented = segmentedModel{
 	model: CounterModel,
-	final: func(ops []porcupine.Operation, init interface{}) interface{} {
-		// Writes are increments, so after a legal segment the counter holds
-		// its largest write. After an illegal one this is the best guess
-		// to go on checking from (the violation is already reported).
-		var best int64
-		wrote := false
-		for _, op := range ops {
-			if in := op.Input.(*counterInput); in.op == opWrite && !in.indefinite {
-				if !wrote || in.value > best {
-					best, wrote = in.value, true
-				}
-			}
-		}
-		if !wrote {
-			return init
-		}
-		return []interface{}{best}
-	},
+	final: counterFinal,
 	seed: func(s interface{}) interface{} {
 		states := s.([]interface{})
 		if len(states) == 0 {
@@ -39,6 +23,72 @@ var counterSegmented = segmentedModel{
 		}
 		return &counterInput{op: opSeed, seed: states[0].(int64)}
 	},
+}
+
+// counterFinal computes the values still possible after a segment, and
+// the indefinite writes that may yet take effect. Every accepted write is
+// an increment (a write of v needs v-1), so the counter never goes down:
+// after a legal segment it is at least L, its largest definite write (or
+// one of the values before it that its reads allow, when it wrote
+// nothing), and above that only pending writes can move it, one step
+// each: the possible values are L, L+1, ... while a pending write of the
+// next value exists. A pending write of v can still matter
+// only while some possible value is below v; it is carried into the next
+// segment until none is. After an illegal segment this is the best guess
+// to go on from (the violation is already reported).
+func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []porcupine.Operation) {
+	var wrote, read int64
+	hasWrite, hasRead := false, false
+	pending := map[int64]porcupine.Operation{}
+	for _, op := range ops {
+		in := op.Input.(*counterInput)
+		switch {
+		case in.op == opWrite && in.indefinite:
+			pending[in.value] = op
+		case in.op == opWrite:
+			wrote, hasWrite = max(wrote, in.value), true
+		case in.op == opRead:
+			read, hasRead = max(read, in.value), true
+		}
+	}
+	var starts []int64
+	if hasWrite {
+		starts = []int64{wrote}
+	} else {
+		// No definite write: the values before the segment, less those
+		// below what a read showed (when any value is left).
+		for _, s := range init.([]interface{}) {
+			if v := s.(int64); !hasRead || v >= read {
+				starts = append(starts, v)
+			}
+		}
+		if len(starts) == 0 {
+			for _, s := range init.([]interface{}) {
+				starts = append(starts, s.(int64))
+			}
+		}
+	}
+	possible := map[int64]bool{}
+	lowest := int64(math.MaxInt64)
+	for _, v := range starts {
+		lowest = min(lowest, v)
+		for possible[v] = true; pending[v+1].Input != nil; v++ {
+			possible[v+1] = true
+		}
+	}
+	states := make([]interface{}, 0, len(possible))
+	for v := range possible {
+		states = append(states, v)
+	}
+	sort.Slice(states, func(i, j int) bool { return states[i].(int64) < states[j].(int64) })
+	var carry []porcupine.Operation
+	for v, op := range pending {
+		if v > lowest {
+			carry = append(carry, op)
+		}
+	}
+	sort.Slice(carry, func(i, j int) bool { return carry[i].Call < carry[j].Call })
+	return states, carry
 }
 
 // resourceOperations returns the counter model's operations: accepted

@@ -26,17 +26,20 @@ type segment struct {
 // checked on its own (for the report's view).
 type segmentedModel struct {
 	model porcupine.Model
-	// final returns the state after a segment, from the state before it.
-	// Only called for segments whose operations all returned.
-	final func(ops []porcupine.Operation, init interface{}) interface{}
+	// final returns the states still possible after a segment, from those
+	// before it, and the operations that may yet take effect after it
+	// (indefinite ones whose effect can still happen), which are carried
+	// into the next segment.
+	final func(ops []porcupine.Operation, init interface{}) (interface{}, []porcupine.Operation)
 	// seed returns the input of an operation that sets the state to s.
 	seed func(s interface{}) interface{}
 }
 
 // cut splits one key's operations (sorted by call) at quiescent points:
-// before an operation that starts after every earlier one has returned.
-// An operation that may still take effect (return Forever) prevents every
-// later cut on its key, as it must.
+// before an operation that starts after every earlier definite one has
+// returned. An operation that may still take effect (return Forever) does
+// not stop the cutting: the model carries it across the cut (see final),
+// so one early timeout cannot turn the rest of a history into one search.
 func cut(ops []porcupine.Operation) [][]porcupine.Operation {
 	var out [][]porcupine.Operation
 	start := 0
@@ -46,7 +49,9 @@ func cut(ops []porcupine.Operation) [][]porcupine.Operation {
 			out = append(out, ops[start:i])
 			start = i
 		}
-		maxRet = max(maxRet, op.Return)
+		if op.Return != Forever {
+			maxRet = max(maxRet, op.Return)
+		}
 	}
 	if start < len(ops) {
 		out = append(out, ops[start:])
@@ -75,9 +80,13 @@ func (sm segmentedModel) segmentAll(ops []porcupine.Operation) []segment {
 			slices.SortStableFunc(kops, byCall)
 		}
 		state := sm.model.Init()
+		var carried []porcupine.Operation
 		for i, s := range cut(kops) {
+			if len(carried) > 0 {
+				s = append(append([]porcupine.Operation(nil), carried...), s...)
+			}
 			segs = append(segs, segment{key: k, index: i, ops: s, init: state})
-			state = sm.final(s, state)
+			state, carried = sm.final(s, state)
 		}
 	}
 	return segs

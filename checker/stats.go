@@ -144,18 +144,21 @@ func longestFree(evs []history.Event, holds []Hold, end int64) (int64, string, i
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
+		// Both lists are sorted and disjoint: one sweep, each hold passed
+		// over once per trying span it touches (it used to be every hold
+		// for every span: minutes on a million serial holds).
 		hs := union(held[k])
+		j := 0
 		for _, t := range union(trying[k]) {
-			// Walk the holds across t and measure the gaps between them.
+			for j < len(hs) && hs[j].to <= t.from {
+				j++
+			}
 			cur := t.from
-			for _, h := range hs {
-				if h.to <= cur || h.from >= t.to {
-					continue
-				}
-				if h.from > cur && h.from-cur > best {
+			for i := j; i < len(hs) && hs[i].from < t.to; i++ {
+				if h := hs[i]; h.from > cur && h.from-cur > best {
 					best, bestAt, bestKey = h.from-cur, cur, k
 				}
-				cur = max(cur, h.to)
+				cur = max(cur, hs[i].to)
 			}
 			if t.to > cur && t.to-cur > best {
 				best, bestAt, bestKey = t.to-cur, cur, k

@@ -232,27 +232,68 @@ func lateWinner(w history.Event, v *View) (int64, string, bool) {
 	return w.Call, "no acquire that may have won had its reply held back past the TTL", false
 }
 
-// restartedUnder is node-restart's danger: the node came back empty while a
-// lease it carried was still live (and, when delayed, stayed down past the
-// TTL first).
+// restartedUnder is node-restart's danger: nodes came back empty while a
+// lease they carried was live, a majority of them under the same lease
+// (one forgetful node is what a quorum lock is built to survive; on a
+// single node, one is the majority). Delayed, the node also stayed down
+// past the TTL, the remedy the Redlock description gives.
 func restartedUnder(delayed bool) Danger {
 	return func(w history.Event, v *View) (int64, string, bool) {
 		node := strings.Join(w.Targets, ",")
 		if delayed && time.Duration(w.Return-w.Call) <= v.TTL {
 			return w.Call, fmt.Sprintf("%s was down %s, not past the %s", node, span(w.Call, w.Return), ttlText(v)), false
 		}
+		nodes := v.restartedNodes(w.Fault)
 		for _, h := range v.holdsAt(w.Call) {
-			live := h.expiry(v.TTL) > w.Return && !v.releasedBy(h, w.Return)
 			if delayed {
-				live = h.expiry(v.TTL) > w.Call
+				if h.expiry(v.TTL) > w.Call {
+					return w.Return, fmt.Sprintf("%s was killed at %s under %s's live lease on %s (%s, from %s) and stayed down %s",
+						node, secs(w.Call), clientText(h.client), h.key, ttlText(v), secs(h.acquire), span(w.Call, w.Return)), true
+				}
+				continue
 			}
-			if live {
-				return w.Return, fmt.Sprintf("%s was killed at %s and restarted empty at %s while %s's lease on %s (%s, from %s) was live",
-					node, secs(w.Call), secs(w.Return), clientText(h.client), h.key, ttlText(v), secs(h.acquire)), true
+			if h.expiry(v.TTL) <= w.Return || v.releasedBy(h, w.Return) {
+				continue
+			}
+			under := v.restartsUnder(h, w)
+			if 2*len(under) > nodes {
+				return w.Return, fmt.Sprintf("%s restarted empty at %s while %s's lease on %s (%s, from %s) was live: %d of %d nodes (%s) forgot it",
+					node, secs(w.Return), clientText(h.client), h.key, ttlText(v), secs(h.acquire), len(under), nodes, strings.Join(under, ", ")), true
+			}
+			return w.Call, fmt.Sprintf("%s restarted empty under %s's live lease, but only %d of %d nodes forgot it", node, clientText(h.client), len(under), nodes), false
+		}
+		return w.Call, fmt.Sprintf("no lease was live both when %s went down at %s and when it came back at %s", node, secs(w.Call), secs(w.Return)), false
+	}
+}
+
+// restartedNodes counts the distinct nodes windows of this fault hit.
+func (v *View) restartedNodes(fault string) int {
+	seen := map[string]bool{}
+	for _, e := range v.Events {
+		if e.Kind == history.Fault && e.Fault == fault {
+			seen[strings.Join(e.Targets, ",")] = true
+		}
+	}
+	return max(1, len(seen))
+}
+
+// restartsUnder lists the nodes that came back empty during h's lease, up
+// to and including window w.
+func (v *View) restartsUnder(h hold, w history.Event) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, e := range v.Events {
+		if e.Call > w.Call {
+			break
+		}
+		if e.Kind == history.Fault && e.Fault == w.Fault && !e.Open && e.Call >= h.call && e.Return <= w.Return {
+			if n := strings.Join(e.Targets, ","); !seen[n] {
+				seen[n] = true
+				out = append(out, n)
 			}
 		}
-		return w.Call, fmt.Sprintf("no live lease when %s was killed at %s", node, secs(w.Call)), false
 	}
+	return out
 }
 
 // lostOnPromotion is failover's danger: the promoted replica lacked a key a

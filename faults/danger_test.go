@@ -53,10 +53,10 @@ func TestDangerousMoments(t *testing.T) {
 			window("slow-reply", 0, 500, "delay=450ms"), ev(history.Acquire, 1, "k", 10, 70, ind)}, true, "gave up after 60 ms"},
 		{"only refusals came back late", []history.Event{
 			window("slow-reply", 0, 500, "delay=450ms"), ev(history.Acquire, 1, "k", 10, 460, ref)}, false, "no acquire"},
-		{"node back empty under a live lease", []history.Event{
-			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart", 20, 40, "node0")}, true, "restarted empty"},
+		{"the only node back empty under a live lease", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart", 20, 40, "node0")}, true, "1 of 1 nodes"},
 		{"node back after the holder released", []history.Event{
-			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart", 20, 90, "node0"), ev(history.Release, 1, "k", 50, 55, ok)}, false, "no live lease"},
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart", 20, 90, "node0"), ev(history.Release, 1, "k", 50, 55, ok)}, false, "no lease was live"},
 		{"delayed restart past the TTL", []history.Event{
 			ev(history.Acquire, 1, "k", 0, 10, ok), window("node-restart-delayed", 20, 500, "node0")}, true, "killed"},
 		{"delayed restart not past the TTL", []history.Event{
@@ -69,6 +69,13 @@ func TestDangerousMoments(t *testing.T) {
 		{"promoted replica had the key", []history.Event{
 			ev(history.Acquire, 1, "k", 0, 10, ok), window("failover", 20, 400, "primary", "replica"),
 			{Kind: history.Probe, Client: -1, Key: "k", Value: 1, Call: 30 * ms, Return: 30 * ms, Outcome: ok}}, false, "had every key"},
+	}
+	// Three nodes: one restart under a lease is survivable, the second
+	// under the same lease is the danger.
+	js := judge(t, window("node-restart", 200, 220, "node2"), window("node-restart", 230, 250, "node0"),
+		ev(history.Acquire, 1, "k", 240, 260, ok), window("node-restart", 270, 290, "node1"), window("node-restart", 300, 320, "node2"))
+	if len(js) != 4 || js[2].Exercised || !js[3].Exercised || !strings.Contains(js[3].Detail, "2 of 3 nodes (node1, node2)") {
+		t.Errorf("majority rule: %+v", js)
 	}
 	for _, c := range cases {
 		js := judge(t, c.evs...)

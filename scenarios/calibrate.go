@@ -18,13 +18,18 @@ type Calibration struct {
 	RTTp50, RTTp99   time.Duration
 	Latep50, Latep99 time.Duration
 	Scale            float64
+	// NodeOp is the median time to kill a node and start it again (0 on a
+	// backend without node control): it grows with load far more than a
+	// round trip (a process start is CPU work), and scenarios that kill
+	// nodes stretch by it (Options.NodeOpTime).
+	NodeOp time.Duration
 }
 
 // String is one line for people.
 func (c Calibration) String() string {
-	return fmt.Sprintf("proxied round trip p50 %v p99 %v, timer lateness p50 %v p99 %v: time scale %.2f",
+	return fmt.Sprintf("proxied round trip p50 %v p99 %v, timer lateness p50 %v p99 %v, node restart %v: time scale %.2f",
 		c.RTTp50.Round(time.Microsecond), c.RTTp99.Round(time.Microsecond),
-		c.Latep50.Round(time.Microsecond), c.Latep99.Round(time.Microsecond), c.Scale)
+		c.Latep50.Round(time.Microsecond), c.Latep99.Round(time.Microsecond), c.NodeOp.Round(time.Millisecond), c.Scale)
 }
 
 // Tolerance is the p99 round trip and timer lateness the scenarios'
@@ -71,6 +76,17 @@ func Calibrate(ctx context.Context, backend faults.Backend) (Calibration, error)
 		start := time.Now()
 		time.Sleep(time.Millisecond)
 		late = append(late, time.Since(start)-time.Millisecond)
+	}
+	if backend.NodeControl() {
+		var ops []time.Duration
+		for range 3 {
+			start := time.Now()
+			if err := cluster.Node(0).Restart(ctx); err != nil {
+				return c, fmt.Errorf("calibration: restart a node: %w", err)
+			}
+			ops = append(ops, time.Since(start))
+		}
+		c.NodeOp = percentile(ops, 50)
 	}
 	c.RTTp50, c.RTTp99 = percentile(rtts, 50), percentile(rtts, 99)
 	c.Latep50, c.Latep99 = percentile(late, 50), percentile(late, 99)

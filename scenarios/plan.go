@@ -67,6 +67,11 @@ type Options struct {
 	// call timeouts, fault sizes) by one factor, so each keeps its shape on
 	// a slower machine. Default 1; Calibrate measures one.
 	TimeScale float64
+	// NodeOpTime is how long a node kill and restart takes right now
+	// (Calibrate measures it). Scenarios that kill nodes stretch by it
+	// over a quiet process's 10 ms, as for a slow backend. Default: the
+	// backend's typical figure.
+	NodeOpTime time.Duration
 }
 
 // Validate reports options that cannot work.
@@ -151,7 +156,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		scale = 1
 	}
 	if needs.NodeControl {
-		scale *= backendScale(backend)
+		scale *= nodeOpScale(max(opts.NodeOpTime, backend.NodeOpTime()))
 	}
 	sc = sc.scaled(scale)
 	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
@@ -196,12 +201,12 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	return p
 }
 
-// backendScale is how much slower than a local process the backend's node
-// operations are (a container restart takes ~400 ms, a process ~10 ms),
-// capped at six: scenarios that kill nodes stretch by it, so a holder is
-// still holding when a kill or a failover completes.
-func backendScale(b faults.Backend) float64 {
-	return max(1, min(float64(b.NodeOpTime())/float64(10*time.Millisecond), 6))
+// nodeOpScale is how much slower than a quiet local process's a node kill
+// and restart is (a container's ~400 ms, a process's on a busy machine
+// ~150 ms), capped at six: scenarios that kill nodes stretch by it, so a
+// holder is still holding when a kill or a failover completes.
+func nodeOpScale(op time.Duration) float64 {
+	return max(1, min(float64(op)/float64(faults.ProcessBackend{}.NodeOpTime()), 6))
 }
 
 // topologyFor decides the deployment from what the lock and the faults

@@ -111,7 +111,7 @@ func TestMatrix(t *testing.T) {
 	for _, c := range cells {
 		t.Run(c.Scenario.Name+"/"+c.Lock.Name, func(t *testing.T) {
 			t.Parallel()
-			res := scenarios.RunCell(context.Background(), c, scenarios.Options{Seed: 1000, TimeScale: cal.Scale})
+			res := scenarios.RunCell(context.Background(), c, scenarios.Options{Seed: 1000, TimeScale: cal.Scale, NodeOpTime: cal.NodeOp})
 			switch {
 			case res.Outcome == results.Skipped:
 				t.Skip(res.Error)

@@ -197,14 +197,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer faults.KillAll()
 
 	started := time.Now()
-	scale, calibration := *timeScale, ""
+	scale, calibration, nodeOp := *timeScale, "", time.Duration(0)
 	if scale == 0 {
 		cal, err := scenarios.Calibrate(ctx, be)
 		if err != nil {
 			fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
 			return exitHarness
 		}
-		scale, calibration = cal.Scale, cal.String()
+		scale, calibration, nodeOp = cal.Scale, cal.String(), cal.NodeOp
 		fmt.Fprintf(stderr, "lockchaos: machine now: %s\n", calibration)
 	}
 	progress := newProgress(stderr, len(cells)**repeat)
@@ -214,7 +214,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
 			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files) + fmt.Sprintf(" --time-scale %.2f", scale),
 			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
-			TimeScale: scale, MaxDuration: *maxDuration, Floor: floor},
+			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: *maxDuration, Floor: floor},
 		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
 	})
 	progress.done()
