@@ -20,8 +20,11 @@ import (
 // turns on the given keys (each key's cycles interleaved in time with the
 // others'), every cycle an acquire, a refused attempt by another client
 // overlapping it, a read, a write of v+1 and a release.
-func generate(n, keys int) *history.History {
-	const clients = 8
+func generate(n, keys int) *history.History { return generateWith(n, keys, 8, true, 0) }
+
+// generateWith is generate with the number of clients, whether a refused
+// attempt overlaps every hold, and the share of writes that time out.
+func generateWith(n, keys, clients int, contended bool, indefinite float64) *history.History {
 	rng := rand.New(rand.NewPCG(1, 2))
 	h := &history.History{Header: history.Header{Format: history.FormatVersion, Lock: "token"}}
 	h.Events = make([]history.Event, 0, n+8)
@@ -46,12 +49,19 @@ func generate(n, keys int) *history.History {
 		lat := func() int64 { return 50_000 + rng.Int64N(200_000) }
 		add(history.Event{Kind: history.Acquire, Client: c, Key: key, Call: t, Return: t + lat(), Outcome: history.Ok, Token: "t"})
 		t = h.Events[len(h.Events)-1].Return
-		add(history.Event{Kind: history.Acquire, Client: other, Key: key, Call: t - 20_000, Return: t + lat(), Outcome: history.Refused})
+		if contended {
+			add(history.Event{Kind: history.Acquire, Client: other, Key: key, Call: t - 20_000, Return: t + lat(), Outcome: history.Refused})
+		}
 		r := t + 10_000
 		add(history.Event{Kind: history.Read, Client: c, Key: key, Call: r, Return: r + 1_000, Value: value[k], Outcome: history.Ok})
 		w := r + 1_000_000 + rng.Int64N(5_000_000)
+		out := history.Ok
+		if rng.Float64() < indefinite {
+			// A timed-out write that did happen: the next holder reads it.
+			out = history.Indefinite
+		}
 		value[k]++
-		add(history.Event{Kind: history.Write, Client: c, Key: key, Call: w, Return: w + 1_000, Value: value[k], Outcome: history.Ok})
+		add(history.Event{Kind: history.Write, Client: c, Key: key, Call: w, Return: w + 1_000, Value: value[k], Outcome: out})
 		rel := w + 10_000
 		add(history.Event{Kind: history.Release, Client: c, Key: key, Call: rel, Return: rel + lat(), Outcome: history.Ok})
 		clock[k] = rel + 300_000 + rng.Int64N(500_000)

@@ -70,7 +70,8 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 			me.Note = "the resource checks fences (" + f + "): overlapping holds are expected; the resource's check decides"
 		}
 	}
-	rep := &Report{Lock: lock, Results: []Result{me, res, fr}, Holds: holds}
+	fo := checkFenceOrder(evs, h.Header.Fencing, opts)
+	rep := &Report{Lock: lock, Results: []Result{me, res, fr, fo}, Holds: holds}
 	rep.Verdict = Verdict(rep.Results)
 	rep.Stats = computeStats(h, evs, holds)
 	rep.Stats.Overlaps = me.ViolationCount
@@ -79,6 +80,7 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 		floor = opts.Floor
 	}
 	rep.Evidence = evidenceOf(h, evs, rep.Stats, floor)
+	rep.Incidents = incidentsOf(h, evs, rep.Results)
 	for _, r := range rep.Results {
 		if !r.Decisive {
 			continue

@@ -59,8 +59,81 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts
 			break // one violation per release
 		}
 	}
+	orphanReleases(evs, holds, opts, &r)
 	if r.ViolationCount > 0 {
 		r.Status = Fail
 	}
 	return r
+}
+
+// orphanReleases finds releases that returned ok from a client that held
+// nothing (its acquire was refused or timed out, or it had been told its
+// lease was lost) while another client held the key: the release removed
+// that client's lock, or at best a lock that was not the releaser's to
+// remove. Holds are by start; a sweep per key keeps it O(n log n).
+func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) {
+	type ck struct {
+		client int
+		key    string
+	}
+	open := map[ck]bool{}
+	byKey := map[string][]Hold{}
+	for _, h := range holds {
+		byKey[h.Key] = append(byKey[h.Key], h)
+	}
+	for _, e := range evs {
+		k := ck{e.Client, e.Key}
+		switch e.Kind {
+		case history.Acquire:
+			if e.Outcome == history.Ok {
+				open[k] = true
+			}
+		case history.Lost:
+			delete(open, k)
+		case history.Release:
+			if open[k] {
+				delete(open, k)
+				continue
+			}
+			if e.Outcome != history.Ok {
+				continue
+			}
+			r.Operations++
+			if o, ok := heldBy(byKey[e.Key], e.Client, e.Call); ok {
+				r.ViolationCount++
+				if len(r.Violations) < opts.MaxViolations {
+					r.Violations = append(r.Violations, Violation{Property: ForeignRelease, Key: e.Key, Clients: []int{e.Client, o.Client},
+						Events: []int64{e.ID, o.AcquireID}, At: e.Call, Start: e.Call, End: e.Return,
+						Summary: fmt.Sprintf("client %d held nothing on %s but its release at %s succeeded, while client %d held it from %s",
+							e.Client, e.Key, history.Seconds(e.Call), o.Client, history.Seconds(o.Start))})
+				}
+			}
+		}
+	}
+}
+
+// heldBy returns a hold of another client live at t (hs sorted by start).
+func heldBy(hs []Hold, except int, t int64) (Hold, bool) {
+	i := sort.Search(len(hs), func(i int) bool { return hs[i].Start > t })
+	for j := i - 1; j >= 0; j-- {
+		if h := hs[j]; h.Client != except && t < h.End {
+			return h, true
+		}
+		if i-j == 64 && !anyLongHold(hs[:j+1], t) {
+			break // nothing that started earlier is still live at t
+		}
+	}
+	return Hold{}, false
+}
+
+// anyLongHold reports whether a hold among hs ends after t (a hold that
+// started long ago and never ended, say). Asked once per orphan release,
+// and only past 64 holds back.
+func anyLongHold(hs []Hold, t int64) bool {
+	for _, h := range hs {
+		if h.End > t {
+			return true
+		}
+	}
+	return false
 }

@@ -171,3 +171,62 @@ func TestMutationsOfRecordedHistoriesAreCaught(t *testing.T) {
 		}
 	}
 }
+
+// TestOrphanReleaseIsForeign: a release that returns ok from a client
+// whose acquire was refused, while another client holds the key, removed
+// a lock that was not its own.
+func TestOrphanReleaseIsForeign(t *testing.T) {
+	h := load(t, "recorded-token.jsonl")
+	holds := checker.Holds(h)
+	var target checker.Hold
+	for _, hd := range holds {
+		if hd.EndKind == history.Release && hd.End-hd.Start > 1000 {
+			target = hd
+			break
+		}
+	}
+	other := (target.Client + 1) % h.Header.Clients
+	mid := (target.Start + target.End) / 2
+	h = clone(h)
+	h.Events = append(h.Events,
+		history.Event{ID: 1 << 40, Kind: history.Acquire, Client: other, Key: target.Key, Call: mid - 10, Return: mid - 5, Outcome: history.Refused},
+		history.Event{ID: 1<<40 + 1, Kind: history.Release, Client: other, Key: target.Key, Call: mid, Return: mid + 5, Outcome: history.Ok})
+	r := check(t, h).Result(checker.ForeignRelease)
+	if r.Status != checker.Fail || !strings.Contains(r.Violations[0].Summary, "held nothing") {
+		t.Fatalf("orphan release: %s %+v", r.Status, r.Violations)
+	}
+}
+
+// TestResourceAcceptingALowerFenceIsCaught: a resource that lets a stale
+// fence through after accepting a higher one breaks its promise, whatever
+// the counter shows.
+func TestResourceAcceptingALowerFenceIsCaught(t *testing.T) {
+	h := clone(load(t, "recorded-fenced-3keys.jsonl"))
+	if r := check(t, h).Result(checker.FenceOrder); r.Status != checker.Pass || !r.Decisive {
+		t.Fatalf("recorded fenced history: fence-order %s (decisive %v)", r.Status, r.Decisive)
+	}
+	// Give a late accepted write the fence of the key's first holder.
+	var first uint64
+	key := ""
+	for i := range h.Events {
+		e := &h.Events[i]
+		if e.Kind != history.Write || e.Outcome != history.Ok || e.Fence == 0 {
+			continue
+		}
+		if key == "" {
+			key, first = e.Key, e.Fence
+		} else if e.Key == key && e.Fence > first+1 {
+			e.Fence = first
+			break
+		}
+	}
+	rep := check(t, h)
+	r := rep.Result(checker.FenceOrder)
+	if r.Status != checker.Fail || rep.Verdict != checker.Fail || !strings.Contains(r.Violations[0].Summary, "after accepting fence") {
+		t.Fatalf("stale fence accepted: %s, verdict %s, %+v", r.Status, rep.Verdict, r.Violations)
+	}
+	h.Header.Fencing = "off"
+	if r := check(t, h).Result(checker.FenceOrder); r.Decisive {
+		t.Fatal("fence order is judged although the resource checks no fences")
+	}
+}

@@ -104,7 +104,9 @@ type Report struct {
 	Results  []Result `json:"results"`
 	Stats    Stats    `json:"stats"`
 	Evidence Evidence `json:"evidence"`
-	Warnings []string `json:"warnings,omitempty"`
+	// Incidents group the violations by cause, first to last.
+	Incidents []Incident `json:"incidents,omitempty"`
+	Warnings  []string   `json:"warnings,omitempty"`
 
 	// Holds are the believed-held intervals the checks ran on, kept for the
 	// report's timeline.

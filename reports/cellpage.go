@@ -32,6 +32,7 @@ type cellView struct {
 	Stats                                                            []statRow
 	Porcupine                                                        []porcupineLink
 	Evidence                                                         *checker.Evidence
+	Incidents                                                        []checker.Incident
 	TimeScale                                                        float64
 	Planned, Ran                                                     time.Duration
 }
@@ -92,6 +93,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		}
 		v.Results = rep.Results
 		v.Evidence = &rep.Evidence
+		v.Incidents = rep.Incidents
 		tl := buildTimeline(h, rep)
 		v.Timeline = tl.svg(0, h.End, opts.Width)
 		for _, w := range zoomWindows(rep, h.End) {

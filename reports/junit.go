@@ -54,7 +54,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			SystemOut: caseDetails(c)}
 		switch c.Outcome {
 		case results.Regression:
-			tc.Failure = &junitMessage{Type: "regression", Message: fmt.Sprintf("expected safe, %d violation(s)", c.Violations), Body: caseDetails(c)}
+			tc.Failure = &junitMessage{Type: "regression", Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations), Body: caseDetails(c)}
 			suite.Failures++
 		case results.Missed:
 			tc.Failure = &junitMessage{Type: "missed", Message: "expected unsafe, but no violation was detected: the harness missed a known bug", Body: caseDetails(c)}

@@ -75,23 +75,25 @@ func Compare(e Expectation, v checker.Status, ev checker.Evidence) Outcome {
 
 // Cell is everything a run learned about one cell.
 type Cell struct {
-	Scenario    string           `json:"scenario"`
-	Description string           `json:"description,omitempty"`
-	Lock        string           `json:"lock"`
-	LockTraits  string           `json:"lock_traits,omitempty"`
-	Expect      Expectation      `json:"expectation"`
-	Verdict     checker.Status   `json:"verdict,omitempty"`
-	Outcome     Outcome          `json:"outcome"`
-	Violations  int              `json:"violations"` // decisive ones
-	Overlaps    int              `json:"overlaps"`
-	Results     []checker.Result `json:"results,omitempty"`
-	Stats       checker.Stats    `json:"stats"`
-	RunSeed     int64            `json:"run_seed"`
-	CellSeed    int64            `json:"cell_seed"`
-	TTL         time.Duration    `json:"ttl_ns,omitempty"`
-	Topology    string           `json:"topology,omitempty"`
-	Faults      int              `json:"fault_windows"`
-	Evidence    checker.Evidence `json:"evidence"`
+	Scenario    string         `json:"scenario"`
+	Description string         `json:"description,omitempty"`
+	Lock        string         `json:"lock"`
+	LockTraits  string         `json:"lock_traits,omitempty"`
+	Expect      Expectation    `json:"expectation"`
+	Verdict     checker.Status `json:"verdict,omitempty"`
+	Outcome     Outcome        `json:"outcome"`
+	Violations  int            `json:"violations"` // decisive ones
+	// Incidents group the violations by cause; their count leads.
+	Incidents []checker.Incident `json:"incidents,omitempty"`
+	Overlaps  int                `json:"overlaps"`
+	Results   []checker.Result   `json:"results,omitempty"`
+	Stats     checker.Stats      `json:"stats"`
+	RunSeed   int64              `json:"run_seed"`
+	CellSeed  int64              `json:"cell_seed"`
+	TTL       time.Duration      `json:"ttl_ns,omitempty"`
+	Topology  string             `json:"topology,omitempty"`
+	Faults    int                `json:"fault_windows"`
+	Evidence  checker.Evidence   `json:"evidence"`
 	// TimeScale is the factor every time of the cell was stretched by.
 	TimeScale float64 `json:"time_scale,omitempty"`
 	// Planned is the duration the scenario asked for; Ran is how long the
@@ -124,12 +126,9 @@ func (r *Cell) Summary() string {
 	}
 	s := fmt.Sprintf("%s/%s: %s (expected %s): %s", r.Scenario, r.Lock, verdict, r.Expect, r.Outcome)
 	if r.Violations > 0 {
-		s += fmt.Sprintf(", %d violation(s), first at %s", r.Violations, history.Seconds(r.Stats.FirstViolation))
-		for _, res := range r.Results {
-			if res.Decisive && len(res.Violations) > 0 {
-				s += ": " + res.Violations[0].Summary
-				break
-			}
+		s += fmt.Sprintf(", %d incident(s) (%d violation(s)), first at %s", len(r.Incidents), r.Violations, history.Seconds(r.Stats.FirstViolation))
+		if len(r.Incidents) > 0 {
+			s += ": " + r.Incidents[0].Cause
 		}
 	}
 	if r.Outcome == Inconclusive {

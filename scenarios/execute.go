@@ -76,7 +76,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 func judge(ctx context.Context, p *Plan, h *history.History, res *results.Cell) {
 	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
 	res.Report, res.Events = rep, h
-	res.Verdict, res.Results, res.Stats, res.Evidence = rep.Verdict, rep.Results, rep.Stats, rep.Evidence
+	res.Verdict, res.Results, res.Stats, res.Evidence, res.Incidents = rep.Verdict, rep.Results, rep.Stats, rep.Evidence, rep.Incidents
 	res.Ran = time.Duration(h.End)
 	res.Overlaps = rep.Stats.Overlaps
 	for _, r := range rep.Results {

@@ -7,6 +7,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
@@ -126,6 +127,13 @@ func printReport(w io.Writer, name string, h *history.History, rep *checker.Repo
 		fmt.Fprint(w, " (no floor recorded)")
 	}
 	fmt.Fprintln(w)
+	if len(rep.Incidents) > 0 {
+		fmt.Fprintf(w, "incidents: %d\n", len(rep.Incidents))
+		for i, in := range rep.Incidents {
+			fmt.Fprintf(w, "  %d. %s to %s, %d violation(s) of %s: %s\n", i+1, history.Seconds(in.Start), history.Seconds(in.End),
+				in.Violations, strings.Join(in.Properties, ", "), in.Cause)
+		}
+	}
 	for _, why := range ev.Short {
 		fmt.Fprintf(w, "  inconclusive: %s\n", why)
 	}

@@ -345,7 +345,7 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		case c.Error != "":
 			detail = c.Error
 		case c.Violations > 0:
-			detail = fmt.Sprintf("%d violation(s), first at %.3f s", c.Violations, float64(c.Stats.FirstViolation)/1e9)
+			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s", len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
 		case c.Outcome == results.Inconclusive:
 			detail = strings.Join(c.Evidence.Short, "; ")
 		default:

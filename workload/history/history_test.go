@@ -124,3 +124,26 @@ func TestLoadMissingFile(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// TestTwoOperationsInFlightIsBadInput: a client does one thing at a time;
+// a history that says otherwise is malformed, named by file and line.
+func TestTwoOperationsInFlightIsBadInput(t *testing.T) {
+	in := `{"format":2,"scenario":"s","lock":"token","seed":1,"start":"2026-11-29T00:00:00Z"}
+{"op":0,"phase":"call","t":10,"kind":"acquire","client":1,"key":"k"}
+{"op":1,"phase":"call","t":20,"kind":"read","client":1,"key":"k"}
+`
+	_, err := history.Load(strings.NewReader(in), "two.jsonl")
+	if !errors.Is(err, history.ErrMalformed) || !strings.Contains(err.Error(), "two.jsonl:3:") || !strings.Contains(err.Error(), "one operation at a time") {
+		t.Fatalf("err = %v", err)
+	}
+	// Renewals are a lock's background work: they may overlap.
+	ok := `{"format":2,"scenario":"s","lock":"token","seed":1,"start":"2026-11-29T00:00:00Z"}
+{"op":0,"phase":"call","t":10,"kind":"acquire","client":1,"key":"k"}
+{"op":1,"phase":"call","t":20,"kind":"renew","client":1,"key":"k"}
+{"op":1,"phase":"return","t":25,"client":1,"outcome":"ok"}
+{"op":0,"phase":"return","t":30,"client":1,"outcome":"ok"}
+`
+	if _, err := history.Load(strings.NewReader(ok), "renew.jsonl"); err != nil {
+		t.Fatal(err)
+	}
+}

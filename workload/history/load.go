@@ -33,6 +33,14 @@ func Load(r io.Reader, name string) (*History, error) {
 	}
 	h := &History{}
 	byID := map[int64]int{}
+	// inFlight is each client's operation without a return yet, and the
+	// line that called it: a client does one thing at a time (a lock's
+	// background renewals and instants such as lost signals aside).
+	type flight struct {
+		op   int64
+		line int
+	}
+	inFlight := map[int]flight{}
 	n := 0
 	for sc.Scan() {
 		n++
@@ -78,6 +86,12 @@ func Load(r io.Reader, name string) (*History, error) {
 			if err := e.Validate(); err != nil {
 				return nil, bad(n, "op %d: %v", l.Op, err)
 			}
+			if foreground(e.Kind) && l.Phase == phaseCall {
+				if f, busy := inFlight[e.Client]; busy {
+					return nil, bad(n, "client %d calls op %d while its op %d (line %d) is still in flight: a client does one operation at a time", e.Client, l.Op, f.op, f.line)
+				}
+				inFlight[e.Client] = flight{op: l.Op, line: n}
+			}
 			byID[l.Op] = len(h.Events)
 			h.Events = append(h.Events, e)
 		case phaseReturn:
@@ -88,6 +102,9 @@ func Load(r io.Reader, name string) (*History, error) {
 			e := &h.Events[i]
 			if !e.Open {
 				return nil, bad(n, "op %d returned twice", l.Op)
+			}
+			if f, ok := inFlight[e.Client]; ok && f.op == l.Op {
+				delete(inFlight, e.Client)
 			}
 			e.Open, e.Return, e.Outcome, e.Err = false, l.T, l.Outcome, l.Err
 			if l.Value != nil {
@@ -136,4 +153,9 @@ func decodeStrict(b []byte, v any) error {
 		return errors.New("trailing data after the JSON object")
 	}
 	return nil
+}
+
+// foreground kinds are what a client itself does, one at a time.
+func foreground(k Kind) bool {
+	return k == Acquire || k == Release || k == Read || k == Write
 }

@@ -1,0 +1,117 @@
+package checker
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Incident is one episode of violations with what caused it: the fault
+// window it followed (with the window's dangerous moment, as the run
+// judged it) or, without one, violations close together in time. A pause
+// that lets three pods in is one incident with many overlapping pairs;
+// counts of incidents lead every output.
+type Incident struct {
+	Start      int64    `json:"start"`
+	End        int64    `json:"end"`
+	Fault      string   `json:"fault,omitempty"`
+	Window     int64    `json:"window"` // the fault window's op id, or -1
+	Violations int      `json:"violations"`
+	Properties []string `json:"properties"`
+	Cause      string   `json:"cause"`
+}
+
+// episodeGap joins violations without a fault window into one incident.
+const episodeGap = 100 * time.Millisecond
+
+// incidentsOf groups the decisive violations (all of them when none is
+// decisive) by the fault window they followed: a violation belongs to the
+// latest window that began before it and ended at most two TTLs before it.
+func incidentsOf(h *history.History, evs []history.Event, results []Result) []Incident {
+	var vs []Violation
+	for _, decisive := range []bool{true, false} {
+		for _, r := range results {
+			if r.Decisive == decisive {
+				vs = append(vs, r.Violations...)
+			}
+		}
+		if len(vs) > 0 {
+			break
+		}
+	}
+	if len(vs) == 0 {
+		return nil
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
+	ttl := h.Header.TTL
+	if ttl == 0 {
+		ttl = time.Second
+	}
+	var windows []history.Event
+	moment := map[int64]string{}
+	for _, e := range evs {
+		switch e.Kind {
+		case history.Fault:
+			windows = append(windows, e)
+		case history.Exercised:
+			if e.Outcome == history.Ok {
+				moment[e.Value] = e.Detail
+			}
+		}
+	}
+	var out []Incident
+	byWindow := map[int64]int{}
+	for _, v := range vs {
+		w, ok := windowBefore(windows, v.At, int64(2*ttl))
+		if ok {
+			if i, seen := byWindow[w.ID]; seen {
+				out[i].add(v)
+				continue
+			}
+			byWindow[w.ID] = len(out)
+			cause := fmt.Sprintf("%s at %s (%s)", w.Fault, history.Seconds(w.Call), strings.Join(w.Targets, ", "))
+			if m := moment[w.ID]; m != "" {
+				cause = m
+			}
+			out = append(out, Incident{Start: v.At, End: v.End, Fault: w.Fault, Window: w.ID, Cause: cause + "; then " + v.Summary})
+			out[len(out)-1].add(v)
+			continue
+		}
+		if n := len(out); n > 0 && out[n-1].Window < 0 && v.At-out[n-1].End <= int64(episodeGap) {
+			out[n-1].add(v)
+			continue
+		}
+		out = append(out, Incident{Start: v.At, End: v.End, Window: -1, Cause: v.Summary})
+		out[len(out)-1].add(v)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
+	return out
+}
+
+func (in *Incident) add(v Violation) {
+	in.Violations++
+	in.Start = min(in.Start, v.At)
+	in.End = max(in.End, v.End, v.At)
+	p := string(v.Property)
+	for _, q := range in.Properties {
+		if q == p {
+			return
+		}
+	}
+	in.Properties = append(in.Properties, p)
+}
+
+// windowBefore returns the latest window that began at or before t and
+// ended no more than slack before it (windows are in call order).
+func windowBefore(ws []history.Event, t, slack int64) (history.Event, bool) {
+	i := sort.Search(len(ws), func(i int) bool { return ws[i].Call > t })
+	for j := i - 1; j >= 0 && j >= i-4; j-- {
+		if ws[j].Return+slack >= t {
+			return ws[j], true
+		}
+	}
+	return history.Event{}, false
+}

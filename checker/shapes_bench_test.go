@@ -1,0 +1,158 @@
+package checker_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// shape is a kind of history the checker must handle in O(n log n).
+type shape struct {
+	name    string
+	clients int
+	// contended adds a refused attempt overlapping every hold; indefinite
+	// makes this share of writes time out (they may or may not have
+	// happened).
+	contended  bool
+	indefinite float64
+}
+
+var shapes = []shape{
+	{name: "contended", clients: 8, contended: true},
+	{name: "serial", clients: 8},
+	{name: "indefinite-1pct", clients: 8, contended: true, indefinite: 0.01},
+	{name: "many-clients", clients: 200, contended: true},
+}
+
+// shaped builds a passing history of about n events of the given shape.
+func shaped(n, keys int, s shape) *history.History {
+	h := generateWith(n, keys, s.clients, s.contended, s.indefinite)
+	return h
+}
+
+// BenchmarkCheckShapes checks every shape at 1M events on one key and on
+// ten, loading from JSONL included (the history is written to a file
+// first, as a run leaves it). Targets: under 3 s and 512 MiB each.
+//
+//	go test -run '^$' -bench BenchmarkCheckShapes -benchtime 1x ./checker/
+func BenchmarkCheckShapes(b *testing.B) {
+	for _, s := range shapes {
+		for _, keys := range []int{1, 10} {
+			b.Run(fmt.Sprintf("%s/keys=%d", s.name, keys), func(b *testing.B) {
+				path := filepath.Join(b.TempDir(), "h.jsonl")
+				if err := history.WriteFile(path, shaped(1_000_000, keys, s)); err != nil {
+					b.Fatal(err)
+				}
+				runtime.GC()
+				b.ResetTimer()
+				var peak uint64
+				var load, check time.Duration
+				for range b.N {
+					var rep *checker.Report
+					peak = max(peak, peakHeap(func() {
+						start := time.Now()
+						h, err := history.LoadFile(path)
+						if err != nil {
+							b.Fatal(err)
+						}
+						load = time.Since(start)
+						rep = checker.Check(context.Background(), h, checker.Options{Budget: time.Minute})
+						check = time.Since(start) - load
+					}))
+					if rep.Verdict != checker.Pass {
+						b.Fatalf("generated history should pass: %+v", rep.Results)
+					}
+				}
+				b.ReportMetric(load.Seconds(), "load-s")
+				b.ReportMetric(check.Seconds(), "check-s")
+				b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			})
+		}
+	}
+}
+
+// plainCounter is porcupine's counter model written afresh, for plain
+// porcupine on the same reads and writes, without any of the checker's
+// cutting.
+var plainCounter = porcupine.NondeterministicModel{
+	Partition: func(ops []porcupine.Operation) [][]porcupine.Operation {
+		by := map[string][]porcupine.Operation{}
+		var keys []string
+		for _, op := range ops {
+			k := op.Input.(plainOp).key
+			if _, ok := by[k]; !ok {
+				keys = append(keys, k)
+			}
+			by[k] = append(by[k], op)
+		}
+		out := make([][]porcupine.Operation, 0, len(keys))
+		for _, k := range keys {
+			out = append(out, by[k])
+		}
+		return out
+	},
+	Init: func() []interface{} { return []interface{}{int64(0)} },
+	Step: func(state, input, _ interface{}) []interface{} {
+		s, in := state.(int64), input.(plainOp)
+		if !in.write {
+			if s == in.value {
+				return []interface{}{s}
+			}
+			return nil
+		}
+		var next []interface{}
+		if s == in.value-1 {
+			next = append(next, in.value)
+		}
+		if in.indefinite {
+			next = append(next, s)
+		}
+		return next
+	},
+}
+
+type plainOp struct {
+	key               string
+	write, indefinite bool
+	value             int64
+}
+
+// BenchmarkPlainPorcupine is the side-by-side figure: plain porcupine on
+// the resource operations of the same contended history (100k events: at
+// 1M it needs tens of seconds and gigabytes, see docs/performance.md).
+//
+//	go test -run '^$' -bench 'BenchmarkPlainPorcupine|BenchmarkCheckShapes/contended' -benchtime 1x ./checker/
+func BenchmarkPlainPorcupine(b *testing.B) {
+	for _, keys := range []int{1, 10} {
+		b.Run(fmt.Sprintf("events=100000/keys=%d", keys), func(b *testing.B) {
+			h := shaped(100_000, keys, shapes[0])
+			var ops []porcupine.Operation
+			for _, e := range h.Events {
+				if (e.Kind != history.Read && e.Kind != history.Write) || e.Outcome == history.Refused {
+					continue
+				}
+				ops = append(ops, porcupine.Operation{ClientId: e.Client, Call: e.Call, Return: e.Return,
+					Input: plainOp{key: e.Key, write: e.Kind == history.Write, value: e.Value}})
+			}
+			m := plainCounter.ToModel()
+			b.ResetTimer()
+			var peak uint64
+			var res porcupine.CheckResult
+			for range b.N {
+				peak = max(peak, peakHeap(func() { res = porcupine.CheckOperationsTimeout(m, ops, time.Minute) }))
+			}
+			if res != porcupine.Ok {
+				b.Fatalf("plain porcupine: %v", res)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+		})
+	}
+}
