@@ -147,3 +147,4 @@ func TestTwoOperationsInFlightIsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+

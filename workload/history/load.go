@@ -41,6 +41,7 @@ func Load(r io.Reader, name string) (*History, error) {
 		line int
 	}
 	inFlight := map[int]flight{}
+	var l line
 	n := 0
 	for sc.Scan() {
 		n++
@@ -57,9 +58,10 @@ func Load(r io.Reader, name string) (*History, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		var l line
-		if err := decodeStrict(raw, &l); err != nil {
-			return nil, bad(n, "%v", err)
+		if err := parseLine(raw, &l); err != nil {
+			if err := decodeStrict(raw, &l); err != nil {
+				return nil, bad(n, "%v", err)
+			}
 		}
 		if l.T < 0 {
 			return nil, bad(n, "negative time %d", l.T)

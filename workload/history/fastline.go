@@ -1,0 +1,202 @@
+package history
+
+import (
+	"errors"
+	"strconv"
+)
+
+// errSlowPath sends a line to encoding/json: anything the fast scanner
+// does not expect (an unknown field, an odd value) is decoded strictly
+// there, which also words the error.
+var errSlowPath = errors.New("history: not a plain line")
+
+// parseLine decodes one history line without reflection: the loader's hot
+// path (a million-event history is two million lines). It accepts exactly
+// the shape a Recorder writes: one flat object of known fields. Anything
+// else returns errSlowPath, and the strict decoder decides.
+func parseLine(b []byte, l *line) error {
+	*l = line{}
+	p := scanner{b: b}
+	p.space()
+	if !p.eat('{') {
+		return errSlowPath
+	}
+	p.space()
+	if p.eat('}') {
+		return p.end()
+	}
+	for {
+		p.space()
+		key, ok := p.str()
+		if !ok {
+			return errSlowPath
+		}
+		p.space()
+		if !p.eat(':') {
+			return errSlowPath
+		}
+		p.space()
+		if !p.field(key, l) {
+			return errSlowPath
+		}
+		p.space()
+		if p.eat(',') {
+			continue
+		}
+		if p.eat('}') {
+			return p.end()
+		}
+		return errSlowPath
+	}
+}
+
+type scanner struct {
+	b []byte
+	i int
+}
+
+func (p *scanner) space() {
+	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\r' || p.b[p.i] == '\n') {
+		p.i++
+	}
+}
+
+func (p *scanner) eat(c byte) bool {
+	if p.i < len(p.b) && p.b[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *scanner) end() error {
+	p.space()
+	if p.i != len(p.b) {
+		return errSlowPath
+	}
+	return nil
+}
+
+// str reads a JSON string; escapes go through strconv.Unquote, which reads
+// JSON's escapes (\uXXXX included) as Go's.
+func (p *scanner) str() (string, bool) {
+	if !p.eat('"') {
+		return "", false
+	}
+	start, escaped := p.i, false
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '\\':
+			escaped = true
+			p.i += 2
+			continue
+		case c == '"':
+			raw := p.b[start:p.i]
+			p.i++
+			if !escaped {
+				return string(raw), true
+			}
+			s, err := strconv.Unquote(`"` + string(raw) + `"`)
+			return s, err == nil
+		case c < 0x20:
+			return "", false
+		}
+		p.i++
+	}
+	return "", false
+}
+
+func (p *scanner) int() (int64, bool) {
+	start := p.i
+	if p.i < len(p.b) && p.b[p.i] == '-' {
+		p.i++
+	}
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
+	return n, err == nil
+}
+
+func (p *scanner) null() bool {
+	if len(p.b)-p.i >= 4 && string(p.b[p.i:p.i+4]) == "null" {
+		p.i += 4
+		return true
+	}
+	return false
+}
+
+// field reads the value of one known field into l.
+func (p *scanner) field(key string, l *line) bool {
+	var ok bool
+	switch key {
+	case "op":
+		l.Op, ok = p.int()
+	case "t":
+		l.T, ok = p.int()
+	case "client":
+		var n int64
+		n, ok = p.int()
+		l.Client = int(n)
+	case "fence":
+		var n int64
+		n, ok = p.int()
+		ok = ok && n >= 0
+		l.Fence = uint64(n)
+	case "value":
+		if p.null() {
+			return true
+		}
+		var n int64
+		if n, ok = p.int(); ok {
+			l.Value = &n
+		}
+	case "phase":
+		l.Phase, ok = p.str()
+	case "kind":
+		var s string
+		s, ok = p.str()
+		l.Kind = Kind(s)
+	case "key":
+		l.Key, ok = p.str()
+	case "token":
+		l.Token, ok = p.str()
+	case "outcome":
+		var s string
+		s, ok = p.str()
+		l.Outcome = Outcome(s)
+	case "error":
+		l.Err, ok = p.str()
+	case "fault":
+		l.Fault, ok = p.str()
+	case "detail":
+		l.Detail, ok = p.str()
+	case "targets":
+		if p.null() {
+			return true
+		}
+		if !p.eat('[') {
+			return false
+		}
+		p.space()
+		if p.eat(']') {
+			return true
+		}
+		for {
+			p.space()
+			s, ok := p.str()
+			if !ok {
+				return false
+			}
+			l.Targets = append(l.Targets, s)
+			p.space()
+			if p.eat(']') {
+				return true
+			}
+			if !p.eat(',') {
+				return false
+			}
+		}
+	}
+	return ok
+}
