@@ -147,4 +147,3 @@ func TestTwoOperationsInFlightIsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
