@@ -59,9 +59,9 @@ bench: bench-locks bench-checker
 bench-locks: ensure-redis
 	$(GO) test -run '^$$' -bench BenchmarkLockCycle -benchtime $(BENCHTIME) ./lockimpl/
 
-## bench-checker: checking generated 10k/100k/1M-event histories (time, peak heap)
+## bench-checker: loading and checking 1M-event histories of every shape (contended, serial, 1% indefinite, 200 clients; 1 and 10 keys), plain porcupine beside them
 bench-checker:
-	$(GO) test -run '^$$' -bench 'BenchmarkCheck' -benchtime 1x ./checker/
+	$(GO) test -run '^$$' -bench 'BenchmarkCheck|BenchmarkPlainPorcupine' -benchtime 1x -timeout 30m ./checker/
 
 ## detection: every cell 20 times (seeds 1000..1019): detection rate and median time to first violation
 detection: ensure-redis build

@@ -261,3 +261,30 @@ func TestEveryCellPageLinksItsPorcupineViewAndOwnDescription(t *testing.T) {
 		t.Fatal("the page does not show the run's own scenario description")
 	}
 }
+
+// TestCellPageLeadsWithIncidentsAndEvidence: a violating cell's page says
+// how many incidents there were, with their causes, and what evidence the
+// verdict rests on, before the charts.
+func TestCellPageLeadsWithIncidentsAndEvidence(t *testing.T) {
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var page string
+	for _, p := range res.Pages {
+		if strings.Contains(p, "slow-holder--token") {
+			page = p
+		}
+	}
+	b, _ := os.ReadFile(page)
+	html := string(b)
+	inc, ev, tl := strings.Index(html, `id="incidents"`), strings.Index(html, `id="evidence"`), strings.Index(html, `id="overview"`)
+	if inc < 0 || ev < 0 || tl < 0 || !(inc < ev && ev < tl) {
+		t.Fatalf("incidents at %d, evidence at %d, timeline at %d: want all three, in that order", inc, ev, tl)
+	}
+	if !strings.Contains(html, "1 incident(s)") {
+		t.Fatal("the incident count is missing")
+	}
+}

@@ -90,6 +90,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--max-duration", "-1s"}, "negative"},
 		{[]string{"run", "--time-scale", "0.01"}, "--time-scale"},
 		{[]string{"run", "--time-scale", "-2"}, "--time-scale"},
+		{[]string{"run", "--clients", "100000"}, "clients 100000 out of range 1..256"},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.says) {
