@@ -25,6 +25,8 @@ type Evidence struct {
 	Short []string `json:"short,omitempty"`
 	// Moments are the judged windows, exercised or not, with their sentences.
 	Moments []Moment `json:"moments,omitempty"`
+
+	lastMiss string // the last window that missed its moment, in words
 }
 
 // Moment is one fault window judged against its dangerous moment.
@@ -69,14 +71,22 @@ func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *his
 			ev.Moments = append(ev.Moments, m)
 		}
 	}
+	ev.lastMiss = lastMiss
+	return ev.Hold(floor, len(h.Header.Faults) > 0 || ev.Fired > 0)
+}
+
+// Hold holds the counts to floor (nil: no floor, always enough) and says
+// in words what falls short. faulty says the cell scheduled faults, so
+// exercised moments are required.
+func (ev Evidence) Hold(floor *history.Floor, faulty bool) Evidence {
+	ev.Floor, ev.Short, ev.Enough = floor, nil, true
 	if floor == nil {
 		return ev
 	}
-	faulty := len(h.Header.Faults) > 0 || ev.Fired > 0
 	if faulty && ev.Exercised < floor.MinExercised {
 		why := fmt.Sprintf("not exercised: %d of %d fault window(s) reached the dangerous moment; the floor is %d", ev.Exercised, ev.Fired, floor.MinExercised)
-		if lastMiss != "" {
-			why += " (last miss: " + lastMiss + ")"
+		if ev.lastMiss != "" {
+			why += " (last miss: " + ev.lastMiss + ")"
 		}
 		ev.Short = append(ev.Short, why)
 	}
@@ -88,6 +98,27 @@ func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *his
 			ev.Indefinite, ev.Acquires, 100*float64(ev.Indefinite)/float64(ev.Acquires), 100*floor.MaxIndefinite))
 	}
 	ev.Enough = len(ev.Short) == 0
+	return ev
+}
+
+// Add sums two parts' evidence (a long cell checks its parts one by one);
+// the floor is held again by the caller.
+func (ev Evidence) Add(o Evidence) Evidence {
+	ev.Fired += o.Fired
+	ev.Judged += o.Judged
+	ev.Exercised += o.Exercised
+	ev.Cycles += o.Cycles
+	ev.Acquires += o.Acquires
+	ev.Indefinite += o.Indefinite
+	if o.lastMiss != "" {
+		ev.lastMiss = o.lastMiss
+	}
+	if len(ev.Moments) < 200 {
+		ev.Moments = append(ev.Moments, o.Moments...)
+	}
+	if ev.Floor == nil {
+		ev.Floor, ev.Short, ev.Enough = o.Floor, o.Short, o.Enough
+	}
 	return ev
 }
 

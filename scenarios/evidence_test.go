@@ -86,3 +86,36 @@ func TestOptionsRejectBadFloorsScalesAndCaps(t *testing.T) {
 		}
 	}
 }
+
+// TestLongCellRunsInParts: a cell longer than the part length runs as
+// parts on one deployment, each with its own history checked on its own,
+// their evidence summed; memory holds one part at a time.
+func TestLongCellRunsInParts(t *testing.T) {
+	dir := t.TempDir()
+	sc := short("gc-pause", 1500*time.Millisecond)
+	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe}
+	opts := scenarios.Options{Seed: 4, OutDir: dir, PartLength: 500 * time.Millisecond}
+	p := scenarios.NewPlan(cell, opts)
+	if len(p.Parts) != 3 || p.Parts[2].History == p.Parts[0].History || !strings.HasSuffix(p.Parts[1].History, "history-part002.jsonl") {
+		t.Fatalf("parts %+v", p.Parts)
+	}
+	res := scenarios.Execute(context.Background(), p, opts)
+	if res.Failed() {
+		t.Fatalf("%s", res.Summary())
+	}
+	fired := 0
+	for _, part := range p.Parts {
+		h, err := history.LoadFile(part.History)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range h.Events {
+			if e.Kind == history.Fault {
+				fired++
+			}
+		}
+	}
+	if fired == 0 || fired != res.Evidence.Fired || res.Ran < time.Second {
+		t.Fatalf("%d windows in the part files, %d in the evidence; ran %v", fired, res.Evidence.Fired, res.Ran)
+	}
+}

@@ -57,28 +57,64 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		res.Outcome, res.Error, res.History = results.Skipped, "interrupted before it ran", ""
 		return res
 	}
-	h, err := live(ctx, p, opts)
+	cluster, err := startCluster(ctx, p, opts)
 	if err != nil {
 		res.Outcome, res.Error = results.HarnessError, err.Error()
-		if errors.Is(err, errInterrupted) {
-			res.Outcome, res.Error = results.Interrupted, "interrupted mid-cell; the partial history was checked"
+		return res
+	}
+	defer cluster.Close()
+	if p.KeyPrefix != "" {
+		defer deleteOwnKeys(cluster, p.KeyPrefix)
+	}
+	for _, part := range p.Parts {
+		h, err := live(ctx, p, part, cluster)
+		if err != nil {
+			res.Outcome, res.Error = results.HarnessError, err.Error()
+			if errors.Is(err, errInterrupted) {
+				res.Outcome, res.Error = results.Interrupted, "interrupted mid-cell; the partial history was checked"
+			}
 		}
-		if h == nil {
-			return res
+		if h != nil {
+			judge(ctx, p, part, h, res)
+		}
+		if err != nil || res.Verdict == checker.Fail || ctx.Err() != nil {
+			break // decided, or nothing more can run
 		}
 	}
-	judge(ctx, p, h, res)
+	if res.Outcome == "" {
+		res.Outcome = results.Compare(p.Expect, res.Verdict, res.Evidence)
+	}
 	return res
 }
 
-// judge checks the history once and fills the verdict, the outcome and
-// what the reports need.
-func judge(ctx context.Context, p *Plan, h *history.History, res *results.Cell) {
+// startCluster starts the cell's deployment, which every part shares.
+func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, error) {
+	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: p.Topology, Nodes: p.Nodes,
+		Clients: p.Scenario.Clients, Backend: p.Backend, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI}})
+	if err != nil {
+		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
+	}
+	if addr := cluster.Proxies().APIAddr(); addr != "" && opts.Notify != nil {
+		opts.Notify(fmt.Sprintf("%s: toxiproxy API on http://%s (toxiproxy-cli -h %s list)", p.Name(), addr, addr))
+	}
+	return cluster, nil
+}
+
+// judge checks one part's history once and folds it into the cell's
+// result. A single-part cell keeps its report and history for the pages;
+// a long cell keeps the first part with a violation (else the last), so
+// its memory stays that of one part.
+func judge(ctx context.Context, p *Plan, part Part, h *history.History, res *results.Cell) {
 	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
-	res.Report, res.Events = rep, h
-	res.Verdict, res.Results, res.Stats, res.Evidence, res.Incidents = rep.Verdict, rep.Results, rep.Stats, rep.Evidence, rep.Incidents
-	res.Ran = time.Duration(h.End)
-	res.Overlaps = rep.Stats.Overlaps
+	if res.Report == nil || res.Report.Verdict != checker.Fail {
+		res.Report, res.Events, res.History = rep, h, part.History
+		res.Results, res.Stats = rep.Results, rep.Stats
+	}
+	res.Verdict = worse(res.Verdict, rep.Verdict)
+	res.Incidents = append(res.Incidents, rep.Incidents...)
+	res.Evidence = res.Evidence.Add(rep.Evidence)
+	res.Ran += time.Duration(h.End)
+	res.Overlaps += rep.Stats.Overlaps
 	for _, r := range rep.Results {
 		if r.Decisive {
 			res.Violations += r.ViolationCount
@@ -89,29 +125,32 @@ func judge(ctx context.Context, p *Plan, h *history.History, res *results.Cell) 
 			res.Faults++
 		}
 	}
-	if res.Outcome == "" {
-		res.Outcome = results.Compare(p.Expect, rep.Verdict, rep.Evidence)
+	if len(p.Parts) > 1 {
+		res.Evidence = res.Evidence.Hold(&p.Floor, len(p.Scenario.Faults) > 0)
 	}
 }
 
-// live runs the cell's live part and returns the recorded history, also
-// when it fails half-way, so what was recorded can still be checked.
-func live(ctx context.Context, p *Plan, opts Options) (*history.History, error) {
+// worse combines verdicts: fail over unknown over pass ("" is none yet).
+func worse(a, b checker.Status) checker.Status {
+	rank := map[checker.Status]int{"": 0, checker.Pass: 1, checker.Unknown: 2, checker.Fail: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// live runs one part of the cell on its deployment and returns the
+// recorded history, also when it fails half-way, so what was recorded can
+// still be checked.
+func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*history.History, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
-	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: p.Topology, Nodes: p.Nodes,
-		Clients: p.Scenario.Clients, Backend: p.Backend, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI}})
-	if err != nil {
-		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
+	if part.Index > 0 {
+		// Let the last part's leases expire: each part starts from a free
+		// lock and a fresh resource, so its history checks on its own.
+		sleepCtx(ctx, p.Scenario.TTL)
 	}
-	defer cluster.Close()
-	if addr := cluster.Proxies().APIAddr(); addr != "" && opts.Notify != nil {
-		opts.Notify(fmt.Sprintf("%s: toxiproxy API on http://%s (toxiproxy-cli -h %s list)", p.Name(), addr, addr))
-	}
-	if p.KeyPrefix != "" {
-		defer deleteOwnKeys(cluster, p.KeyPrefix)
-	}
-	rec, err := newRecorder(p)
+	rec, err := newRecorder(p, part)
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +169,7 @@ func live(ctx context.Context, p *Plan, opts Options) (*history.History, error) 
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- schedule.Run(schedCtx, env) }()
 
-	runErr := runWorkload(ctx, p, pods, rec, control)
+	runErr := runWorkload(ctx, p, part, pods, rec, control)
 	stopSched()
 	control.Close()
 	schedErr := <-schedDone
@@ -156,7 +195,7 @@ func probes(rec *history.Recorder) func(node, key string, exists bool) {
 // decisive violation, or, once the planned duration has passed, enough
 // evidence for a pass. The windows are judged on a copy; the history gets
 // its judgments once, at the end.
-func decided(ctx context.Context, p *Plan, rec *history.Recorder, elapsed time.Duration) bool {
+func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, elapsed time.Duration) bool {
 	snap := rec.Snapshot()
 	for _, j := range faults.Judge(snap, p.Scenario.TTL) {
 		out := history.Refused
@@ -167,16 +206,16 @@ func decided(ctx context.Context, p *Plan, rec *history.Recorder, elapsed time.D
 			Fault: j.Window.Fault, Value: j.Window.ID, Outcome: out, Call: snap.End, Return: snap.End})
 	}
 	rep := checker.Check(ctx, snap, checker.Options{Budget: time.Second, MaxViolations: 1})
-	return rep.Verdict == checker.Fail || (elapsed >= p.Scenario.Duration && rep.Verdict == checker.Pass && rep.Evidence.Enough)
+	return rep.Verdict == checker.Fail || (len(p.Parts) == 1 && elapsed >= part.Duration && rep.Verdict == checker.Pass && rep.Evidence.Enough)
 }
 
 // supervise closes stop once the cell is decided (see decided), looking
 // eight times per planned duration; past MaxDuration the workload ends by
 // itself, whatever the evidence.
-func supervise(ctx context.Context, p *Plan, rec *history.Recorder, stop chan<- struct{}, done <-chan struct{}) {
+func supervise(ctx context.Context, p *Plan, part Part, rec *history.Recorder, stop chan<- struct{}, done <-chan struct{}) {
 	defer close(stop)
 	start := time.Now()
-	t := time.NewTicker(max(p.Scenario.Duration/8, 20*time.Millisecond))
+	t := time.NewTicker(min(max(part.Duration/8, 20*time.Millisecond), 30*time.Second))
 	defer t.Stop()
 	for {
 		select {
@@ -186,7 +225,7 @@ func supervise(ctx context.Context, p *Plan, rec *history.Recorder, stop chan<- 
 			return
 		case <-t.C:
 		}
-		if decided(ctx, p, rec, time.Since(start)) {
+		if decided(ctx, p, part, rec, time.Since(start)) {
 			return
 		}
 	}
@@ -212,11 +251,11 @@ func cellError(ctx context.Context, p *Plan, runErr, schedErr, closeErr error) e
 // runWorkload runs the pods until the workload ends; a lock that ignores
 // its context is given 2 s past the cell's timeout, then reported instead
 // of hanging the run.
-func runWorkload(ctx context.Context, p *Plan, pods *pods, rec *history.Recorder, control *workload.Control) error {
+func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *history.Recorder, control *workload.Control) error {
 	stop, finished := make(chan struct{}), make(chan struct{})
-	cfg := workload.Config{Clients: p.Scenario.Clients, Keys: p.Keys, Duration: p.MaxDuration, Stop: stop,
+	cfg := workload.Config{Clients: p.Scenario.Clients, Keys: p.Keys, Duration: part.MaxDuration, Stop: stop,
 		AcquireTimeout: p.Scenario.CallTimeout, ReleaseTimeout: p.Scenario.CallTimeout,
-		Work: workload.Dist{Min: p.Scenario.WorkMin, Max: p.Scenario.WorkMax}, Fencing: p.Fencing, Seed: p.CellSeed}
+		Work: workload.Dist{Min: p.Scenario.WorkMin, Max: p.Scenario.WorkMax}, Fencing: p.Fencing, Seed: p.CellSeed + int64(part.Index)}
 	done := make(chan error, 1)
 	go func() {
 		_, err := workload.Run(ctx, cfg, pods.locker, rec, control.Hooks())
@@ -224,7 +263,7 @@ func runWorkload(ctx context.Context, p *Plan, pods *pods, rec *history.Recorder
 		done <- err
 	}()
 	supervised := make(chan struct{})
-	go func() { supervise(ctx, p, rec, stop, finished); close(supervised) }()
+	go func() { supervise(ctx, p, part, rec, stop, finished); close(supervised) }()
 	defer func() { <-supervised }()
 	select {
 	case err := <-done:
@@ -239,9 +278,9 @@ func runWorkload(ctx context.Context, p *Plan, pods *pods, rec *history.Recorder
 	}
 }
 
-func newRecorder(p *Plan) (*history.Recorder, error) {
-	if p.History != "" {
-		if err := os.MkdirAll(filepath.Dir(p.History), 0o755); err != nil {
+func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
+	if part.History != "" {
+		if err := os.MkdirAll(filepath.Dir(part.History), 0o755); err != nil {
 			return nil, fmt.Errorf("harness: %w", err)
 		}
 	}
@@ -250,10 +289,11 @@ func newRecorder(p *Plan) (*history.Recorder, error) {
 		kinds = append(kinds, f.Kind)
 	}
 	floor := p.Floor
-	rec, err := history.NewRecorder(p.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
+	rec, err := history.NewRecorder(part.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
 		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
 		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor,
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
+			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
 			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
@@ -368,5 +408,15 @@ func deleteOwnKeys(c *faults.Cluster, prefix string) {
 				break
 			}
 		}
+	}
+}
+
+// sleepCtx sleeps d unless ctx ends first.
+func sleepCtx(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-ctx.Done():
 	}
 }

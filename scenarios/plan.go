@@ -67,6 +67,10 @@ type Options struct {
 	// call timeouts, fault sizes) by one factor, so each keeps its shape on
 	// a slower machine. Default 1; Calibrate measures one.
 	TimeScale float64
+	// PartLength splits a long cell into parts that each record, judge and
+	// check their own history, so an hour-long soak runs in flat memory.
+	// Default 5 minutes.
+	PartLength time.Duration
 	// NodeOpTime is how long a node kill and restart takes right now
 	// (Calibrate measures it). Scenarios that kill nodes stretch by it
 	// over a quiet process's 10 ms, as for a slow backend. Default: the
@@ -122,7 +126,22 @@ type Plan struct {
 	Floor       history.Floor
 	MaxDuration time.Duration
 	TimeScale   float64
+	// Parts are the stretches the cell runs in (one, unless it is longer
+	// than Options.PartLength), on one deployment.
+	Parts []Part
 }
+
+// Part is one stretch of a long cell: its own pods, fault schedule,
+// history and check; the deployment (nodes, proxies) stays.
+type Part struct {
+	Index       int
+	Duration    time.Duration
+	MaxDuration time.Duration // a single-part cell may run on to its floor
+	History     string
+}
+
+// DefaultPartLength bounds what one history holds in memory.
+const DefaultPartLength = 5 * time.Minute
 
 // Name is "scenario/lock".
 func (p *Plan) Name() string { return p.Scenario.Name + "/" + p.Lock.Name }
@@ -193,12 +212,37 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		}
 		p.History = filepath.Join(opts.OutDir, sc.Name, cell.Lock.Name, name)
 	}
+	p.Parts = parts(p, opts)
 	p.Timeout = opts.CellTimeout
 	if p.Timeout == 0 {
-		p.Timeout = p.MaxDuration + 60*time.Second
+		p.Timeout = p.Parts[0].MaxDuration + 60*time.Second
 	}
 	p.Rerun = rerunLine(p, opts)
 	return p
+}
+
+// parts splits the cell: one part for a cell no longer than the part
+// length (it may run on to its evidence floor), else parts of that length
+// (the last takes the rest), each with its own history file.
+func parts(p *Plan, opts Options) []Part {
+	length := opts.PartLength
+	if length <= 0 {
+		length = DefaultPartLength
+	}
+	if p.Scenario.Duration <= length {
+		return []Part{{Duration: p.Scenario.Duration, MaxDuration: p.MaxDuration, History: p.History}}
+	}
+	var out []Part
+	for left, i := p.Scenario.Duration, 0; left > 0; i++ {
+		d := min(left, length)
+		left -= d
+		path := ""
+		if p.History != "" {
+			path = strings.TrimSuffix(p.History, ".jsonl") + fmt.Sprintf("-part%03d.jsonl", i+1)
+		}
+		out = append(out, Part{Index: i, Duration: d, MaxDuration: d, History: path})
+	}
+	return out
 }
 
 // nodeOpScale is how much slower than a quiet local process's a node kill
