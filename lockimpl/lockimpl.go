@@ -27,6 +27,10 @@ var (
 	ErrInvalidConfig = errors.New("lockimpl: invalid config")
 	// ErrUnknownLock means a lock name is not one of Names.
 	ErrUnknownLock = errors.New("lockimpl: unknown lock")
+	// ErrBroken means the lock cannot go on at all (its driver process
+	// died, hung or wrote garbage): not an outcome of the operation but a
+	// failure of the harness's setup, which stops the cell and reports it.
+	ErrBroken = errors.New("lockimpl: lock broken")
 )
 
 // Locker hands out leases on keys. Acquire makes one attempt: retrying is

@@ -64,6 +64,13 @@ type Env struct {
 	// OnRenew, if set, records a renewal attempt; locks that renew call it
 	// after every attempt.
 	OnRenew func(Renewal)
+	// OnPause, if set, registers what to do when the pod is paused and
+	// resumed, for locks whose work happens outside the harness's process
+	// (a driver process is stopped with SIGSTOP and continued).
+	OnPause func(stop, cont func())
+	// Dir is the cell's folder, for files a lock keeps (a driver's
+	// stderr); "" when the cell keeps none.
+	Dir string
 }
 
 // Validate reports a spec that cannot work.

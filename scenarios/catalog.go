@@ -106,7 +106,11 @@ func (s Scenario) WithDefaults() Scenario {
 }
 
 // Validate reports a scenario that cannot run.
-func (s Scenario) Validate() error {
+func (s Scenario) Validate() error { return s.validate(nil) }
+
+// validate is Validate with extra lock names taken as known (locks a file
+// declares before they are registered).
+func (s Scenario) validate(declared map[string]bool) error {
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w %q: %s", ErrInvalid, s.Name, fmt.Sprintf(format, args...))
 	}
@@ -145,7 +149,7 @@ func (s Scenario) Validate() error {
 		return bad("expect names no lock (valid: %s)", strings.Join(lockimpl.Names(), ", "))
 	}
 	for lock, e := range s.Expect {
-		if _, err := lockimpl.Lookup(lock); err != nil {
+		if _, err := lockimpl.Lookup(lock); err != nil && !declared[lock] {
 			return bad("expect: %v", err)
 		}
 		if !e.Valid() {

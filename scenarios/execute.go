@@ -157,6 +157,12 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*hi
 	control := workload.NewControl(p.Scenario.Clients)
 	pods := newPods(p, cluster, control, rec)
 	defer pods.close()
+	// Every pod's lock is ready before the first fault or cycle (a driver
+	// process can take a second to start on a busy machine).
+	if err := pods.build(p.Scenario.Clients); err != nil {
+		h, _ := rec.Close()
+		return h, fmt.Errorf("workload: %w", err)
+	}
 
 	schedule, err := p.schedule()
 	if err != nil {
@@ -334,18 +340,48 @@ type pods struct {
 	mu      sync.Mutex
 	rdbs    []*redis.Client
 	lockers []lockimpl.Locker
+	built   []lockimpl.Locker
 }
 
 func newPods(p *Plan, cluster *faults.Cluster, control *workload.Control, rec *history.Recorder) *pods {
 	return &pods{p: p, cluster: cluster, control: control, rec: rec}
 }
 
-// locker is the workload's factory: one pod's lock, built from its spec.
-func (ps *pods) locker(pod int) (lockimpl.Locker, error) {
+// build makes every pod's lock at once (in parallel: driver processes
+// start slowly); locker then hands them to the workload.
+func (ps *pods) build(n int) error {
+	ps.built = make([]lockimpl.Locker, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for pod := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps.built[pod], errs[pod] = ps.make(pod)
+		}()
+	}
+	wg.Wait()
+	for pod, err := range errs {
+		if err != nil {
+			return fmt.Errorf("client %d: %w", pod, err)
+		}
+	}
+	return nil
+}
+
+// locker is the workload's factory: the pod's lock, built by build.
+func (ps *pods) locker(pod int) (lockimpl.Locker, error) { return ps.built[pod], nil }
+
+// make builds one pod's lock from its spec.
+func (ps *pods) make(pod int) (lockimpl.Locker, error) {
 	dial := ps.control.Dial(pod)
 	addrs := ps.cluster.ClientAddrs(pod)
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
-		OnRenew: workload.RenewalRecorder(ps.rec, pod)}
+		OnRenew: workload.RenewalRecorder(ps.rec, pod),
+		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) }}
+	if ps.p.History != "" {
+		env.Dir = filepath.Dir(ps.p.History)
+	}
 	for _, addr := range addrs {
 		rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout,
 			WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial})

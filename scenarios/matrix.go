@@ -13,8 +13,10 @@ import (
 // Select returns the cells of the chosen scenarios and locks (all when a
 // list is empty), scenarios in list order and locks in registry order.
 // Unknown names are an error listing the valid ones. A lock named
-// explicitly runs even where the scenario has no expectation for it only
-// if it is in-process (no exclusion across pods: unsafe everywhere).
+// explicitly runs where a scenario has no expectation for it when it is
+// in-process (no exclusion across pods: unsafe everywhere), or when no
+// scenario has one for it at all (a lock new to the catalog, from
+// --lock-driver: reported, not gated, as "either").
 func Select(list []Scenario, scenarioNames, lockNames []string) ([]Cell, error) {
 	byName := map[string]bool{}
 	for _, s := range list {
@@ -33,6 +35,12 @@ func Select(list []Scenario, scenarioNames, lockNames []string) ([]Cell, error) 
 	}
 	wantScenario := set(scenarioNames)
 	wantLock := set(lockNames)
+	known := map[string]bool{} // locks some scenario has an expectation for
+	for _, s := range list {
+		for l := range s.Expect {
+			known[l] = true
+		}
+	}
 	var cells []Cell
 	for _, s := range list {
 		if len(wantScenario) > 0 && !wantScenario[s.Name] {
@@ -43,8 +51,12 @@ func Select(list []Scenario, scenarioNames, lockNames []string) ([]Cell, error) 
 				continue
 			}
 			e, ok := s.Expect[lock.Name]
-			if !ok && lock.Nodes == 0 && wantLock[lock.Name] {
+			switch {
+			case ok || !wantLock[lock.Name]:
+			case lock.Nodes == 0:
 				e, ok = Unsafe, true // an in-process lock is unsafe everywhere
+			case !known[lock.Name]:
+				e, ok = Either, true
 			}
 			if !ok {
 				continue

@@ -120,10 +120,11 @@ func TestYAMLScenarios(t *testing.T) {
   - name: baseline
     expect: {token: safe}
 `
-	list, err := scenarios.Load([]byte(good), "extra.yaml")
+	file, err := scenarios.Load([]byte(good), "extra.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
+	list := file.Scenarios
 	if list[0].TTL != 200*time.Millisecond || list[0].Faults[0].Pause != 600*time.Millisecond {
 		t.Fatalf("parsed %+v", list[0])
 	}

@@ -31,9 +31,12 @@ type Control struct {
 	seq     int                   // acquisitions so far
 	log     []acquisition         // the latest few, for NextAcquire
 	slow    []*slowRequest
+	hooks   map[int][]pauseHooks // what to do beyond the pod's own goroutines
 	closed  chan struct{}
 	once    sync.Once
 }
+
+type pauseHooks struct{ stop, cont func() }
 
 type acquisition struct{ seq, pod int }
 
@@ -50,7 +53,7 @@ type slowStart struct {
 // NewControl returns the control of a cell's pods, nobody paused.
 func NewControl(pods int) *Control {
 	return &Control{pods: pods, paused: map[int]chan struct{}{}, held: map[int]string{},
-		changed: make(chan struct{}), closed: make(chan struct{})}
+		hooks: map[int][]pauseHooks{}, changed: make(chan struct{}), closed: make(chan struct{})}
 }
 
 // Pods returns how many pods the cell has.
@@ -63,20 +66,27 @@ func (c *Control) Close() {
 		defer c.mu.Unlock()
 		close(c.closed)
 		for id, ch := range c.paused {
+			for _, h := range c.hooks[id] {
+				h.cont()
+			}
 			close(ch)
 			delete(c.paused, id)
 		}
 	})
 }
 
-// Pause freezes a pod: its worker stops at its next step and every
+// Pause freezes a pod: its worker stops at its next step, every
 // connection it dialed through Dial stops sending and delivering replies
-// until Resume (watchdog renewals included).
+// (watchdog renewals included), and its registered hooks run (a driver
+// process gets SIGSTOP), until Resume.
 func (c *Control) Pause(pod int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if _, ok := c.paused[pod]; !ok {
 		c.paused[pod] = make(chan struct{})
+		for _, h := range c.hooks[pod] {
+			h.stop()
+		}
 	}
 }
 
@@ -85,9 +95,20 @@ func (c *Control) Resume(pod int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if ch, ok := c.paused[pod]; ok {
+		for _, h := range c.hooks[pod] {
+			h.cont()
+		}
 		close(ch)
 		delete(c.paused, pod)
 	}
+}
+
+// OnPause registers what else to stop and continue with pod (the driver
+// process of a lock that runs outside the harness).
+func (c *Control) OnPause(pod int, stop, cont func()) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hooks[pod] = append(c.hooks[pod], pauseHooks{stop: stop, cont: cont})
 }
 
 // Gate blocks while pod is paused; it returns early when ctx is done or

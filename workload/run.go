@@ -35,6 +35,11 @@ type Hooks struct {
 // client: the run stops and reports it instead of crashing the harness.
 var ErrPanic = errors.New("workload: panic in client")
 
+// broken carries a lockimpl.ErrBroken out of a client: the lock cannot go
+// on, so the run stops and reports why (the same path as a panic, without
+// the word).
+type broken struct{ err error }
+
 // Run starts cfg.Clients clients, each with factory(i), and runs them for
 // cfg.Duration, recording into rec. It returns the resource so callers can
 // look at final values. Cancelling ctx stops everything at once (in-flight
@@ -84,6 +89,9 @@ func Run(ctx context.Context, cfg Config, factory Factory, rec *history.Recorder
 					panicMu.Lock()
 					if panicErr == nil {
 						panicErr = fmt.Errorf("%w %d: %v", ErrPanic, c.id, r)
+						if b, ok := r.(broken); ok {
+							panicErr = fmt.Errorf("workload: client %d: %w", c.id, b.err)
+						}
 					}
 					panicMu.Unlock()
 					abort()
@@ -151,6 +159,9 @@ func (c *client) acquire(ctx, runCtx context.Context, key string) lockimpl.Lease
 		case err == nil:
 			op.Return(history.Result{Outcome: history.Ok, Token: lease.Token(), Fence: lease.Fence()})
 			return lease
+		case errors.Is(err, lockimpl.ErrBroken):
+			op.Return(history.Result{Outcome: history.Indefinite, Err: err})
+			panic(broken{err})
 		case errors.Is(err, lockimpl.ErrNotAcquired):
 			op.Return(history.Result{Outcome: history.Refused, Err: err})
 		default:
@@ -233,6 +244,9 @@ func (c *client) release(ctx context.Context, key string, lease lockimpl.Lease) 
 	switch {
 	case err == nil:
 		op.Return(history.Result{Outcome: history.Ok})
+	case errors.Is(err, lockimpl.ErrBroken):
+		op.Return(history.Result{Outcome: history.Indefinite, Err: err})
+		panic(broken{err})
 	case errors.Is(err, lockimpl.ErrNotHeld):
 		op.Return(history.Result{Outcome: history.Refused, Err: err})
 	default:

@@ -9,7 +9,6 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 const listUsage = `Usage: lockchaos list [--scenarios-file FILE]
@@ -27,7 +26,9 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("list", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var files stringList
-	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios (repeatable)")
+	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios and driver locks (repeatable)")
+	var lockDrivers multiList
+	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable)")
 	fs.Usage = func() { fmt.Fprint(stderr, listUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -35,14 +36,10 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		}
 		return exitUsage
 	}
-	catalog := scenarios.Catalog()
-	for _, f := range files {
-		extra, err := scenarios.LoadFile(f)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos list: %v\n", err)
-			return exitUsage
-		}
-		catalog = scenarios.Merge(catalog, extra)
+	catalog, err := loadCatalog(files, lockDrivers)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos list: %v\n", err)
+		return exitUsage
 	}
 	locks := lockimpl.Names()
 	fmt.Fprintf(stdout, "%-22s", "SCENARIO")

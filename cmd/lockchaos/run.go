@@ -16,7 +16,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -65,7 +67,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	var scen, locks, files stringList
 	fs.Var(&scen, "scenario", "scenarios to run, comma separated (default: all)")
 	fs.Var(&locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
-	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios (repeatable)")
+	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios and driver locks (repeatable)")
+	var lockDrivers multiList
+	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
 	var expects stringList
 	fs.Var(&expects, "expect", "only cells with these expectations (safe, unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
 	seed := fs.Int64("seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
@@ -128,13 +132,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if (*backend == "external") != (len(addrs) > 0) {
 		return usageErr("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
 	}
-	catalog := scenarios.Catalog()
-	for _, f := range files {
-		extra, err := scenarios.LoadFile(f)
-		if err != nil {
-			return usageErr("%v", err)
-		}
-		catalog = scenarios.Merge(catalog, extra)
+	catalog, err := loadCatalog(files, lockDrivers)
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	cells, err := scenarios.Select(catalog, scen, locks)
 	if err != nil {
@@ -405,4 +405,38 @@ func floatPtr(p **float64) func(string) error {
 		*p = &f
 		return nil
 	}
+}
+
+// multiList is a repeatable flag whose values may contain commas.
+type multiList []string
+
+func (m *multiList) String() string     { return strings.Join(*m, " ") }
+func (m *multiList) Set(v string) error { *m = append(*m, v); return nil }
+
+// loadCatalog is the built-in catalog with the scenario files applied and
+// every driver lock (from the files and from --lock-driver) registered.
+func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, error) {
+	for _, v := range lockDrivers {
+		d, err := drivers.Parse(v)
+		if err != nil {
+			return nil, err
+		}
+		if err := lockimpl.Register(d.Spec()); err != nil {
+			return nil, fmt.Errorf("--lock-driver %s: %w", d.Name, err)
+		}
+	}
+	catalog := scenarios.Catalog()
+	for _, f := range files {
+		file, err := scenarios.LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := file.Register(); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if catalog, err = file.Apply(catalog); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return catalog, nil
 }

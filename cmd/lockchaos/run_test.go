@@ -271,3 +271,52 @@ func TestRunBelowTheFloorExitsInconclusive(t *testing.T) {
 		t.Fatalf("junit.xml: %v\n%s", err, junit)
 	}
 }
+
+// TestKilledHarnessLeavesNoDriver: SIGKILL of the harness mid-cell (no
+// cleanup runs at all) still leaves no driver process: each is exec'd with
+// the parent-death signal, and a paused one dies too.
+func TestKilledHarnessLeavesNoDriver(t *testing.T) {
+	dir := t.TempDir()
+	bin, driver := filepath.Join(dir, "lockchaos"), filepath.Join(dir, "lockchaos-driver")
+	for target, pkg := range map[string]string{bin: ".", driver: "../lockchaos-driver"} {
+		if out, err := exec.Command("go", "build", "-o", target, pkg).CombinedOutput(); err != nil {
+			t.Fatalf("build: %v\n%s", err, out)
+		}
+	}
+	out := t.TempDir()
+	cmd := exec.Command(bin, "run", "--scenario", "gc-pause", "--lock", "proc-token", "--lock-driver", "proc-token="+driver+" --lock token",
+		"--duration", "20s", "--time-scale", "1", "--out", out)
+	cmd.Env = append(os.Environ(), "CI=true")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(processesRunning(driver)) < 8 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("the drivers did not start")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	time.Sleep(700 * time.Millisecond) // a pause or two under way
+	_ = cmd.Process.Kill()
+	_ = cmd.Wait()
+	for deadline := time.Now().Add(5 * time.Second); len(processesRunning(driver)) > 0; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("driver processes outlived the harness: %v", processesRunning(driver))
+		}
+	}
+}
+
+// processesRunning lists pids whose executable is path.
+func processesRunning(path string) []string {
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err == nil && exe == path {
+			out = append(out, e.Name())
+		}
+	}
+	return out
+}

@@ -1,0 +1,145 @@
+// Command lockchaos-driver serves one of lockchaos' built-in locks over the
+// driver protocol (docs/driver-protocol.md), in a process of its own: the
+// same lock can then be paused by the in-process hook or by a real SIGSTOP
+// of its process, and compared. It is also the reference driver for
+// anyone writing one in another language.
+//
+//	lockchaos run --lock-driver 'proc-token=lockchaos-driver --lock token'
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/lockchaos/lockchaos/lockimpl"
+)
+
+type request struct {
+	ID        int64  `json:"id"`
+	Op        string `json:"op"`
+	Key       string `json:"key"`
+	Lease     int64  `json:"lease"`
+	TimeoutMS int64  `json:"timeout_ms"`
+}
+
+func main() {
+	lock := flag.String("lock", "token", "built-in lock to serve: "+strings.Join(lockimpl.Names(), ", "))
+	flag.Parse()
+	if err := serve(*lock); err != nil {
+		fmt.Fprintln(os.Stderr, "lockchaos-driver:", err)
+		os.Exit(1)
+	}
+}
+
+func envMS(name string) time.Duration {
+	n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+	return time.Duration(n) * time.Millisecond
+}
+
+func serve(name string) error {
+	spec, err := lockimpl.Lookup(name)
+	if err != nil {
+		return err
+	}
+	pod, _ := strconv.Atoi(os.Getenv("LOCKCHAOS_POD"))
+	addrs := strings.Split(os.Getenv("LOCKCHAOS_ADDRS"), ",")
+	ttl, call := envMS("LOCKCHAOS_TTL_MS"), envMS("LOCKCHAOS_CALL_TIMEOUT_MS")
+	if os.Getenv("LOCKCHAOS_ADDRS") == "" || ttl <= 0 {
+		return errors.New("LOCKCHAOS_ADDRS and LOCKCHAOS_TTL_MS must be set: run me from lockchaos")
+	}
+	env := lockimpl.Env{Pod: pod, Addrs: addrs, TTL: ttl, CallTimeout: call}
+	for _, a := range addrs {
+		rdb, err := lockimpl.NewRedisClient(a, lockimpl.ClientConfig{ReadTimeout: call, WriteTimeout: call})
+		if err != nil {
+			return err
+		}
+		defer rdb.Close()
+		env.Clients = append(env.Clients, redis.UniversalClient(rdb))
+	}
+	locker, err := spec.Build(env)
+	if err != nil {
+		return err
+	}
+	out := &writer{enc: json.NewEncoder(os.Stdout)}
+	out.send(map[string]any{"hello": "lockchaos-driver", "version": 1, "name": "lockchaos " + name})
+	leases := map[int64]lockimpl.Lease{}
+	var next int64
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var r request
+		if err := json.Unmarshal(in.Bytes(), &r); err != nil {
+			return fmt.Errorf("bad request %q: %v", in.Text(), err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), max(time.Duration(r.TimeoutMS)*time.Millisecond, time.Millisecond))
+		switch r.Op {
+		case "acquire":
+			l, err := locker.Acquire(ctx, r.Key)
+			if err != nil {
+				out.answer(r.ID, err, lockimpl.ErrNotAcquired, nil)
+				break
+			}
+			next++
+			leases[next] = l
+			out.send(map[string]any{"id": r.ID, "result": "ok", "lease": next, "token": l.Token(), "fence": l.Fence()})
+			if lost := l.Lost(); lost != nil {
+				id := next
+				go func() { <-lost; out.send(map[string]any{"lost": id}) }()
+			}
+		case "release":
+			l := leases[r.Lease]
+			delete(leases, r.Lease)
+			if l == nil {
+				out.send(map[string]any{"id": r.ID, "result": "refused"})
+				break
+			}
+			out.answer(r.ID, l.Release(ctx), lockimpl.ErrNotHeld, nil)
+		default:
+			out.send(map[string]any{"id": r.ID, "result": "error", "error": "unknown op " + r.Op})
+		}
+		cancel()
+	}
+	if c, ok := locker.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+	return in.Err()
+}
+
+// writer serialises lines: answers and unsolicited lost notices.
+type writer struct {
+	mu  sync.Mutex
+	enc *json.Encoder
+}
+
+func (w *writer) send(v any) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_ = w.enc.Encode(v)
+}
+
+// answer maps a lock's error to the protocol: nil ok, the definite
+// refusal refused, anything else an indefinite error.
+func (w *writer) answer(id int64, err, refusal error, extra map[string]any) {
+	m := map[string]any{"id": id, "result": "ok"}
+	switch {
+	case err == nil:
+	case errors.Is(err, refusal):
+		m["result"] = "refused"
+	default:
+		m["result"], m["error"] = "error", err.Error()
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	w.send(m)
+}

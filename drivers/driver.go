@@ -1,0 +1,64 @@
+// Package drivers runs locks written in any language: one driver process
+// per pod, speaking JSON lines (docs/driver-protocol.md). A driver lock is
+// a lockimpl.Spec like any other; a pause of its pod stops the driver's
+// whole process group (SIGSTOP), so every thread of the lock freezes and
+// replies wait in the kernel, as when a real process stops.
+package drivers
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/lockchaos/lockchaos/lockimpl"
+)
+
+// Version is the protocol version this harness speaks.
+const Version = 1
+
+// ErrInvalid means a driver declaration cannot work.
+var ErrInvalid = errors.New("drivers: invalid driver")
+
+// Driver declares a lock served by a driver process, with its traits.
+type Driver struct {
+	Name    string `yaml:"name" json:"name"`
+	Doc     string `yaml:"doc,omitempty" json:"doc,omitempty"`
+	Command string `yaml:"command" json:"command"` // run with sh -c
+	// Nodes the lock needs: 1 (default) for one service address, N > 1
+	// for independent primaries. A driver lock always needs Redis.
+	Nodes       int  `yaml:"nodes,omitempty" json:"nodes,omitempty"`
+	Fencing     bool `yaml:"fencing,omitempty" json:"fencing,omitempty"`
+	Renews      bool `yaml:"renews,omitempty" json:"renews,omitempty"`
+	SignalsLoss bool `yaml:"signals_loss,omitempty" json:"signals_loss,omitempty"`
+}
+
+// Parse reads a --lock-driver value, NAME=COMMAND.
+func Parse(v string) (Driver, error) {
+	name, cmd, ok := strings.Cut(v, "=")
+	d := Driver{Name: strings.TrimSpace(name), Command: strings.TrimSpace(cmd)}
+	if !ok {
+		return d, fmt.Errorf("%w: --lock-driver %q: want NAME=COMMAND, e.g. pylock='python3 driver.py'", ErrInvalid, v)
+	}
+	return d, d.Validate()
+}
+
+// Validate reports a declaration that cannot work.
+func (d Driver) Validate() error {
+	switch {
+	case d.Command == "":
+		return fmt.Errorf("%w: lock %q has no command", ErrInvalid, d.Name)
+	case d.Nodes < 0:
+		return fmt.Errorf("%w: lock %q: negative nodes", ErrInvalid, d.Name)
+	}
+	return d.Spec().Validate()
+}
+
+// Spec is the driver lock as the harness sees every lock.
+func (d Driver) Spec() lockimpl.Spec {
+	doc := d.Doc
+	if doc == "" {
+		doc = "driver process: " + d.Command
+	}
+	return lockimpl.Spec{Name: d.Name, Doc: doc, Nodes: max(d.Nodes, 1), Fencing: d.Fencing, Renews: d.Renews,
+		SignalsLoss: d.SignalsLoss, New: func(env lockimpl.Env) (lockimpl.Locker, error) { return start(d, env) }}
+}

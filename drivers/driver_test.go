@@ -1,0 +1,143 @@
+package drivers_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+var goDriver string // the built lockchaos-driver binary
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "lockchaos-driver-test-")
+	if err != nil {
+		panic(err)
+	}
+	goDriver = filepath.Join(dir, "lockchaos-driver")
+	if out, err := exec.Command("go", "build", "-o", goDriver, "../cmd/lockchaos-driver").CombinedOutput(); err != nil {
+		panic(string(out))
+	}
+	faultstest.MainWith(m, func() { os.RemoveAll(dir) })
+}
+
+func short(t *testing.T, name string, d time.Duration) scenarios.Scenario {
+	t.Helper()
+	s, err := scenarios.Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Duration = d
+	return s
+}
+
+func run(t *testing.T, d drivers.Driver, scenario string, expect results.Expectation) *results.Cell {
+	t.Helper()
+	dir := t.TempDir()
+	res := scenarios.Run(context.Background(), short(t, scenario, time.Second), d.Spec(), expect,
+		scenarios.Options{Seed: 3, OutDir: dir, TimeScale: 1, MaxDuration: 3 * time.Second})
+	if left := driverProcesses(); len(left) > 0 {
+		t.Fatalf("driver processes left after the cell: %v", left)
+	}
+	return res
+}
+
+// driverProcesses lists live processes that are ours (children) and
+// drivers: none may outlive a cell.
+func driverProcesses() []string {
+	me := os.Getpid()
+	var out []string
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		s := string(b)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == itoa(me) && !strings.Contains(s[:i], "redis-server") && f[0] != "Z" {
+			out = append(out, s[:i+1])
+		}
+	}
+	return out
+}
+
+func itoa(n int) string { return strings.TrimSpace(strings.Repeat(" ", 0) + fmtInt(n)) }
+
+func fmtInt(n int) string {
+	if n == 0 {
+		return "0"
+	}
+	var b []byte
+	for ; n > 0; n /= 10 {
+		b = append([]byte{byte('0' + n%10)}, b...)
+	}
+	return string(b)
+}
+
+// TestGoDriverRunsABuiltInLockInAProcess: the token lock as a driver
+// process keeps mutual exclusion without faults and, paused by a real
+// SIGSTOP of its process, loses it as the in-process one does.
+func TestGoDriverRunsABuiltInLockInAProcess(t *testing.T) {
+	d := drivers.Driver{Name: "proc-token", Command: goDriver + " --lock token"}
+	if res := run(t, d, "baseline", results.Safe); res.Outcome != results.Met {
+		t.Fatalf("baseline: %s", res.Summary())
+	}
+	if res := run(t, d, "gc-pause", results.Unsafe); res.Outcome != results.Met || res.Violations == 0 {
+		t.Fatalf("gc-pause by SIGSTOP: %s", res.Summary())
+	}
+}
+
+// TestBadDriversAreClearCellErrors: every way a driver can go wrong ends
+// its cell with an error naming the driver and quoting its stderr, never a
+// hung run, and leaves no process behind.
+func TestBadDriversAreClearCellErrors(t *testing.T) {
+	hello := `printf '{"hello":"lockchaos-driver","version":1}\n'; `
+	for _, c := range []struct {
+		name, command, says string
+	}{
+		{"missing", "/nonexistent/driver-binary", "exited before its hello"},
+		{"wrong-version", `printf '{"hello":"lockchaos-driver","version":9}\n'; sleep 5`, "speaks protocol version 9"},
+		{"no-hello", `echo 'starting up'; sleep 5`, "first line is not a hello"},
+		{"garbage", hello + `read line; echo 'this is not json'; sleep 5`, "not a protocol message"},
+		{"hangs", hello + `echo 'stuck in a deadlock' >&2; sleep 30`, "did not answer request 1"},
+		{"exits", hello + `read line; echo 'segfault (core dumped)' >&2; exit 139`, "segfault (core dumped)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
+			res := run(t, drivers.Driver{Name: "bad-" + c.name, Command: c.command}, "baseline", results.Safe)
+			if res.Outcome != results.HarnessError || !strings.Contains(res.Error, "driver bad-"+c.name) || !strings.Contains(res.Error, c.says) {
+				t.Fatalf("outcome %s, error %q; want a harness error naming the driver and saying %q", res.Outcome, res.Error, c.says)
+			}
+			if time.Since(start) > 20*time.Second {
+				t.Fatalf("took %v", time.Since(start))
+			}
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	d, err := drivers.Parse("pylock=python3 driver.py --fast")
+	if err != nil || d.Name != "pylock" || d.Command != "python3 driver.py --fast" || d.Spec().Nodes != 1 {
+		t.Fatalf("%+v %v", d, err)
+	}
+	for _, bad := range []string{"pylock", "=python3 x.py", "pylock="} {
+		if _, err := drivers.Parse(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	_ = lockimpl.ErrBroken
+}
