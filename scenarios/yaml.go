@@ -5,9 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"os"
 	"regexp"
+	"slices"
 
 	"gopkg.in/yaml.v3"
 
