@@ -11,7 +11,7 @@ CHAOS_FLAGS  ?=
 PERF_OUT     ?= out/perf
 SOAK_RUNS    ?= 40
 
-.PHONY: all chaos chaos-loaded test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
+.PHONY: all chaos chaos-loaded chaos-libs test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -26,6 +26,11 @@ chaos: build
 chaos-loaded: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
 	.ci/with-burners bin/lockchaos run --out $(CHAOS_OUT)-loaded $(CHAOS_FLAGS)
+
+## chaos-libs: the library rows (redis-py, rueidislock, a built-in lock in a driver process) as driver processes
+chaos-libs: build
+	@.ci/ensure-redis
+	.ci/chaos-libs $(CHAOS_OUT)-libs $(CHAOS_FLAGS)
 
 ensure-redis:
 	@.ci/ensure-redis

@@ -1,0 +1,127 @@
+// Command rueidislock serves github.com/redis/rueidis/rueidislock over the
+// lockchaos driver protocol (docs/driver-protocol.md): its own client
+// (rueidis, RESP3 with client-side caching), automatic extension every
+// half TTL, and a context cancelled when the lock is lost, reported to the
+// harness as a lost lease. One key per lock (KeyMajority 1: one node).
+//
+//	lockchaos run --lock-driver 'rueidislock=go run ./drivers/rueidislock'
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+	"github.com/redis/rueidis/rueidislock"
+)
+
+type request struct {
+	ID    int64  `json:"id"`
+	Op    string `json:"op"`
+	Key   string `json:"key"`
+	Lease int64  `json:"lease"`
+}
+
+type held struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+func main() {
+	if err := serve(); err != nil {
+		fmt.Fprintln(os.Stderr, "rueidislock driver:", err)
+		os.Exit(1)
+	}
+}
+
+func ms(name string) time.Duration {
+	n, _ := strconv.ParseInt(os.Getenv(name), 10, 64)
+	return time.Duration(n) * time.Millisecond
+}
+
+func serve() error {
+	addrs := strings.Split(os.Getenv("LOCKCHAOS_ADDRS"), ",")
+	ttl, call := ms("LOCKCHAOS_TTL_MS"), ms("LOCKCHAOS_CALL_TIMEOUT_MS")
+	if os.Getenv("LOCKCHAOS_ADDRS") == "" || ttl <= 0 {
+		return errors.New("LOCKCHAOS_ADDRS and LOCKCHAOS_TTL_MS must be set: run me from lockchaos")
+	}
+	locker, err := rueidislock.NewLocker(rueidislock.LockerOption{
+		ClientOption: rueidis.ClientOption{InitAddress: addrs[:1], DisableRetry: true, ConnWriteTimeout: call,
+			Dialer: net.Dialer{Timeout: call}},
+		KeyValidity: ttl, KeyMajority: 1,
+	})
+	if err != nil {
+		return err
+	}
+	defer locker.Close()
+	var mu sync.Mutex
+	enc := json.NewEncoder(os.Stdout)
+	send := func(v any) { mu.Lock(); defer mu.Unlock(); _ = enc.Encode(v) }
+	send(map[string]any{"hello": "lockchaos-driver", "version": 1, "name": "rueidislock v1.0.79"})
+	leases := map[int64]held{}
+	var next int64
+	in := bufio.NewScanner(os.Stdin)
+	for in.Scan() {
+		var r request
+		if err := json.Unmarshal(in.Bytes(), &r); err != nil {
+			return fmt.Errorf("bad request %q: %v", in.Text(), err)
+		}
+		switch r.Op {
+		case "acquire":
+			// A long-lived context: rueidislock caps a lock's validity to
+			// its context's deadline.
+			ctx, cancel, err := locker.TryWithContext(context.Background(), r.Key)
+			switch {
+			case errors.Is(err, rueidislock.ErrNotLocked):
+				send(map[string]any{"id": r.ID, "result": "refused"})
+			case err != nil:
+				send(map[string]any{"id": r.ID, "result": "error", "error": err.Error()})
+			default:
+				next++
+				id := next
+				leases[id] = held{ctx: ctx, cancel: cancel}
+				send(map[string]any{"id": r.ID, "result": "ok", "lease": id})
+				go func() {
+					<-ctx.Done()
+					mu.Lock()
+					released := ctx.Err() == context.Canceled && leaseGone(leases, id, &mu)
+					mu.Unlock()
+					if !released {
+						send(map[string]any{"lost": id})
+					}
+				}()
+			}
+		case "release":
+			mu.Lock()
+			h, ok := leases[r.Lease]
+			delete(leases, r.Lease)
+			mu.Unlock()
+			if !ok || h.ctx.Err() != nil {
+				// Lost before release: the lock was not ours any more.
+				send(map[string]any{"id": r.ID, "result": "refused"})
+				continue
+			}
+			h.cancel() // rueidislock deletes its key
+			send(map[string]any{"id": r.ID, "result": "ok"})
+		default:
+			send(map[string]any{"id": r.ID, "result": "error", "error": "unknown op " + r.Op})
+		}
+	}
+	return in.Err()
+}
+
+// leaseGone reports whether the lease was released by us (no longer in
+// leases) rather than lost. mu is held by the caller.
+func leaseGone(leases map[int64]held, id int64, _ *sync.Mutex) bool {
+	_, still := leases[id]
+	return !still
+}
