@@ -19,7 +19,11 @@ func init() {
 		{Name: "slow-reply", Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once",
 			Moment: "an acquire that may have won answered more than a TTL after its call", Danger: lateWinner,
 			Build: func(s Spec, ttl time.Duration) Fault {
-				return SlowReply{Delay: or(s.Delay, ttl+ttl/2), MaxWait: or(s.Duration, 4*ttl)}
+				delay := or(s.Delay, ttl+ttl/2)
+				// Long enough for the winning reply (Delay) and a margin; a
+				// lock that gives up instead (Redlock) gets its next cycles
+				// sooner.
+				return SlowReply{Delay: delay, MaxWait: or(s.Duration, delay+ttl/2)}
 			}},
 		{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work",
 			Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off", "the partition"),
