@@ -80,8 +80,8 @@ type Options struct {
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
-	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 {
-		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration or time scale", ErrInvalid)
+	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 || o.PartLength < 0 {
+		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration, part length or time scale", ErrInvalid)
 	}
 	if o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
 		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)

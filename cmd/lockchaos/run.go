@@ -88,6 +88,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	toxAPI := fs.String("toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	timeScale := fs.Float64("time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
 	maxDuration := fs.Duration("max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
+	partLength := fs.Duration("part-length", 0, "a cell longer than this runs in parts, each recorded and checked on its own, in flat memory (default 5m)")
 	var floor scenarios.FloorOverride
 	fs.Func("min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)", intPtr(&floor.MinExercised))
 	fs.Func("min-cycles", "evidence floor: completed acquire-release cycles (default 20)", intPtr(&floor.MinCycles))
@@ -113,7 +114,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if *timeScale < 0 || *timeScale > 0 && *timeScale < 0.1 || *timeScale > 100 {
 		return usageErr("--time-scale %v: want 0 (measure) or a factor in 0.1..100", *timeScale)
 	}
-	if err := (scenarios.Options{Duration: *duration, Clients: *clients, MaxDuration: *maxDuration, Floor: floor}).Validate(); err != nil {
+	if err := (scenarios.Options{Duration: *duration, Clients: *clients, MaxDuration: *maxDuration, Floor: floor, PartLength: *partLength}).Validate(); err != nil {
 		return usageErr("%v", err)
 	}
 	switch *backend {
@@ -214,7 +215,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
 			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files) + fmt.Sprintf(" --time-scale %.2f", scale),
 			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
-			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: *maxDuration, Floor: floor},
+			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: *maxDuration, Floor: floor, PartLength: *partLength},
 		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
 	})
 	progress.done()
