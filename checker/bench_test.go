@@ -44,8 +44,12 @@ func generateWith(n, keys, clients int, contended bool, indefinite float64) *his
 	for len(h.Events) < n {
 		k := rng.IntN(keys)
 		key, t := names[k], clock[k]
-		c := rng.IntN(clients)
-		other := (c + 1 + rng.IntN(clients-1)) % clients
+		// Each key has its own clients (a client does one thing at a
+		// time, and each key's cycles run on their own clock).
+		per := max(2, clients/keys)
+		c := rng.IntN(per)
+		other := (c+1+rng.IntN(per-1))%per + k*per
+		c += k * per
 		lat := func() int64 { return 50_000 + rng.Int64N(200_000) }
 		add(history.Event{Kind: history.Acquire, Client: c, Key: key, Call: t, Return: t + lat(), Outcome: history.Ok, Token: "t"})
 		t = h.Events[len(h.Events)-1].Return

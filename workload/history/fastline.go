@@ -14,9 +14,9 @@ var errSlowPath = errors.New("history: not a plain line")
 // path (a million-event history is two million lines). It accepts exactly
 // the shape a Recorder writes: one flat object of known fields. Anything
 // else returns errSlowPath, and the strict decoder decides.
-func parseLine(b []byte, l *line) error {
+func parseLine(b []byte, l *line, interned map[string]string) error {
 	*l = line{}
-	p := scanner{b: b}
+	p := scanner{b: b, interned: interned}
 	p.space()
 	if !p.eat('{') {
 		return errSlowPath
@@ -53,6 +53,52 @@ func parseLine(b []byte, l *line) error {
 type scanner struct {
 	b []byte
 	i int
+	// interned holds the strings that repeat on every line (kinds,
+	// phases, outcomes, keys), so a million lines share a few copies.
+	interned map[string]string
+}
+
+// intern returns s's shared copy (looking up a []byte converted in the
+// index expression allocates nothing).
+func (p *scanner) intern(b []byte) string {
+	if v, ok := p.interned[string(b)]; ok {
+		return v
+	}
+	v := string(b)
+	if len(p.interned) < 4096 {
+		p.interned[v] = v
+	}
+	return v
+}
+
+// rawStr reads a JSON string without escapes as bytes (ok false if it
+// has escapes or is not a string).
+func (p *scanner) rawStr() ([]byte, bool) {
+	if !p.eat('"') {
+		return nil, false
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			p.i++
+			return p.b[start : p.i-1], true
+		case c == '\\' || c < 0x20:
+			return nil, false
+		}
+		p.i++
+	}
+	return nil, false
+}
+
+// common reads a string that repeats across lines, interned.
+func (p *scanner) common() (string, bool) {
+	save := p.i
+	if b, ok := p.rawStr(); ok {
+		return p.intern(b), true
+	}
+	p.i = save
+	return p.str()
 }
 
 func (p *scanner) space() {
@@ -152,23 +198,23 @@ func (p *scanner) field(key string, l *line) bool {
 			l.Value = &n
 		}
 	case "phase":
-		l.Phase, ok = p.str()
+		l.Phase, ok = p.common()
 	case "kind":
 		var s string
-		s, ok = p.str()
+		s, ok = p.common()
 		l.Kind = Kind(s)
 	case "key":
-		l.Key, ok = p.str()
+		l.Key, ok = p.common()
 	case "token":
 		l.Token, ok = p.str()
 	case "outcome":
 		var s string
-		s, ok = p.str()
+		s, ok = p.common()
 		l.Outcome = Outcome(s)
 	case "error":
 		l.Err, ok = p.str()
 	case "fault":
-		l.Fault, ok = p.str()
+		l.Fault, ok = p.common()
 	case "detail":
 		l.Detail, ok = p.str()
 	case "targets":

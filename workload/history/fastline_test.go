@@ -17,7 +17,7 @@ func TestFastLineParserAgreesWithEncodingJSON(t *testing.T) {
 	}
 	for _, s := range lines {
 		var fast, strict line
-		if err := parseLine([]byte(s), &fast); err != nil {
+		if err := parseLine([]byte(s), &fast, map[string]string{}); err != nil {
 			t.Fatalf("%s: fast parser refused: %v", s, err)
 		}
 		if err := decodeStrict([]byte(s), &strict); err != nil {
@@ -29,7 +29,7 @@ func TestFastLineParserAgreesWithEncodingJSON(t *testing.T) {
 	}
 	for _, s := range []string{`{"op":1,"colour":"red"}`, `{"op":1}{"op":2}`, `{"op":"one"}`, `{"op":1,"value":1.5}`, `[1]`} {
 		var l line
-		if err := parseLine([]byte(s), &l); err == nil {
+		if err := parseLine([]byte(s), &l, map[string]string{}); err == nil {
 			t.Errorf("%s: the fast parser accepted it; the strict decoder must judge it", s)
 		}
 	}

@@ -42,6 +42,7 @@ func Load(r io.Reader, name string) (*History, error) {
 	}
 	inFlight := map[int]flight{}
 	var l line
+	interned := map[string]string{}
 	n := 0
 	for sc.Scan() {
 		n++
@@ -58,7 +59,7 @@ func Load(r io.Reader, name string) (*History, error) {
 		if len(raw) == 0 {
 			continue
 		}
-		if err := parseLine(raw, &l); err != nil {
+		if err := parseLine(raw, &l, interned); err != nil {
 			if err := decodeStrict(raw, &l); err != nil {
 				return nil, bad(n, "%v", err)
 			}
