@@ -76,6 +76,24 @@ func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []p
 			possible[v+1] = true
 		}
 	}
+	// A read above the largest definite write means a pending write did
+	// land: the counter is at least that read now. Keep the values the
+	// reads allow, unless none is left (an illegal segment: keep the guess).
+	if hasRead {
+		kept := map[int64]bool{}
+		for v := range possible {
+			if v >= read {
+				kept[v] = true
+			}
+		}
+		if len(kept) > 0 {
+			possible = kept
+			lowest = math.MaxInt64
+			for v := range kept {
+				lowest = min(lowest, v)
+			}
+		}
+	}
 	states := make([]interface{}, 0, len(possible))
 	for v := range possible {
 		states = append(states, v)

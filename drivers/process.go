@@ -64,14 +64,17 @@ type proc struct {
 	nextID  int64
 	pending map[int64]chan message
 	leases  map[int64]*lease
-	broken  error
-	paused  bool
-	resumed time.Time
+	// lostEarly holds lost notices for leases not registered yet: a
+	// driver may send {"lost"} right behind the "ok" that granted it.
+	lostEarly map[int64]bool
+	broken    error
+	paused    bool
+	resumed   time.Time
 }
 
 // start runs the driver for one pod and waits for its hello.
 func start(d Driver, env lockimpl.Env) (*proc, error) {
-	p := &proc{d: d, pod: env.Pod, pending: map[int64]chan message{}, leases: map[int64]*lease{},
+	p := &proc{d: d, pod: env.Pod, pending: map[int64]chan message{}, leases: map[int64]*lease{}, lostEarly: map[int64]bool{},
 		done: make(chan struct{}), exited: make(chan struct{})}
 	p.cmd = exec.Command("sh", "-c", shellLine(d.Command))
 	p.cmd.Env = append(os.Environ(),
@@ -88,6 +91,9 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 		return nil, err
 	}
 	p.cmd.Stderr = p.stderr
+	// A grandchild that keeps stderr open must not keep Wait (and so
+	// Close) from returning.
+	p.cmd.WaitDelay = exitGrace
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
 		return nil, err
 	}
@@ -163,6 +169,8 @@ func (p *proc) read(lines *bufio.Scanner) {
 		if m.Lost != nil {
 			if l := p.leases[*m.Lost]; l != nil {
 				l.lose()
+			} else {
+				p.lostEarly[*m.Lost] = true
 			}
 			p.mu.Unlock()
 			continue
@@ -208,6 +216,13 @@ func (p *proc) call(ctx context.Context, r request) (message, error) {
 	case <-ctx.Done():
 		return message{}, fmt.Errorf("drivers: %s %s: %w", r.Op, r.Key, ctx.Err())
 	case <-p.done:
+		select { // an answer that came just before the end still counts
+		case m, ok := <-ch:
+			if ok {
+				return m, nil
+			}
+		default:
+		}
 		return message{}, p.brokenErr()
 	}
 }
@@ -306,6 +321,10 @@ func (p *proc) Acquire(ctx context.Context, key string) (lockimpl.Lease, error) 
 		l := &lease{p: p, id: m.Lease, token: m.Token, fence: m.Fence, key: key, lost: make(chan struct{})}
 		p.mu.Lock()
 		p.leases[m.Lease] = l
+		if p.lostEarly[m.Lease] {
+			delete(p.lostEarly, m.Lease)
+			l.lose()
+		}
 		p.mu.Unlock()
 		return l, nil
 	case "refused":

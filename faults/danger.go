@@ -20,10 +20,12 @@ import (
 // nothing.
 type Danger func(w history.Event, v *View) (at int64, detail string, ok bool)
 
-// View is the history a Danger reads: events by call time and the TTL.
+// View is the history a Danger reads: events by call time, the TTL, and
+// how many nodes the deployment had (0: unknown).
 type View struct {
 	Events []history.Event
 	TTL    time.Duration
+	Nodes  int
 }
 
 // Judgment is one fault window judged against its dangerous moment.
@@ -37,7 +39,7 @@ type Judgment struct {
 // Judge judges every closed fault window of h whose kind is registered
 // and defines a dangerous moment.
 func Judge(h *history.History, ttl time.Duration) []Judgment {
-	v := &View{Events: h.Events, TTL: ttl}
+	v := &View{Events: h.Events, TTL: ttl, Nodes: h.Header.Nodes}
 	if !sort.SliceIsSorted(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call }) {
 		v.Events = append([]history.Event(nil), h.Events...)
 		sort.SliceStable(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call })
@@ -124,6 +126,21 @@ func (v *View) holdsAt(t int64) []hold {
 	return out
 }
 
+// renewedUntil is when h's lease lapses given its last successful renewal
+// before t (0 if none).
+func (v *View) renewedUntil(h hold, t int64) int64 {
+	var until int64
+	for _, e := range v.Events {
+		if e.Call > t {
+			break
+		}
+		if e.Kind == history.Renew && e.Outcome == history.Ok && e.Client == h.client && e.Key == h.key && e.Call >= h.call && e.Return <= t {
+			until = max(until, e.Return+int64(v.TTL))
+		}
+	}
+	return until
+}
+
 // releasedBy reports whether h ended (release call or lost signal) by t.
 func (v *View) releasedBy(h hold, t int64) bool {
 	for _, e := range v.Events {
@@ -185,11 +202,11 @@ func outlived(what, during string) Danger {
 		if !ok {
 			return w.Call, fmt.Sprintf("%s held no lock when %s began", clientText(pod), during), false
 		}
-		exp := h.expiry(v.TTL)
+		exp := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
 		if w.Return <= exp {
 			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s", during, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
 		}
-		e, ok := v.tried(h.key, pod, exp, w.Return)
+		e, ok := v.tried(h.key, pod, max(exp, w.Call), w.Return)
 		if !ok {
 			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), during, h.key), false
 		}
@@ -244,6 +261,7 @@ func restartedUnder(delayed bool) Danger {
 			return w.Call, fmt.Sprintf("%s was down %s, not past the %s", node, span(w.Call, w.Return), ttlText(v)), false
 		}
 		nodes := v.restartedNodes(w.Fault)
+		why := fmt.Sprintf("no lease was live both when %s went down at %s and when it came back at %s", node, secs(w.Call), secs(w.Return))
 		for _, h := range v.holdsAt(w.Call) {
 			if delayed {
 				if h.expiry(v.TTL) > w.Call {
@@ -260,14 +278,18 @@ func restartedUnder(delayed bool) Danger {
 				return w.Return, fmt.Sprintf("%s restarted empty at %s while %s's lease on %s (%s, from %s) was live: %d of %d nodes (%s) forgot it",
 					node, secs(w.Return), clientText(h.client), h.key, ttlText(v), secs(h.acquire), len(under), nodes, strings.Join(under, ", ")), true
 			}
-			return w.Call, fmt.Sprintf("%s restarted empty under %s's live lease, but only %d of %d nodes forgot it", node, clientText(h.client), len(under), nodes), false
+			why = fmt.Sprintf("%s restarted empty under %s's live lease, but only %d of %d nodes forgot it", node, clientText(h.client), len(under), nodes)
 		}
-		return w.Call, fmt.Sprintf("no lease was live both when %s went down at %s and when it came back at %s", node, secs(w.Call), secs(w.Return)), false
+		return w.Call, why, false
 	}
 }
 
-// restartedNodes counts the distinct nodes windows of this fault hit.
+// restartedNodes is the deployment's node count, or, in a history that
+// does not record it, the distinct nodes windows of this fault hit.
 func (v *View) restartedNodes(fault string) int {
+	if v.Nodes > 0 {
+		return v.Nodes
+	}
 	seen := map[string]bool{}
 	for _, e := range v.Events {
 		if e.Kind == history.Fault && e.Fault == fault {

@@ -37,7 +37,8 @@ type Spec struct {
 	// SignalsLoss says Lease.Lost closes when the lock learns it lost the
 	// lease.
 	SignalsLoss bool
-	// New builds one pod's Locker. It is called once per pod per cell.
+	// New builds one pod's Locker. It is called once per pod per cell, for
+	// every pod at once (from as many goroutines), before any traffic.
 	New func(Env) (Locker, error)
 }
 

@@ -81,7 +81,13 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 			break // decided, or nothing more can run
 		}
 	}
-	if res.Outcome == "" {
+	switch {
+	case res.Outcome != "":
+	case ctx.Err() != nil && res.Verdict != checker.Fail:
+		// Cut short between parts: what ran was checked, but it is not
+		// the cell that was asked for.
+		res.Outcome, res.Error = results.Interrupted, "interrupted mid-cell; the parts that ran were checked"
+	default:
 		res.Outcome = results.Compare(p.Expect, res.Verdict, res.Evidence)
 	}
 	return res
@@ -170,7 +176,7 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*hi
 		return nil, err
 	}
 	env := &faults.Env{Cluster: cluster, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
-		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed), 0xfa017)), Window: faultWindows(rec), Probe: probes(rec)}
+		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed)+uint64(part.Index), 0xfa017)), Window: faultWindows(rec), Probe: probes(rec)}
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- schedule.Run(schedCtx, env) }()
@@ -297,7 +303,7 @@ func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 	floor := p.Floor
 	rec, err := history.NewRecorder(part.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
 		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
-		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor,
+		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor, Nodes: p.Nodes,
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
 			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
 			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})

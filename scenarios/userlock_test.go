@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,12 +66,15 @@ func TestUserLockDeclaresItsNodesAndGetsTheTTL(t *testing.T) {
 // renewals are recorded: so gc-pause finds it unsafe, as it does the
 // built-in watchdog.
 func TestPauseFreezesClientsTheLockMakesAndRenewalsAreRecorded(t *testing.T) {
+	var mu sync.Mutex
 	var own []*redis.Client
 	spec := lockimpl.Spec{Name: "acme-watchdog", Nodes: 1, Renews: true,
 		New: func(env lockimpl.Env) (lockimpl.Locker, error) {
 			rdb := redis.NewClient(&redis.Options{Addr: env.Addrs[0], Dialer: env.Dial, Protocol: 2, DisableIdentity: true,
 				MaxRetries: -1, ContextTimeoutEnabled: true})
-			own = append(own, rdb) // New runs on one goroutine, before any traffic
+			mu.Lock() // New runs for every pod at once
+			own = append(own, rdb)
+			mu.Unlock()
 			tok, err := lockimpl.NewToken(rdb, lockimpl.TokenConfig{TTL: env.TTL})
 			if err != nil {
 				return nil, err

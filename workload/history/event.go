@@ -97,6 +97,8 @@ type Header struct {
 	// InProcess says the lock keeps no shared state (a mutex per pod): a
 	// release cannot remove anyone else's lock.
 	InProcess bool `json:"in_process,omitempty"`
+	// Nodes is how many Redis nodes the deployment had.
+	Nodes int `json:"nodes,omitempty"`
 	// Faults are the fault kinds the cell scheduled (none: a baseline).
 	Faults []string `json:"faults,omitempty"`
 	// TTL is the cell's lease time, for the evidence rules.
