@@ -63,13 +63,30 @@ func Judge(h *history.History, ttl time.Duration) []Judgment {
 // checker and the reports see them from the file alone.
 func Record(rec *history.Recorder, js []Judgment) {
 	for _, j := range js {
-		out := history.Refused
-		if j.Exercised {
-			out = history.Ok
-		}
-		rec.Point(history.Event{Kind: history.Exercised, Client: -1, Fault: j.Window.Fault, Targets: j.Window.Targets,
-			Value: j.Window.ID, Outcome: out, Detail: j.Detail})
+		rec.Point(j.Event())
 	}
+}
+
+// Append adds judgments to a history in memory as Exercised points at its
+// end (a snapshot judged during a run, or a history read from a file that
+// lacks them).
+func Append(h *history.History, js []Judgment) {
+	for _, j := range js {
+		e := j.Event()
+		e.ID, e.Call, e.Return = int64(len(h.Events)), h.End, h.End
+		h.Events = append(h.Events, e)
+	}
+}
+
+// Event is the judgment as a history event: ok if the window reached its
+// dangerous moment, refused if not; Value is the window's op id.
+func (j Judgment) Event() history.Event {
+	out := history.Refused
+	if j.Exercised {
+		out = history.Ok
+	}
+	return history.Event{Kind: history.Exercised, Client: -1, Fault: j.Window.Fault, Targets: j.Window.Targets,
+		Value: j.Window.ID, Outcome: out, Detail: j.Detail}
 }
 
 // hold is a pod's belief of holding a key, as the history shows it.

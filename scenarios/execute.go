@@ -4,14 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
-
-	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
@@ -106,45 +102,6 @@ func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, 
 	return cluster, nil
 }
 
-// judge checks one part's history once and folds it into the cell's
-// result. A single-part cell keeps its report and history for the pages;
-// a long cell keeps the first part with a violation (else the last), so
-// its memory stays that of one part.
-func judge(ctx context.Context, p *Plan, part Part, h *history.History, res *results.Cell) {
-	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
-	if res.Report == nil || res.Report.Verdict != checker.Fail {
-		res.Report, res.Events, res.History = rep, h, part.History
-		res.Results, res.Stats = rep.Results, rep.Stats
-	}
-	res.Verdict = worse(res.Verdict, rep.Verdict)
-	res.Incidents = append(res.Incidents, rep.Incidents...)
-	res.Evidence = res.Evidence.Add(rep.Evidence)
-	res.Ran += time.Duration(h.End)
-	res.Overlaps += rep.Stats.Overlaps
-	for _, r := range rep.Results {
-		if r.Decisive {
-			res.Violations += r.ViolationCount
-		}
-	}
-	for _, e := range h.Events {
-		if e.Kind == history.Fault {
-			res.Faults++
-		}
-	}
-	if len(p.Parts) > 1 {
-		res.Evidence = res.Evidence.Hold(&p.Floor, len(p.Scenario.Faults) > 0)
-	}
-}
-
-// worse combines verdicts: fail over unknown over pass ("" is none yet).
-func worse(a, b checker.Status) checker.Status {
-	rank := map[checker.Status]int{"": 0, checker.Pass: 1, checker.Unknown: 2, checker.Fail: 3}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
-}
-
 // live runs one part of the cell on its deployment and returns the
 // recorded history, also when it fails half-way, so what was recorded can
 // still be checked.
@@ -201,63 +158,6 @@ func probes(rec *history.Recorder) func(node, key string, exists bool) {
 		}
 		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Targets: []string{node}})
 	}
-}
-
-// decided reports whether the history so far already answers the cell: a
-// decisive violation, or, once the planned duration has passed, enough
-// evidence for a pass. The windows are judged on a copy; the history gets
-// its judgments once, at the end.
-func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, elapsed time.Duration) bool {
-	snap := rec.Snapshot()
-	for _, j := range faults.Judge(snap, p.Scenario.TTL) {
-		out := history.Refused
-		if j.Exercised {
-			out = history.Ok
-		}
-		snap.Events = append(snap.Events, history.Event{ID: int64(len(snap.Events)), Kind: history.Exercised, Client: -1,
-			Fault: j.Window.Fault, Value: j.Window.ID, Outcome: out, Call: snap.End, Return: snap.End})
-	}
-	rep := checker.Check(ctx, snap, checker.Options{Budget: time.Second, MaxViolations: 1})
-	return rep.Verdict == checker.Fail || (len(p.Parts) == 1 && elapsed >= part.Duration && rep.Verdict == checker.Pass && rep.Evidence.Enough)
-}
-
-// supervise closes stop once the cell is decided (see decided), looking
-// eight times per planned duration; past MaxDuration the workload ends by
-// itself, whatever the evidence.
-func supervise(ctx context.Context, p *Plan, part Part, rec *history.Recorder, stop chan<- struct{}, done <-chan struct{}) {
-	defer close(stop)
-	start := time.Now()
-	t := time.NewTicker(min(max(part.Duration/8, 20*time.Millisecond), 30*time.Second))
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		if decided(ctx, p, part, rec, time.Since(start)) {
-			return
-		}
-	}
-}
-
-// cellError picks the error that explains a cell's end, or nil.
-func cellError(ctx context.Context, p *Plan, runErr, schedErr, closeErr error) error {
-	switch {
-	case runErr != nil && errors.Is(runErr, context.DeadlineExceeded):
-		return fmt.Errorf("cell timed out after %v", p.Timeout)
-	case runErr != nil && !errors.Is(runErr, context.Canceled):
-		return runErr
-	case schedErr != nil:
-		return schedErr
-	case closeErr != nil:
-		return closeErr
-	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
-	}
-	return nil
 }
 
 // runWorkload runs the pods until the workload ends; a lock that ignores
@@ -332,124 +232,6 @@ func faultWindows(rec *history.Recorder) func(string, []string) func() {
 	return func(name string, targets []string) func() {
 		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Fault: name, Targets: targets})
 		return func() { op.Return(history.Result{Outcome: history.Ok}) }
-	}
-}
-
-// pods builds each pod's lock over that pod's own clients (through its
-// proxies, frozen with it) and closes what they hold when the cell ends.
-type pods struct {
-	p       *Plan
-	cluster *faults.Cluster
-	control *workload.Control
-	rec     *history.Recorder
-
-	mu      sync.Mutex
-	rdbs    []*redis.Client
-	lockers []lockimpl.Locker
-	built   []lockimpl.Locker
-}
-
-func newPods(p *Plan, cluster *faults.Cluster, control *workload.Control, rec *history.Recorder) *pods {
-	return &pods{p: p, cluster: cluster, control: control, rec: rec}
-}
-
-// build makes every pod's lock at once (in parallel: driver processes
-// start slowly); locker then hands them to the workload.
-func (ps *pods) build(n int) error {
-	ps.built = make([]lockimpl.Locker, n)
-	errs := make([]error, n)
-	var wg sync.WaitGroup
-	for pod := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			ps.built[pod], errs[pod] = ps.make(pod)
-		}()
-	}
-	wg.Wait()
-	for pod, err := range errs {
-		if err != nil {
-			return fmt.Errorf("client %d: %w", pod, err)
-		}
-	}
-	return nil
-}
-
-// locker is the workload's factory: the pod's lock, built by build.
-func (ps *pods) locker(pod int) (lockimpl.Locker, error) { return ps.built[pod], nil }
-
-// make builds one pod's lock from its spec.
-func (ps *pods) make(pod int) (lockimpl.Locker, error) {
-	dial := ps.control.Dial(pod)
-	addrs := ps.cluster.ClientAddrs(pod)
-	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
-		OnRenew: workload.RenewalRecorder(ps.rec, pod),
-		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) }}
-	if ps.p.History != "" {
-		env.Dir = filepath.Dir(ps.p.History)
-	}
-	for _, addr := range addrs {
-		rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout,
-			WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial})
-		if err != nil {
-			return nil, err
-		}
-		ps.mu.Lock()
-		ps.rdbs = append(ps.rdbs, rdb)
-		ps.mu.Unlock()
-		env.Clients = append(env.Clients, rdb)
-	}
-	l, err := ps.p.Lock.Build(env)
-	if err != nil {
-		return nil, err
-	}
-	ps.mu.Lock()
-	ps.lockers = append(ps.lockers, l)
-	ps.mu.Unlock()
-	return l, nil
-}
-
-// close shuts the pods down: lockers that hold goroutines (watchdogs) stop
-// them, even for leases an interrupted run never released; then the
-// clients close.
-func (ps *pods) close() {
-	ps.mu.Lock()
-	defer ps.mu.Unlock()
-	for _, l := range ps.lockers {
-		if c, ok := l.(io.Closer); ok {
-			_ = c.Close()
-		}
-	}
-	for _, r := range ps.rdbs {
-		_ = r.Close()
-	}
-}
-
-// deleteOwnKeys removes every key under prefix on every node (SCAN, never
-// KEYS: the server may be busy with real work).
-func deleteOwnKeys(c *faults.Cluster, prefix string) {
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	for _, n := range c.Nodes() {
-		cursor := "0"
-		for {
-			v, err := n.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", 1000)
-			if err != nil {
-				break
-			}
-			reply, _ := v.([]any)
-			if len(reply) != 2 {
-				break
-			}
-			cursor, _ = reply[0].(string)
-			keys, _ := reply[1].([]any)
-			for _, k := range keys {
-				_, _ = n.Do(ctx, "DEL", k)
-			}
-			if cursor == "0" {
-				break
-			}
-		}
 	}
 }
 

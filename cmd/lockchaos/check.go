@@ -96,14 +96,7 @@ func judgeIfMissing(h *history.History) {
 	if ttl == 0 {
 		ttl, _ = time.ParseDuration(h.Header.Extra["ttl"])
 	}
-	for _, j := range faults.Judge(h, ttl) {
-		out := history.Refused
-		if j.Exercised {
-			out = history.Ok
-		}
-		h.Events = append(h.Events, history.Event{ID: int64(len(h.Events)), Kind: history.Exercised, Client: -1, Fault: j.Window.Fault,
-			Targets: j.Window.Targets, Value: j.Window.ID, Outcome: out, Detail: j.Detail, Call: h.End, Return: h.End})
-	}
+	faults.Append(h, faults.Judge(h, ttl))
 }
 
 func verdictExit(v checker.Status) int {

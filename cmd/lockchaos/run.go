@@ -11,14 +11,11 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
 
-	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -303,41 +300,6 @@ func signalContext() (context.Context, func(), func() os.Signal) {
 	return ctx, stop, caught
 }
 
-func parseShard(s string) (int, int, error) {
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("--shard %q: want i/n, e.g. 1/4", s)
-	}
-	return i, n, nil
-}
-
-func rerunFlags(d time.Duration, clients int, files []string) string {
-	s := ""
-	if d > 0 {
-		s += " --duration " + d.String()
-	}
-	if clients > 0 {
-		s += fmt.Sprintf(" --clients %d", clients)
-	}
-	for _, f := range files {
-		s += " --scenarios-file " + f
-	}
-	return s
-}
-
-func commandLine(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " \t'\"") {
-			a = strconv.Quote(a)
-		}
-		q[i] = a
-	}
-	return strings.TrimSpace("lockchaos run " + strings.Join(q, " "))
-}
-
 func printMatrix(w io.Writer, s *reports.Summary) {
 	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
 	for _, c := range s.Cells {
@@ -382,62 +344,4 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
 		}
 	}
-}
-
-// intPtr and floatPtr parse a flag into a pointer set only when the flag
-// is given, so an unset flag keeps the scenario's own value.
-func intPtr(p **int) func(string) error {
-	return func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("want a whole number, got %q", v)
-		}
-		*p = &n
-		return nil
-	}
-}
-
-func floatPtr(p **float64) func(string) error {
-	return func(v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return fmt.Errorf("want a number, got %q", v)
-		}
-		*p = &f
-		return nil
-	}
-}
-
-// multiList is a repeatable flag whose values may contain commas.
-type multiList []string
-
-func (m *multiList) String() string     { return strings.Join(*m, " ") }
-func (m *multiList) Set(v string) error { *m = append(*m, v); return nil }
-
-// loadCatalog is the built-in catalog with the scenario files applied and
-// every driver lock (from the files and from --lock-driver) registered.
-func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, error) {
-	for _, v := range lockDrivers {
-		d, err := drivers.Parse(v)
-		if err != nil {
-			return nil, err
-		}
-		if err := lockimpl.Register(d.Spec()); err != nil {
-			return nil, fmt.Errorf("--lock-driver %s: %w", d.Name, err)
-		}
-	}
-	catalog := scenarios.Catalog()
-	for _, f := range files {
-		file, err := scenarios.LoadFile(f)
-		if err != nil {
-			return nil, err
-		}
-		if err := file.Register(); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-		if catalog, err = file.Apply(catalog); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
-		}
-	}
-	return catalog, nil
 }

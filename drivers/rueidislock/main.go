@@ -88,14 +88,16 @@ func serve() error {
 			default:
 				next++
 				id := next
+				mu.Lock()
 				leases[id] = held{ctx: ctx, cancel: cancel}
+				mu.Unlock()
 				send(map[string]any{"id": r.ID, "result": "ok", "lease": id})
 				go func() {
 					<-ctx.Done()
 					mu.Lock()
-					released := ctx.Err() == context.Canceled && leaseGone(leases, id, &mu)
+					_, held := leases[id] // released by us: already removed
 					mu.Unlock()
-					if !released {
+					if held {
 						send(map[string]any{"lost": id})
 					}
 				}()
@@ -117,11 +119,4 @@ func serve() error {
 		}
 	}
 	return in.Err()
-}
-
-// leaseGone reports whether the lease was released by us (no longer in
-// leases) rather than lost. mu is held by the caller.
-func leaseGone(leases map[int64]held, id int64, _ *sync.Mutex) bool {
-	_, still := leases[id]
-	return !still
 }

@@ -1,0 +1,107 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// The run command's flag helpers and the catalog it loads.
+
+func parseShard(s string) (int, int, error) {
+	a, b, ok := strings.Cut(s, "/")
+	i, err1 := strconv.Atoi(a)
+	n, err2 := strconv.Atoi(b)
+	if !ok || err1 != nil || err2 != nil {
+		return 0, 0, fmt.Errorf("--shard %q: want i/n, e.g. 1/4", s)
+	}
+	return i, n, nil
+}
+
+func rerunFlags(d time.Duration, clients int, files []string) string {
+	s := ""
+	if d > 0 {
+		s += " --duration " + d.String()
+	}
+	if clients > 0 {
+		s += fmt.Sprintf(" --clients %d", clients)
+	}
+	for _, f := range files {
+		s += " --scenarios-file " + f
+	}
+	return s
+}
+
+func commandLine(args []string) string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " \t'\"") {
+			a = strconv.Quote(a)
+		}
+		q[i] = a
+	}
+	return strings.TrimSpace("lockchaos run " + strings.Join(q, " "))
+}
+
+// intPtr and floatPtr parse a flag into a pointer set only when the flag
+// is given, so an unset flag keeps the scenario's own value.
+func intPtr(p **int) func(string) error {
+	return func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil {
+			return fmt.Errorf("want a whole number, got %q", v)
+		}
+		*p = &n
+		return nil
+	}
+}
+
+func floatPtr(p **float64) func(string) error {
+	return func(v string) error {
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil {
+			return fmt.Errorf("want a number, got %q", v)
+		}
+		*p = &f
+		return nil
+	}
+}
+
+// multiList is a repeatable flag whose values may contain commas.
+type multiList []string
+
+func (m *multiList) String() string     { return strings.Join(*m, " ") }
+func (m *multiList) Set(v string) error { *m = append(*m, v); return nil }
+
+// loadCatalog is the built-in catalog with the scenario files applied and
+// every driver lock (from the files and from --lock-driver) registered.
+func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, error) {
+	for _, v := range lockDrivers {
+		d, err := drivers.Parse(v)
+		if err != nil {
+			return nil, err
+		}
+		if err := lockimpl.Register(d.Spec()); err != nil {
+			return nil, fmt.Errorf("--lock-driver %s: %w", d.Name, err)
+		}
+	}
+	catalog := scenarios.Catalog()
+	for _, f := range files {
+		file, err := scenarios.LoadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := file.Register(); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+		if catalog, err = file.Apply(catalog); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return catalog, nil
+}

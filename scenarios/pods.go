@@ -1,0 +1,134 @@
+package scenarios
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/workload"
+	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/redis/go-redis/v9"
+)
+
+// pods builds each pod's lock over that pod's own clients (through its
+// proxies, frozen with it) and closes what they hold when the cell ends.
+type pods struct {
+	p       *Plan
+	cluster *faults.Cluster
+	control *workload.Control
+	rec     *history.Recorder
+
+	mu      sync.Mutex
+	rdbs    []*redis.Client
+	lockers []lockimpl.Locker
+	built   []lockimpl.Locker
+}
+
+func newPods(p *Plan, cluster *faults.Cluster, control *workload.Control, rec *history.Recorder) *pods {
+	return &pods{p: p, cluster: cluster, control: control, rec: rec}
+}
+
+// build makes every pod's lock at once (in parallel: driver processes
+// start slowly); locker then hands them to the workload.
+func (ps *pods) build(n int) error {
+	ps.built = make([]lockimpl.Locker, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for pod := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ps.built[pod], errs[pod] = ps.make(pod)
+		}()
+	}
+	wg.Wait()
+	for pod, err := range errs {
+		if err != nil {
+			return fmt.Errorf("client %d: %w", pod, err)
+		}
+	}
+	return nil
+}
+
+// locker is the workload's factory: the pod's lock, built by build.
+func (ps *pods) locker(pod int) (lockimpl.Locker, error) { return ps.built[pod], nil }
+
+// make builds one pod's lock from its spec.
+func (ps *pods) make(pod int) (lockimpl.Locker, error) {
+	dial := ps.control.Dial(pod)
+	addrs := ps.cluster.ClientAddrs(pod)
+	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
+		OnRenew: workload.RenewalRecorder(ps.rec, pod),
+		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) }}
+	if ps.p.History != "" {
+		env.Dir = filepath.Dir(ps.p.History)
+	}
+	for _, addr := range addrs {
+		rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout,
+			WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial})
+		if err != nil {
+			return nil, err
+		}
+		ps.mu.Lock()
+		ps.rdbs = append(ps.rdbs, rdb)
+		ps.mu.Unlock()
+		env.Clients = append(env.Clients, rdb)
+	}
+	l, err := ps.p.Lock.Build(env)
+	if err != nil {
+		return nil, err
+	}
+	ps.mu.Lock()
+	ps.lockers = append(ps.lockers, l)
+	ps.mu.Unlock()
+	return l, nil
+}
+
+// close shuts the pods down: lockers that hold goroutines (watchdogs) stop
+// them, even for leases an interrupted run never released; then the
+// clients close.
+func (ps *pods) close() {
+	ps.mu.Lock()
+	defer ps.mu.Unlock()
+	for _, l := range ps.lockers {
+		if c, ok := l.(io.Closer); ok {
+			_ = c.Close()
+		}
+	}
+	for _, r := range ps.rdbs {
+		_ = r.Close()
+	}
+}
+
+// deleteOwnKeys removes every key under prefix on every node (SCAN, never
+// KEYS: the server may be busy with real work).
+func deleteOwnKeys(c *faults.Cluster, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, n := range c.Nodes() {
+		cursor := "0"
+		for {
+			v, err := n.Do(ctx, "SCAN", cursor, "MATCH", prefix+"*", "COUNT", 1000)
+			if err != nil {
+				break
+			}
+			reply, _ := v.([]any)
+			if len(reply) != 2 {
+				break
+			}
+			cursor, _ = reply[0].(string)
+			keys, _ := reply[1].([]any)
+			for _, k := range keys {
+				_, _ = n.Do(ctx, "DEL", k)
+			}
+			if cursor == "0" {
+				break
+			}
+		}
+	}
+}

@@ -1,0 +1,104 @@
+package scenarios
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// How a cell reaches and folds its answer.
+
+// judge checks one part's history once and folds it into the cell's
+// result. A single-part cell keeps its report and history for the pages;
+// a long cell keeps the first part with a violation (else the last), so
+// its memory stays that of one part.
+func judge(ctx context.Context, p *Plan, part Part, h *history.History, res *results.Cell) {
+	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
+	if res.Report == nil || res.Report.Verdict != checker.Fail {
+		res.Report, res.Events, res.History = rep, h, part.History
+		res.Results, res.Stats = rep.Results, rep.Stats
+	}
+	res.Verdict = worse(res.Verdict, rep.Verdict)
+	res.Incidents = append(res.Incidents, rep.Incidents...)
+	res.Evidence = res.Evidence.Add(rep.Evidence)
+	res.Ran += time.Duration(h.End)
+	res.Overlaps += rep.Stats.Overlaps
+	for _, r := range rep.Results {
+		if r.Decisive {
+			res.Violations += r.ViolationCount
+		}
+	}
+	for _, e := range h.Events {
+		if e.Kind == history.Fault {
+			res.Faults++
+		}
+	}
+	if len(p.Parts) > 1 {
+		res.Evidence = res.Evidence.Hold(&p.Floor, len(p.Scenario.Faults) > 0)
+	}
+}
+
+// worse combines verdicts: fail over unknown over pass ("" is none yet).
+func worse(a, b checker.Status) checker.Status {
+	rank := map[checker.Status]int{"": 0, checker.Pass: 1, checker.Unknown: 2, checker.Fail: 3}
+	if rank[b] > rank[a] {
+		return b
+	}
+	return a
+}
+
+// decided reports whether the history so far already answers the cell: a
+// decisive violation, or, once the planned duration has passed, enough
+// evidence for a pass. The windows are judged on a copy; the history gets
+// its judgments once, at the end.
+func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, elapsed time.Duration) bool {
+	snap := rec.Snapshot()
+	faults.Append(snap, faults.Judge(snap, p.Scenario.TTL))
+	rep := checker.Check(ctx, snap, checker.Options{Budget: time.Second, MaxViolations: 1})
+	return rep.Verdict == checker.Fail || (len(p.Parts) == 1 && elapsed >= part.Duration && rep.Verdict == checker.Pass && rep.Evidence.Enough)
+}
+
+// supervise closes stop once the cell is decided (see decided), looking
+// eight times per planned duration; past MaxDuration the workload ends by
+// itself, whatever the evidence.
+func supervise(ctx context.Context, p *Plan, part Part, rec *history.Recorder, stop chan<- struct{}, done <-chan struct{}) {
+	defer close(stop)
+	start := time.Now()
+	t := time.NewTicker(min(max(part.Duration/8, 20*time.Millisecond), 30*time.Second))
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if decided(ctx, p, part, rec, time.Since(start)) {
+			return
+		}
+	}
+}
+
+// cellError picks the error that explains a cell's end, or nil.
+func cellError(ctx context.Context, p *Plan, runErr, schedErr, closeErr error) error {
+	switch {
+	case runErr != nil && errors.Is(runErr, context.DeadlineExceeded):
+		return fmt.Errorf("cell timed out after %v", p.Timeout)
+	case runErr != nil && !errors.Is(runErr, context.Canceled):
+		return runErr
+	case schedErr != nil:
+		return schedErr
+	case closeErr != nil:
+		return closeErr
+	case ctx.Err() != nil && !errors.Is(ctx.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
+	}
+	return nil
+}
