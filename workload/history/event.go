@@ -22,48 +22,131 @@ const FormatVersion = 2
 // ErrMalformed is wrapped by every Load error that points at a line.
 var ErrMalformed = errors.New("history: malformed")
 
-// Kind is what an event records.
-type Kind string
+// Kind is what an event records. It is one byte in memory (a history of
+// ten million events holds ten million of them) and its name on disk.
+type Kind uint8
 
 // Event kinds.
 const (
-	Acquire Kind = "acquire" // a lock attempt; ok carries token and fence
-	Release Kind = "release" // ok: released; refused: not held
-	Read    Kind = "read"    // resource read; Value is what it returned
-	Write   Kind = "write"   // resource write; Value is what it wrote
-	Renew   Kind = "renew"   // a watchdog renewal; refused: the key was no longer ours
-	Lost    Kind = "lost"    // the lock told its holder the lease is gone (a point in time)
-	Fault   Kind = "fault"   // a fault window: Call is its start, Return its end
+	Acquire Kind = iota + 1 // a lock attempt; ok carries token and fence
+	Release                 // ok: released; refused: not held
+	Read                    // resource read; Value is what it returned
+	Write                   // resource write; Value is what it wrote
+	Renew                   // a watchdog renewal; refused: the key was no longer ours
+	Lost                    // the lock told its holder the lease is gone (a point in time)
+	Fault                   // a fault window: Call is its start, Return its end
 	// Exercised judges one fault window against its kind's dangerous
 	// moment (a point): ok if the danger happened, refused if not; Value
 	// is the window's op id, Detail says what happened in words.
-	Exercised Kind = "exercised"
+	Exercised
 	// Probe is a fact a fault observed on a node (a point): Key exists
 	// there when Value is 1, is missing when 0.
-	Probe Kind = "probe"
+	Probe
 )
 
-var kinds = map[Kind]bool{Acquire: true, Release: true, Read: true, Write: true, Renew: true, Lost: true, Fault: true,
-	Exercised: true, Probe: true}
+var kindNames = [...]string{"", "acquire", "release", "read", "write", "renew", "lost", "fault", "exercised", "probe"}
+
+func (k Kind) String() string {
+	if int(k) < len(kindNames) && k != 0 {
+		return kindNames[k]
+	}
+	return fmt.Sprintf("kind(%d)", uint8(k))
+}
+
+// MarshalText writes the kind's name.
+func (k Kind) MarshalText() ([]byte, error) {
+	if !k.valid() {
+		return nil, fmt.Errorf("history: unknown kind %d", uint8(k))
+	}
+	return []byte(kindNames[k]), nil
+}
+
+// UnmarshalText reads a kind's name and refuses any other word.
+func (k *Kind) UnmarshalText(b []byte) error {
+	v, ok := ParseKind(string(b))
+	if !ok {
+		return fmt.Errorf("unknown kind %q (want one of %v)", b, kindNames[1:])
+	}
+	*k = v
+	return nil
+}
+
+// ParseKind returns the kind named s.
+func ParseKind(s string) (Kind, bool) {
+	for i, n := range kindNames {
+		if i > 0 && n == s {
+			return Kind(i), true
+		}
+	}
+	return 0, false
+}
+
+func (k Kind) valid() bool { return k > 0 && int(k) < len(kindNames) }
 
 // clientless kinds are recorded with Client -1.
 func clientless(k Kind) bool { return k == Fault || k == Exercised || k == Probe }
 
-// Outcome says whether an operation happened.
-type Outcome string
+// Outcome says whether an operation happened (one byte in memory, its
+// name on disk).
+type Outcome uint8
 
 // Outcomes. Refused and Ok are definite; Indefinite means it may or may not
 // have happened (a timeout, an I/O error, or no return recorded).
 const (
-	Ok         Outcome = "ok"
-	Refused    Outcome = "refused"
-	Indefinite Outcome = "indefinite"
+	Ok Outcome = iota + 1
+	Refused
+	Indefinite
 )
+
+var outcomeNames = [...]string{"", "ok", "refused", "indefinite"}
+
+func (o Outcome) String() string {
+	if o.valid() {
+		return outcomeNames[o]
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// MarshalText writes the outcome's name.
+func (o Outcome) MarshalText() ([]byte, error) {
+	if !o.valid() {
+		return nil, fmt.Errorf("history: unknown outcome %d", uint8(o))
+	}
+	return []byte(outcomeNames[o]), nil
+}
+
+// UnmarshalText reads an outcome's name and refuses any other word.
+func (o *Outcome) UnmarshalText(b []byte) error {
+	v, ok := ParseOutcome(string(b))
+	if !ok {
+		return fmt.Errorf("unknown outcome %q (want one of %v)", b, outcomeNames[1:])
+	}
+	*o = v
+	return nil
+}
+
+// ParseOutcome returns the outcome named s.
+func ParseOutcome(s string) (Outcome, bool) {
+	for i, n := range outcomeNames {
+		if i > 0 && n == s {
+			return Outcome(i), true
+		}
+	}
+	return 0, false
+}
+
+func (o Outcome) valid() bool { return o > 0 && int(o) < len(outcomeNames) }
 
 // Event is one operation, its invocation and return merged.
 type Event struct {
-	ID      int64    `json:"op"`
-	Kind    Kind     `json:"kind"`
+	ID   int64 `json:"op"`
+	Kind Kind  `json:"kind"`
+	// Outcome and Open sit beside Kind: three bytes in one word, where
+	// apart they cost a word each on every event.
+	Outcome Outcome `json:"outcome"`
+	// Open is true when no return was recorded (the run ended or crashed
+	// while the operation was in flight).
+	Open    bool     `json:"open,omitempty"`
 	Client  int      `json:"client"` // -1 for faults
 	Key     string   `json:"key,omitempty"`
 	Token   string   `json:"token,omitempty"`
@@ -71,14 +154,10 @@ type Event struct {
 	Value   int64    `json:"value,omitempty"`
 	Call    int64    `json:"call"`   // ns since run start
 	Return  int64    `json:"return"` // ns since run start; for a missing return, the history's end
-	Outcome Outcome  `json:"outcome"`
 	Err     string   `json:"error,omitempty"`
 	Fault   string   `json:"fault,omitempty"`   // fault name, for Kind Fault
 	Targets []string `json:"targets,omitempty"` // what a fault hit (links, nodes, clients)
 	Detail  string   `json:"detail,omitempty"`  // a plain sentence (exercised judgments)
-	// Open is true when no return was recorded (the run ended or crashed
-	// while the operation was in flight).
-	Open bool `json:"open,omitempty"`
 }
 
 // Header is the first line of a history file.
@@ -142,13 +221,11 @@ func Seconds(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
 
 // Validate checks one merged event for fields that cannot be right.
 func (e Event) Validate() error {
-	if !kinds[e.Kind] {
-		return fmt.Errorf("unknown kind %q", e.Kind)
+	if !e.Kind.valid() {
+		return fmt.Errorf("unknown kind %v", e.Kind)
 	}
-	switch e.Outcome {
-	case Ok, Refused, Indefinite:
-	default:
-		return fmt.Errorf("unknown outcome %q", e.Outcome)
+	if !e.Outcome.valid() {
+		return fmt.Errorf("unknown outcome %v", e.Outcome)
 	}
 	if e.Call < 0 || e.Return < e.Call {
 		return fmt.Errorf("times out of order: call %d, return %d", e.Call, e.Return)

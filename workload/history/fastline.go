@@ -201,16 +201,18 @@ func (p *scanner) field(key string, l *line) bool {
 		l.Phase, ok = p.common()
 	case "kind":
 		var s string
-		s, ok = p.common()
-		l.Kind = Kind(s)
+		if s, ok = p.common(); ok {
+			l.Kind, ok = ParseKind(s)
+		}
 	case "key":
 		l.Key, ok = p.common()
 	case "token":
 		l.Token, ok = p.str()
 	case "outcome":
 		var s string
-		s, ok = p.common()
-		l.Outcome = Outcome(s)
+		if s, ok = p.common(); ok {
+			l.Outcome, ok = ParseOutcome(s)
+		}
 	case "error":
 		l.Err, ok = p.str()
 	case "fault":

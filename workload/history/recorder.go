@@ -154,7 +154,7 @@ func (r *Recorder) Point(e Event) {
 	e.ID = int64(len(r.events))
 	e.Call = r.Now()
 	e.Return = e.Call
-	if e.Outcome == "" {
+	if e.Outcome == 0 {
 		e.Outcome = Ok
 	}
 	r.events = append(r.events, e)

@@ -1,0 +1,175 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"sync"
+)
+
+// blockSize is how much of a file one parse task takes: large enough that
+// handing it over costs nothing, small enough that every core gets work.
+const blockSize = 1 << 20
+
+// lineError is a line that neither parser could read.
+type lineError struct {
+	n   int
+	msg string
+}
+
+func (e *lineError) Error() string { return fmt.Sprintf("line %d: %s", e.n, e.msg) }
+
+// block is a run of whole lines and, once parsed, their decoded form.
+type block struct {
+	first int // the number of its first line
+	data  []byte
+	lines []line
+	nums  []int
+	err   error
+	done  chan struct{}
+}
+
+// parseBlocks reads r (whose first line is number first) in blocks of
+// whole lines, parses them on every core and calls apply for each
+// non-empty line in file order, stopping at the first error.
+func parseBlocks(r *bufio.Reader, first int, apply func(*line, int) error) error {
+	workers := max(1, runtime.GOMAXPROCS(0))
+	todo := make(chan *block, workers)
+	ordered := make(chan *block, 2*workers)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// Each worker interns on its own: a few copies of each
+			// repeated string, and no lock on the hot path.
+			interned := map[string]string{}
+			for b := range todo {
+				b.parse(interned)
+				close(b.done)
+			}
+		}()
+	}
+	var readErr error
+	go func() {
+		defer close(ordered)
+		defer close(todo)
+		readErr = readBlocks(r, first, func(b *block) bool {
+			select {
+			case ordered <- b:
+			case <-stop:
+				return false
+			}
+			select {
+			case todo <- b:
+				return true
+			case <-stop:
+				close(b.done) // never parsed; nobody waits for it
+				return false
+			}
+		})
+	}()
+	var err error
+	for b := range ordered {
+		if err != nil {
+			continue // drain, so the reader and workers finish
+		}
+		<-b.done
+		for i := range b.lines {
+			if err = apply(&b.lines[i], b.nums[i]); err != nil {
+				break
+			}
+		}
+		if err == nil && b.err != nil {
+			err = b.err
+		}
+		if err != nil {
+			close(stop)
+		}
+	}
+	wg.Wait()
+	if err != nil {
+		return err
+	}
+	return readErr
+}
+
+// readBlocks cuts r into blocks that end at a newline and hands each to
+// emit (false: stop reading).
+func readBlocks(r io.Reader, first int, emit func(*block) bool) error {
+	var carry []byte
+	n := first
+	for {
+		buf := make([]byte, len(carry), len(carry)+blockSize)
+		copy(buf, carry)
+		m, err := io.ReadFull(r, buf[len(carry):cap(buf)])
+		buf = buf[:len(carry)+m]
+		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err != nil && !eof {
+			return err
+		}
+		end := bytes.LastIndexByte(buf, '\n') + 1
+		if eof {
+			end = len(buf)
+		}
+		if end == 0 {
+			if len(buf) > maxLine {
+				return &lineError{n: n, msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
+			}
+			carry = buf
+			continue
+		}
+		b := &block{first: n, data: buf[:end], done: make(chan struct{})}
+		n += bytes.Count(b.data, []byte{'\n'})
+		carry = buf[end:]
+		if len(b.data) > 0 && !emit(b) {
+			return nil
+		}
+		if eof {
+			return nil
+		}
+	}
+}
+
+// parse decodes the block's lines: the fast scanner first, the strict
+// decoder for anything it does not expect (which also words the error).
+func (b *block) parse(interned map[string]string) {
+	data := b.data
+	n := b.first
+	b.lines = make([]line, 0, bytes.Count(data, []byte{'\n'})+1)
+	b.nums = make([]int, 0, cap(b.lines))
+	for len(data) > 0 {
+		raw := data
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			raw, data = data[:i], data[i+1:]
+		} else {
+			data = nil
+		}
+		num := n
+		n++
+		if len(raw) > maxLine {
+			b.err = &lineError{n: num, msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
+			return
+		}
+		raw = bytes.TrimSpace(raw)
+		if len(raw) == 0 {
+			continue
+		}
+		b.lines = append(b.lines, line{})
+		l := &b.lines[len(b.lines)-1]
+		if err := parseLine(raw, l, interned); err != nil {
+			*l = line{} // nothing the fast scanner half-read may leak into it
+			if err := decodeStrict(raw, l); err != nil {
+				b.lines = b.lines[:len(b.lines)-1]
+				b.err = &lineError{n: num, msg: err.Error()}
+				return
+			}
+		}
+		b.nums = append(b.nums, num)
+	}
+	b.data = nil // the lines hold copies of what they need
+}
