@@ -22,14 +22,19 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts
 		r.Note = "not applicable: an in-process mutex has no shared lock to remove"
 		return r
 	}
-	acquires := map[string][]history.Event{}
+	// Only what the rule reads of each acquire, not the whole event.
+	type acquire struct {
+		id, call, ret int64
+		client        int
+	}
+	acquires := map[string][]acquire{}
 	for _, e := range evs {
 		if e.Kind == history.Acquire && e.Outcome == history.Ok {
-			acquires[e.Key] = append(acquires[e.Key], e)
+			acquires[e.Key] = append(acquires[e.Key], acquire{id: e.ID, call: e.Call, ret: e.Return, client: e.Client})
 		}
 	}
 	for _, as := range acquires {
-		sort.Slice(as, func(i, j int) bool { return as[i].Call < as[j].Call })
+		sort.SliceStable(as, func(i, j int) bool { return as[i].call < as[j].call })
 	}
 	for _, h := range holds {
 		if h.EndKind != history.Release {
@@ -41,19 +46,19 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts
 		rel := struct{ ID, Call, Return int64 }{h.EndID, h.End, h.endReturn}
 		r.Operations++
 		as := acquires[h.Key]
-		i := sort.Search(len(as), func(i int) bool { return as[i].Call > h.Start })
-		for ; i < len(as) && as[i].Call < rel.Call; i++ {
+		i := sort.Search(len(as), func(i int) bool { return as[i].call > h.Start })
+		for ; i < len(as) && as[i].call < rel.Call; i++ {
 			b := as[i]
-			if b.Client == h.Client || b.Return >= rel.Call {
+			if b.client == h.Client || b.ret >= rel.Call {
 				continue
 			}
 			r.ViolationCount++
 			if len(r.Violations) < opts.MaxViolations {
 				r.Violations = append(r.Violations, Violation{
-					Property: ForeignRelease, Key: h.Key, Clients: []int{h.Client, b.Client},
-					Events: []int64{h.AcquireID, b.ID, rel.ID}, At: rel.Call, Start: h.Start, End: rel.Return,
+					Property: ForeignRelease, Key: h.Key, Clients: []int{h.Client, b.client},
+					Events: []int64{h.AcquireID, b.id, rel.ID}, At: rel.Call, Start: h.Start, End: rel.Return,
 					Summary: fmt.Sprintf("client %d's release of %s at %s removed a lock it no longer held: client %d had acquired %s at %s",
-						h.Client, h.Key, history.Seconds(rel.Call), b.Client, h.Key, history.Seconds(b.Return)),
+						h.Client, h.Key, history.Seconds(rel.Call), b.client, h.Key, history.Seconds(b.ret)),
 				})
 			}
 			break // one violation per release
@@ -77,10 +82,7 @@ func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) 
 		key    string
 	}
 	open := map[ck]bool{}
-	byKey := map[string][]Hold{}
-	for _, h := range holds {
-		byKey[h.Key] = append(byKey[h.Key], h)
-	}
+	_, byKey := holdsByKey(holds)
 	for _, e := range evs {
 		k := ck{e.Client, e.Key}
 		switch e.Kind {
@@ -99,7 +101,7 @@ func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) 
 				continue
 			}
 			r.Operations++
-			if o, ok := heldBy(byKey[e.Key], e.Client, e.Call); ok {
+			if o, ok := heldBy(holds, byKey[e.Key], e.Client, e.Call); ok {
 				r.ViolationCount++
 				if len(r.Violations) < opts.MaxViolations {
 					r.Violations = append(r.Violations, Violation{Property: ForeignRelease, Key: e.Key, Clients: []int{e.Client, o.Client},
@@ -112,26 +114,27 @@ func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) 
 	}
 }
 
-// heldBy returns a hold of another client live at t (hs sorted by start).
-func heldBy(hs []Hold, except int, t int64) (Hold, bool) {
-	i := sort.Search(len(hs), func(i int) bool { return hs[i].Start > t })
+// heldBy returns a hold of another client live at t; idx are one key's
+// holds, as positions in holds, sorted by start.
+func heldBy(holds []Hold, idx []int32, except int, t int64) (Hold, bool) {
+	i := sort.Search(len(idx), func(i int) bool { return holds[idx[i]].Start > t })
 	for j := i - 1; j >= 0; j-- {
-		if h := hs[j]; h.Client != except && t < h.End {
+		if h := holds[idx[j]]; h.Client != except && t < h.End {
 			return h, true
 		}
-		if i-j == 64 && !anyLongHold(hs[:j+1], t) {
+		if i-j == 64 && !anyLongHold(holds, idx[:j+1], t) {
 			break // nothing that started earlier is still live at t
 		}
 	}
 	return Hold{}, false
 }
 
-// anyLongHold reports whether a hold among hs ends after t (a hold that
+// anyLongHold reports whether a hold among idx ends after t (a hold that
 // started long ago and never ended, say). Asked once per orphan release,
 // and only past 64 holds back.
-func anyLongHold(hs []Hold, t int64) bool {
-	for _, h := range hs {
-		if h.End > t {
+func anyLongHold(holds []Hold, idx []int32, t int64) bool {
+	for _, i := range idx {
+		if holds[i].End > t {
 			return true
 		}
 	}

@@ -121,20 +121,12 @@ type Overlap struct {
 // Overlaps sweeps the holds of each key and returns every overlapping pair
 // (strictly: touching at one instant is not an overlap).
 func Overlaps(holds []Hold) []Overlap {
-	byKey := map[string][]Hold{}
-	var keys []string
-	for _, h := range holds {
-		if _, ok := byKey[h.Key]; !ok {
-			keys = append(keys, h.Key)
-		}
-		byKey[h.Key] = append(byKey[h.Key], h)
-	}
-	sort.Strings(keys)
+	keys, byKey := holdsByKey(holds)
 	var out []Overlap
 	for _, k := range keys {
-		hs := byKey[k] // ordered by start
 		var active []Hold
-		for _, h := range hs {
+		for _, i := range byKey[k] { // ordered by start
+			h := holds[i]
 			kept := active[:0]
 			for _, a := range active {
 				if a.End > h.Start {
@@ -152,4 +144,19 @@ func Overlaps(holds []Hold) []Overlap {
 		}
 	}
 	return out
+}
+
+// holdsByKey groups holds by key as positions in holds (four bytes a hold,
+// not a copy of each), keeping their order; keys come sorted.
+func holdsByKey(holds []Hold) ([]string, map[string][]int32) {
+	byKey := map[string][]int32{}
+	var keys []string
+	for i, h := range holds {
+		if _, ok := byKey[h.Key]; !ok {
+			keys = append(keys, h.Key)
+		}
+		byKey[h.Key] = append(byKey[h.Key], int32(i))
+	}
+	sort.Strings(keys)
+	return keys, byKey
 }

@@ -38,17 +38,42 @@ var counterSegmented = segmentedModel{
 // to go on from (the violation is already reported).
 func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []porcupine.Operation) {
 	var wrote, read int64
-	hasWrite, hasRead := false, false
-	pending := map[int64]porcupine.Operation{}
+	hasWrite, hasRead, hasPending := false, false, false
 	for _, op := range ops {
 		in := op.Input.(*counterInput)
 		switch {
 		case in.op == opWrite && in.indefinite:
-			pending[in.value] = op
+			hasPending = true
 		case in.op == opWrite:
 			wrote, hasWrite = max(wrote, in.value), true
 		case in.op == opRead:
 			read, hasRead = max(read, in.value), true
+		}
+	}
+	if !hasPending {
+		// The common case, without the sets below: a serial history has
+		// a segment per operation.
+		if hasWrite {
+			return []interface{}{wrote}, nil
+		}
+		if !hasRead {
+			return init, nil
+		}
+		var kept []interface{}
+		for _, s := range init.([]interface{}) {
+			if s.(int64) >= read {
+				kept = append(kept, s)
+			}
+		}
+		if len(kept) == 0 || len(kept) == len(init.([]interface{})) {
+			return init, nil
+		}
+		return kept, nil
+	}
+	pending := map[int64]porcupine.Operation{}
+	for _, op := range ops {
+		if in := op.Input.(*counterInput); in.op == opWrite && in.indefinite {
+			pending[in.value] = op
 		}
 	}
 	var starts []int64
@@ -149,8 +174,7 @@ func resourceOperations(evs []history.Event) []porcupine.Operation {
 func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts Options, deadline time.Time) Result {
 	start := time.Now()
 	ops := resourceOperations(evs)
-	segs := counterSegmented.segmentAll(ops)
-	out := counterSegmented.check(ctx, segs, deadline)
+	out := counterSegmented.check(ctx, ops, deadline)
 	r := Result{Property: ResourceLinearizable, Decisive: true, Operations: len(ops),
 		Segments: out.segments, LargestSegment: out.largest}
 	var ix *writeIndex

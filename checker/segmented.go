@@ -35,18 +35,18 @@ type segmentedModel struct {
 	seed func(s interface{}) interface{}
 }
 
-// cut splits one key's operations (sorted by call) at quiescent points:
-// before an operation that starts after every earlier definite one has
-// returned. An operation that may still take effect (return Forever) does
-// not stop the cutting: the model carries it across the cut (see final),
-// so one early timeout cannot turn the rest of a history into one search.
-func cut(ops []porcupine.Operation) [][]porcupine.Operation {
-	var out [][]porcupine.Operation
+// cuts calls fn with each stretch of one key's operations (sorted by
+// call) between quiescent points: before an operation that starts after
+// every earlier definite one has returned. An operation that may still
+// take effect (return Forever) does not stop the cutting: the model
+// carries it across the cut (see final), so one early timeout cannot turn
+// the rest of a history into one search.
+func cuts(ops []porcupine.Operation, fn func([]porcupine.Operation)) {
 	start := 0
 	var maxRet int64 = -1 << 63
 	for i, op := range ops {
 		if i > start && op.Call > maxRet {
-			out = append(out, ops[start:i])
+			fn(ops[start:i:i])
 			start = i
 		}
 		if op.Return != Forever {
@@ -54,42 +54,68 @@ func cut(ops []porcupine.Operation) [][]porcupine.Operation {
 		}
 	}
 	if start < len(ops) {
-		out = append(out, ops[start:])
+		fn(ops[start:])
 	}
-	return out
 }
 
-// segmentAll groups operations by key, sorts each key's by call, cuts them
-// and computes each segment's starting state.
-func (sm segmentedModel) segmentAll(ops []porcupine.Operation) []segment {
-	byKey := map[string][]porcupine.Operation{}
+// eachSegment groups operations by key, sorts each key's by call, cuts
+// them and calls fn with each segment and its starting state, key by key
+// in order. Only one key's operations are copied at a time, and no list of
+// all segments is built: a serial history has as many segments as
+// operations.
+func (sm segmentedModel) eachSegment(ops []porcupine.Operation, fn func(segment)) {
+	keyOf := func(op porcupine.Operation) string { return op.Metadata.(*keyed).key }
+	// One key (the usual case) needs no grouping; several are grouped by
+	// index, four bytes an operation rather than a copy of each.
 	var keys []string
-	for _, op := range ops {
-		k := op.Metadata.(*keyed).key
-		if _, ok := byKey[k]; !ok {
+	byKey := map[string][]int32{}
+	for i, op := range ops {
+		k := keyOf(op)
+		if i == 0 {
 			keys = append(keys, k)
 		}
-		byKey[k] = append(byKey[k], op)
+		if k != keys[0] || len(byKey) > 0 {
+			if len(byKey) == 0 {
+				byKey[keys[0]] = make([]int32, i)
+				for j := range i {
+					byKey[keys[0]][j] = int32(j)
+				}
+			}
+			if _, ok := byKey[k]; !ok {
+				keys = append(keys, k)
+			}
+			byKey[k] = append(byKey[k], int32(i))
+		}
 	}
+	single := len(byKey) == 0
 	sort.Strings(keys)
-	var segs []segment
+	byCall := func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) }
 	for _, k := range keys {
-		kops := byKey[k]
-		byCall := func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) }
+		var kops []porcupine.Operation
+		if single {
+			kops = ops // ours to reorder: porcupine takes operations in any order
+		} else {
+			kops = make([]porcupine.Operation, len(byKey[k]))
+			for j, i := range byKey[k] {
+				kops[j] = ops[i]
+			}
+			delete(byKey, k)
+		}
 		if !slices.IsSortedFunc(kops, byCall) {
 			slices.SortStableFunc(kops, byCall)
 		}
 		state := sm.model.Init()
 		var carried []porcupine.Operation
-		for i, s := range cut(kops) {
+		index := 0
+		cuts(kops, func(s []porcupine.Operation) {
 			if len(carried) > 0 {
 				s = append(append([]porcupine.Operation(nil), carried...), s...)
 			}
-			segs = append(segs, segment{key: k, index: i, ops: s, init: state})
+			fn(segment{key: k, index: index, ops: s, init: state})
+			index++
 			state, carried = sm.final(s, state)
-		}
+		})
 	}
-	return segs
 }
 
 // segmentOutcome is the verdict over all segments.
@@ -100,13 +126,13 @@ type segmentOutcome struct {
 	largest  int
 }
 
-// check runs every segment: a lone operation is one model step; longer
-// segments go to porcupine, in parallel, within the deadline.
-func (sm segmentedModel) check(ctx context.Context, segs []segment, deadline time.Time) segmentOutcome {
-	out := segmentOutcome{segments: len(segs)}
+// check runs every segment of ops: a lone operation is one model step;
+// longer segments go to porcupine, in parallel, within the deadline.
+func (sm segmentedModel) check(ctx context.Context, ops []porcupine.Operation, deadline time.Time) segmentOutcome {
+	var out segmentOutcome
 	var mu sync.Mutex
 	var wg sync.WaitGroup
-	work := make(chan segment)
+	work := make(chan segment, 64)
 	workers := max(1, runtime.GOMAXPROCS(0))
 	for range workers {
 		wg.Add(1)
@@ -132,7 +158,8 @@ func (sm segmentedModel) check(ctx context.Context, segs []segment, deadline tim
 			}
 		}()
 	}
-	for _, s := range segs {
+	sm.eachSegment(ops, func(s segment) {
+		out.segments++
 		out.largest = max(out.largest, len(s.ops))
 		if len(s.ops) == 1 {
 			op := s.ops[0]
@@ -141,10 +168,10 @@ func (sm segmentedModel) check(ctx context.Context, segs []segment, deadline tim
 				out.illegal = append(out.illegal, s)
 				mu.Unlock()
 			}
-			continue
+			return
 		}
 		work <- s
-	}
+	})
 	close(work)
 	wg.Wait()
 	sort.Slice(out.illegal, func(i, j int) bool {
