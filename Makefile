@@ -11,7 +11,7 @@ CHAOS_FLAGS  ?=
 PERF_OUT     ?= out/perf
 SOAK_RUNS    ?= 40
 
-.PHONY: all chaos chaos-loaded chaos-libs test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
+.PHONY: all chaos chaos-loaded chaos-libs libs-table test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -31,6 +31,12 @@ chaos-loaded: build
 chaos-libs: build
 	@.ci/ensure-redis
 	.ci/chaos-libs $(CHAOS_OUT)-libs $(CHAOS_FLAGS)
+
+## libs-table: the library rows 10 times each (seed 2000), then their table written into README.md (~4 min)
+libs-table: build
+	@.ci/ensure-redis
+	.ci/chaos-libs $(PERF_OUT)/libs-table --repeat 10 --seed 2000; rc=$$?; \
+	  bin/lockchaos report --markdown README.md $(PERF_OUT)/libs-table && exit $$rc
 
 ensure-redis:
 	@.ci/ensure-redis

@@ -10,15 +10,21 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 )
 
-const reportUsage = `Usage: lockchaos report [--out DIR] DIR...
+const reportUsage = `Usage: lockchaos report [--out DIR] [--markdown FILE|-] DIR...
 
 Rebuilds the HTML reports (index.html and a page per cell) from saved
 results: each DIR holds a summary.json and the cells' histories. Several
 DIRs (the shards of one run) are merged into one matrix.
 
+With --markdown, writes instead a Markdown table (a row per lock, a column
+per scenario, each cell's expectation and how many runs failed) between
+the lines <!-- lockchaos:table --> and <!-- /lockchaos:table --> of FILE,
+or to standard output with "-".
+
 Examples:
   lockchaos report out/chaos
   lockchaos report --out out/all out/shard1 out/shard2 out/shard3
+  lockchaos report --markdown README.md out/chaos-libs
 
 Flags:
 `
@@ -27,6 +33,7 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	out := fs.String("out", "", "where to write the HTML (default: the first DIR)")
+	markdown := fs.String("markdown", "", "write the lock x scenario table into this Markdown file's markers (- for stdout) instead of HTML")
 	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -53,6 +60,19 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		*out = dirs[0]
 	}
 	merged := reports.Merge(*out, sums, dirs)
+	if *markdown != "" {
+		table := reports.Markdown(merged)
+		if *markdown == "-" {
+			fmt.Fprint(stdout, table)
+			return exitOK
+		}
+		if err := reports.WriteMarkdownInto(*markdown, table); err != nil {
+			fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(stdout, "wrote the table into %s\n", *markdown)
+		return exitOK
+	}
 	res, err := reports.WriteHTML(*out, merged, reports.HTMLOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)

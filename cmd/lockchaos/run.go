@@ -85,7 +85,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	toxAPI := fs.String("toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	timeScale := fs.Float64("time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
 	maxDuration := fs.Duration("max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
-	partLength := fs.Duration("part-length", 0, "a cell longer than this runs in parts, each recorded and checked on its own, in flat memory (default 5m)")
+	partLength := fs.Duration("part-length", 0, "a cell longer than this runs in parts, each recorded and checked on its own, in flat memory (default 2m)")
 	var floor scenarios.FloorOverride
 	fs.Func("min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)", intPtr(&floor.MinExercised))
 	fs.Func("min-cycles", "evidence floor: completed acquire-release cycles (default 20)", intPtr(&floor.MinCycles))

@@ -1,0 +1,129 @@
+package reports
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/lockchaos/lockchaos/results"
+)
+
+// Markers around a generated table in a Markdown file: WriteMarkdownInto
+// replaces what lies between them and nothing else.
+const (
+	TableStart = "<!-- lockchaos:table -->"
+	TableEnd   = "<!-- /lockchaos:table -->"
+)
+
+// ErrNoMarkers is returned when a file lacks the table markers.
+var ErrNoMarkers = errors.New("reports: no table markers")
+
+// Markdown renders a run as a table, a row per lock and a column per
+// scenario, each cell its expectation and how many runs found a decisive
+// violation ("fails 10/10"), plus the runs that could not say
+// (inconclusive, unknown, errors): which lock survives which fault, with
+// the numbers behind it and the command that produced them.
+func Markdown(s *Summary) string {
+	aggs := s.Aggregates
+	if len(aggs) == 0 {
+		aggs = results.Aggregates(s.Cells)
+	}
+	var locks, scens []string
+	seenL, seenS := map[string]bool{}, map[string]bool{}
+	traits := map[string]string{}
+	for _, c := range s.Cells {
+		if c.LockTraits != "" {
+			traits[c.Lock] = c.LockTraits
+		}
+	}
+	byCell := map[[2]string]results.Aggregate{}
+	for _, a := range aggs {
+		if !seenL[a.Lock] {
+			seenL[a.Lock] = true
+			locks = append(locks, a.Lock)
+		}
+		if !seenS[a.Scenario] {
+			seenS[a.Scenario] = true
+			scens = append(scens, a.Scenario)
+		}
+		byCell[[2]string{a.Lock, a.Scenario}] = a
+	}
+	var b strings.Builder
+	runs := max(s.Repeat, 1)
+	fmt.Fprintf(&b, "Generated from `%s` (%s backend, seed %d, %d run(s) per cell, time scale %.2f, %s, lockchaos %s). ",
+		s.Command, s.Backend, s.Seed, runs, max(s.TimeScale, 1), s.Started.UTC().Format("2006-01-02"), s.Version)
+	b.WriteString("\"fails k/n\": k of n runs found a decisive violation; **unsafe** and safe are the expectations the gate holds each cell to.\n\n")
+	b.WriteString("| lock |")
+	for _, sc := range scens {
+		fmt.Fprintf(&b, " %s |", sc)
+	}
+	b.WriteString("\n|---|")
+	for range scens {
+		b.WriteString("---|")
+	}
+	b.WriteString("\n")
+	for _, l := range locks {
+		name := "`" + l + "`"
+		if t := traits[l]; t != "" {
+			name += " (" + t + ")"
+		}
+		fmt.Fprintf(&b, "| %s |", name)
+		for _, sc := range scens {
+			a, ok := byCell[[2]string{l, sc}]
+			if !ok {
+				b.WriteString(" – |")
+				continue
+			}
+			fmt.Fprintf(&b, " %s |", markdownCell(a))
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}
+
+func markdownCell(a results.Aggregate) string {
+	var parts []string
+	switch a.Expect {
+	case results.Unsafe:
+		parts = append(parts, "**unsafe**")
+	case results.Safe:
+		parts = append(parts, "safe")
+	}
+	parts = append(parts, fmt.Sprintf("fails %d/%d", a.Failed, a.Runs))
+	var unsure []string
+	if a.Inconclusive > 0 {
+		unsure = append(unsure, fmt.Sprintf("%d inconclusive", a.Inconclusive))
+	}
+	if a.Unknown > 0 {
+		unsure = append(unsure, fmt.Sprintf("%d unknown", a.Unknown))
+	}
+	if a.Errors > 0 {
+		unsure = append(unsure, fmt.Sprintf("%d errors", a.Errors))
+	}
+	s := strings.Join(parts, ", ")
+	if len(unsure) > 0 {
+		s += " (" + strings.Join(unsure, ", ") + ")"
+	}
+	if a.Met < a.Runs && a.Expect != results.Either {
+		s += fmt.Sprintf(", met %d/%d", a.Met, a.Runs)
+	}
+	return s
+}
+
+// WriteMarkdownInto replaces the table between TableStart and TableEnd in
+// path with table.
+func WriteMarkdownInto(path, table string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("reports: %w", err)
+	}
+	text := string(b)
+	i := strings.Index(text, TableStart)
+	j := strings.Index(text, TableEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%w: %s needs a line %q and, after it, a line %q", ErrNoMarkers, path, TableStart, TableEnd)
+	}
+	out := text[:i+len(TableStart)] + "\n" + table + text[j:]
+	return os.WriteFile(path, []byte(out), 0o644)
+}
