@@ -9,9 +9,11 @@ CHAOS_OUT    ?= out/chaos
 CHAOS_FLAGS  ?=
 
 PERF_OUT     ?= out/perf
+# The scenarios of scenarios/critiques.yaml.
+CRITIQUES    := replies-lost,requests-lost
 SOAK_RUNS    ?= 40
 
-.PHONY: all chaos chaos-loaded chaos-libs libs-table test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
+.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -31,6 +33,11 @@ chaos-loaded: build
 chaos-libs: build
 	@.ci/ensure-redis
 	.ci/chaos-libs $(CHAOS_OUT)-libs $(CHAOS_FLAGS)
+
+## chaos-critiques: the faults the best-known critiques are about (one-way partitions, clock jumps), beyond the 30 s default matrix
+chaos-critiques: build
+	@.ci/ensure-redis
+	bin/lockchaos run --scenarios-file scenarios/critiques.yaml --scenario $(CRITIQUES) --out $(CHAOS_OUT)-critiques $(CHAOS_FLAGS)
 
 ## libs-table: the library rows 10 times each (seed 2000), then their table written into README.md (~4 min)
 libs-table: build

@@ -363,7 +363,7 @@ func acquiredDuring(w history.Event, v *View) (int64, string, bool) {
 			break
 		}
 		if e.Kind == history.Acquire && e.Outcome == history.Ok && e.Call >= w.Call && e.Return <= w.Return {
-			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off", clientText(e.Client), e.Key, secs(e.Return), strings.Join(w.Targets, ",")), true
+			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off", clientText(e.Client), e.Key, secs(e.Return), w.Targets[0]), true
 		}
 	}
 	return w.Call, "no acquire succeeded while the node was cut off", false

@@ -25,13 +25,17 @@ func init() {
 				// sooner.
 				return SlowReply{Delay: delay, MaxWait: or(s.Duration, delay+ttl/2)}
 			}},
-		{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work",
+		{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work; direction: upstream drops only its requests, downstream only the replies (one-way)",
 			Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off", "the partition"),
-			Build: func(s Spec, ttl time.Duration) Fault { return ClientPartition{Work: or(s.Work, 2*ttl)} }},
-		{Name: "minority-partition", Doc: "cut every client off one node (a minority of three) for Duration",
+			Build: func(s Spec, ttl time.Duration) Fault {
+				return ClientPartition{Work: or(s.Work, 2*ttl), Direction: s.Direction}
+			}},
+		{Name: "minority-partition", Doc: "cut every client off one node (a minority of three) for Duration; direction as for client-partition",
 			Moment: "an acquire succeeded while the node was unreachable", Danger: acquiredDuring,
 			Needs: Needs{Nodes: 3},
-			Build: func(s Spec, ttl time.Duration) Fault { return MinorityPartition{Duration: or(s.Duration, 2*ttl)} }},
+			Build: func(s Spec, ttl time.Duration) Fault {
+				return MinorityPartition{Duration: or(s.Duration, 2*ttl), Direction: s.Direction}
+			}},
 	} {
 		if err := RegisterKind(k); err != nil {
 			panic(err)
@@ -95,7 +99,15 @@ func (f SlowReply) Inject(ctx context.Context, env *Env) (err error) {
 
 // ClientPartition cuts a holder off Redis (its links go silent) while it
 // runs a long critical section of Work: renewals stop, nobody tells it.
-type ClientPartition struct{ Work time.Duration }
+//
+// With Direction upstream only the pod's requests are dropped; with
+// downstream only Redis's replies are: its commands still take effect (a
+// renewal lands, a release deletes) while the pod hears nothing, the
+// one-way partition a half-broken NAT or a flapping link makes.
+type ClientPartition struct {
+	Work      time.Duration
+	Direction Direction // "" or both: the whole link
+}
 
 // Name implements Fault.
 func (ClientPartition) Name() string { return "client-partition" }
@@ -108,17 +120,20 @@ func (f ClientPartition) Inject(ctx context.Context, env *Env) (err error) {
 	}
 	links := env.Cluster.ClientLinks(pod)
 	defer healLinks(links, &err)
-	if err := eachLink(links, func(l *Link) error { return l.Blackhole(Both) }); err != nil {
+	if err := eachLink(links, func(l *Link) error { return l.Blackhole(f.Direction) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), append([]string{podTarget(pod)}, linkNames(links)...)...)()
+	defer env.window(f.Name(), append([]string{podTarget(pod), directionTarget(f.Direction)}, linkNames(links)...)...)()
 	sleepCtx(ctx, time.Until(at.Add(f.Work)))
 	return nil
 }
 
 // MinorityPartition cuts every client off one node for Duration (with
-// three nodes, a minority).
-type MinorityPartition struct{ Duration time.Duration }
+// three nodes, a minority), in one direction or both.
+type MinorityPartition struct {
+	Duration  time.Duration
+	Direction Direction
+}
 
 // Name implements Fault.
 func (MinorityPartition) Name() string { return "minority-partition" }
@@ -128,10 +143,10 @@ func (f MinorityPartition) Inject(ctx context.Context, env *Env) (err error) {
 	slot := env.Rand.IntN(env.Cluster.Slots())
 	links := env.Cluster.SlotLinks(slot)
 	defer healLinks(links, &err)
-	if err := eachLink(links, func(l *Link) error { return l.Blackhole(Both) }); err != nil {
+	if err := eachLink(links, func(l *Link) error { return l.Blackhole(f.Direction) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), env.Cluster.Node(slot).Name())()
+	defer env.window(f.Name(), env.Cluster.Node(slot).Name(), directionTarget(f.Direction))()
 	sleepCtx(ctx, f.Duration)
 	return nil
 }
@@ -160,4 +175,12 @@ func healLinks(ls []*Link, err *error) {
 		}
 	}
 	*err = errors.Join(*err, errors.Join(errs...))
+}
+
+// directionTarget names a partition's direction among a window's targets.
+func directionTarget(d Direction) string {
+	if d == "" {
+		d = Both
+	}
+	return "direction=" + string(d)
 }

@@ -265,3 +265,31 @@ func TestIndependentClusterHasOneLinkPerClientAndNode(t *testing.T) {
 		t.Fatalf("%d distinct proxy addresses, want 6", len(seen))
 	}
 }
+
+// A one-way partition: with replies dropped, a command still lands on the
+// node (the client times out not knowing); with requests dropped, it does
+// not.
+func TestOneWayBlackholeDropsOnlyItsDirection(t *testing.T) {
+	for _, tc := range []struct {
+		dir   faults.Direction
+		lands bool
+	}{{faults.Downstream, true}, {faults.Upstream, false}} {
+		t.Run(string(tc.dir), func(t *testing.T) {
+			c, rdb := singleClusterClient(t)
+			direct := faultstest.Client(t, c.Node(0).Addr())
+			if err := c.Link(0, 0).Blackhole(tc.dir); err != nil {
+				t.Fatal(err)
+			}
+			if err := rdb.Set(context.Background(), "k", "v", 0).Err(); err == nil {
+				t.Fatal("SET answered through a blackholed link")
+			}
+			n, err := direct.Exists(context.Background(), "k").Result()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (n == 1) != tc.lands {
+				t.Fatalf("direction %s: key exists=%v, want %v", tc.dir, n == 1, tc.lands)
+			}
+		})
+	}
+}
