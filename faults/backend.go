@@ -43,6 +43,12 @@ type Backend interface {
 	NodeControl() bool
 }
 
+// ClockBackend is a Backend whose nodes can run with a movable wall clock
+// (NodeConfig.Clock); ClockControl says why not when they cannot here.
+type ClockBackend interface {
+	ClockControl() error
+}
+
 // ProcessBackend runs each node as a local redis-server process.
 type ProcessBackend struct{}
 
@@ -58,6 +64,10 @@ const quietProcessRestart = 30 * time.Millisecond
 
 // NodeOpTime implements Backend: a process restarts in about 30 ms.
 func (ProcessBackend) NodeOpTime() time.Duration { return quietProcessRestart }
+
+// ClockControl implements ClockBackend: it needs a C compiler to build the
+// clock shim (once per run).
+func (ProcessBackend) ClockControl() error { return ClockShimAvailable() }
 
 // StartNode implements Backend.
 func (ProcessBackend) StartNode(ctx context.Context, cfg NodeConfig) (RedisNode, error) {

@@ -75,6 +75,9 @@ type Needs struct {
 	Replica bool
 	// Nodes: it needs at least this many independent nodes.
 	Nodes int
+	// Clock: it moves nodes' wall clocks (the nodes run under the clock
+	// shim, which needs a C compiler and the process backend).
+	Clock bool
 }
 
 // Kind is a kind of fault, registered once: what it is called, what it
@@ -153,6 +156,9 @@ type Spec struct {
 	Work      time.Duration `yaml:"work,omitempty" json:"work,omitempty"`
 	Pause     time.Duration `yaml:"pause,omitempty" json:"pause,omitempty"`
 	Direction Direction     `yaml:"direction,omitempty" json:"direction,omitempty"`
+	// Jump is a clock fault's shift: forward when positive, back when
+	// negative (the one duration that may be negative).
+	Jump time.Duration `yaml:"jump,omitempty" json:"jump,omitempty"`
 }
 
 // Validate reports an unknown kind or a negative duration.

@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
+
+	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // The fault kinds that kill, restart or promote nodes.
@@ -24,6 +27,18 @@ func init() {
 			Moment: "the promoted replica lacked a key a pod believed it held", Danger: lostOnPromotion,
 			Needs: Needs{NodeControl: true, Replica: true},
 			Build: func(s Spec, ttl time.Duration) Fault { return Failover{Lag: or(s.Latency, ttl+ttl/4)} }},
+		{Name: "clock-jump", Doc: "while a lock is held, jump one node's wall clock by Jump (default 2x TTL; negative: back), nodes in turn; the window stays open Duration (default TTL)",
+			Moment: "a forward jump lapsed a live lease early on the node while another pod tried", Danger: jumpedUnder,
+			Needs: Needs{NodeControl: true, Clock: true},
+			Build: func(s Spec, ttl time.Duration) Fault {
+				return &ClockJump{Jump: or(s.Jump, 2*ttl), Hold: or(s.Duration, ttl)}
+			}},
+		{Name: "replica-clock-skew", Doc: "the replica's wall clock runs Jump ahead (default 2x TTL); while a lock is held the primary dies and the replica is promoted",
+			Moment: "the promoted replica lacked a key a pod believed it held", Danger: lostOnPromotion,
+			Needs: Needs{NodeControl: true, Replica: true, Clock: true},
+			Build: func(s Spec, ttl time.Duration) Fault {
+				return &ReplicaClockSkew{Skew: or(s.Jump, 2*ttl)}
+			}},
 	} {
 		if err := RegisterKind(k); err != nil {
 			panic(err)
@@ -139,4 +154,154 @@ func probeKeys(env *Env, n RedisNode) {
 		count, _ := v.(int64)
 		env.Probe(n.Name(), k, count == 1)
 	}
+}
+
+// ClockJump moves one node's wall clock by Jump (forward: lock keys on it
+// expire early; back: they live longer) while a lock is held, nodes in
+// turn, and keeps the window open for Hold so other pods can try. The
+// clock stays where it jumped, as a stepped clock does.
+type ClockJump struct {
+	Jump, Hold time.Duration
+	next       int
+}
+
+// Name implements Fault.
+func (*ClockJump) Name() string { return "clock-jump" }
+
+// Inject implements Fault.
+func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
+	nodes := env.Cluster.Nodes()
+	n := nodes[f.next%len(nodes)]
+	f.next++
+	if len(nodes) > 2 {
+		var found bool
+		if n, found = f.bareMajorityNode(ctx, env); !found {
+			return nil
+		}
+	} else if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
+		return nil
+	}
+	cn, ok := n.(ClockNode)
+	if !ok {
+		return fmt.Errorf("%w: node %s cannot move its clock on this backend", ErrNoClockShim, n.Name())
+	}
+	end := env.window(f.Name(), n.Name(), jumpTarget+f.Jump.String())
+	defer end()
+	if err := cn.ShiftClock(f.Jump); err != nil {
+		return err
+	}
+	sleepCtx(ctx, f.Hold)
+	return nil
+}
+
+// bareMajorityNode waits for a holder whose key is on a bare majority of
+// the independent nodes (the others free: some attempt lost the race
+// there) and returns one of the nodes that carry it: a jump there leaves
+// the holder a minority while a majority is free for the next pod, the
+// Redlock critique's case. A holder on every node survives one jump; it
+// keeps looking until ctx ends.
+func (f *ClockJump) bareMajorityNode(ctx context.Context, env *Env) (RedisNode, bool) {
+	nodes := env.Cluster.Nodes()
+	for ctx.Err() == nil {
+		_, key, err := env.Pods.Holder(ctx, env.Rand)
+		if err != nil {
+			return nil, false
+		}
+		var carrying []RedisNode
+		for _, n := range nodes {
+			v, err := n.Do(ctx, "EXISTS", key)
+			if c, _ := v.(int64); err == nil && c == 1 {
+				carrying = append(carrying, n)
+			}
+		}
+		if 2*len(carrying) > len(nodes) && len(carrying) < len(nodes) {
+			return carrying[env.Rand.IntN(len(carrying))], true
+		}
+		sleepCtx(ctx, time.Millisecond)
+	}
+	return nil, false
+}
+
+// jumpTarget prefixes a clock jump among a window's targets.
+const jumpTarget = "jump="
+
+// jumpedUnder is clock-jump's danger: a forward jump made a live lease's
+// key lapse early on the node (the jump was longer than what the lease had
+// left) and another pod tried for the key before it was due to lapse. A
+// jump back cannot end a lease early; it is judged by whether a lease was
+// live to be stretched.
+func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
+	var jump time.Duration
+	for _, t := range w.Targets {
+		if d, ok := strings.CutPrefix(t, jumpTarget); ok {
+			jump, _ = time.ParseDuration(d)
+		}
+	}
+	node := w.Targets[0]
+	for _, h := range v.holdsAt(w.Call) {
+		due := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
+		if due <= w.Call {
+			continue // already lapsed: the jump took nothing from it
+		}
+		if jump < 0 {
+			return w.Call, fmt.Sprintf("%s's clock went back %s at %s under %s's live lease on %s: it lives that much longer there",
+				node, msec(-jump), secs(w.Call), clientText(h.client), h.key), true
+		}
+		if due-w.Call > int64(jump) {
+			continue // the jump was shorter than what the lease had left
+		}
+		if e, ok := v.tried(h.key, h.client, w.Call, due); ok {
+			return max(w.Call, e.Call), fmt.Sprintf("%s's clock jumped %s at %s under %s's lease on %s, due to lapse at %s; %s tried at %s",
+				node, msec(jump), secs(w.Call), clientText(h.client), h.key, secs(due), clientText(e.Client), secs(max(w.Call, e.Call))), true
+		}
+	}
+	return w.Call, "no live lease lapsed early on the jumped node while another pod tried", false
+}
+
+// ReplicaClockSkew runs the replica's wall clock Skew ahead of the
+// primary's, then fails over while a lock is held. A lock key reaches the
+// replica as PXAT, an absolute time: on a clock that runs ahead it is
+// already past, so the promoted replica has no live key and another pod
+// wins while the holder still believes it holds. Each round skews the
+// current replica anew (the old primary comes back as the replica).
+type ReplicaClockSkew struct{ Skew time.Duration }
+
+// Name implements Fault.
+func (*ReplicaClockSkew) Name() string { return "replica-clock-skew" }
+
+// Inject implements Fault.
+func (f *ReplicaClockSkew) Inject(ctx context.Context, env *Env) error {
+	c := env.Cluster
+	if c.Topology() != PrimaryReplica {
+		return fmt.Errorf("replica-clock-skew needs a primary and a replica: %w", ErrTopology)
+	}
+	primary, replica := c.Primary(), c.Replica()
+	pc, ok1 := primary.(ClockNode)
+	rc, ok2 := replica.(ClockNode)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("%w: this backend cannot move node clocks", ErrNoClockShim)
+	}
+	if err := rc.ShiftClock(pc.ClockOffset() + f.Skew - rc.ClockOffset()); err != nil {
+		return err
+	}
+	// A fresh acquisition, and a moment for its key to reach the replica
+	// (no lag here: the key is there, already expired by the replica's clock).
+	if _, err := env.Pods.NextAcquire(ctx); err != nil {
+		return nil
+	}
+	sleepCtx(ctx, 5*time.Millisecond)
+	end := env.window(f.Name(), primary.Name(), replica.Name(), jumpTarget+f.Skew.String())
+	defer end()
+	if err := primary.Kill(); err != nil {
+		return err
+	}
+	if err := heal(c.PromoteReplica); err != nil {
+		return err
+	}
+	probeKeys(env, c.Replica())
+	if err := c.MoveService(); err != nil {
+		return err
+	}
+	sleepCtx(ctx, env.TTL)
+	return heal(c.Rejoin)
 }

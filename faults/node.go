@@ -32,6 +32,9 @@ type NodeConfig struct {
 	// ExtraArgs are appended to the command line (for example
 	// "--repl-backlog-size", "1mb").
 	ExtraArgs []string
+	// Clock runs the server under the clock shim, so ShiftClock can move
+	// its wall clock (clock faults). It needs a C compiler, once per run.
+	Clock bool
 }
 
 const defaultStartTimeout = 10 * time.Second
@@ -102,6 +105,7 @@ type Node struct {
 	state  NodeState
 	cmd    *exec.Cmd
 	exited chan struct{} // closed when the current process has been reaped
+	clock  *clock        // with Clock: the offset, kept across restarts
 }
 
 // StartNode starts a redis-server and waits until it answers PING.
@@ -200,6 +204,20 @@ func (n *Node) start(ctx context.Context) error {
 	}
 	cmd := exec.Command(n.cfg.Binary, n.args()...)
 	cmd.Dir = n.dir
+	if n.cfg.Clock {
+		if n.clock == nil {
+			if n.clock, err = newClock(n.cfg.Name); err != nil {
+				n.mu.Unlock()
+				logf.Close()
+				return err
+			}
+		}
+		if err := n.clock.preload(cmd); err != nil {
+			n.mu.Unlock()
+			logf.Close()
+			return err
+		}
+	}
 	cmd.Stdout, cmd.Stderr = logf, logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{
 		// Own process group: a Ctrl-C at the terminal reaches the harness,
@@ -299,11 +317,41 @@ func (n *Node) Close() error {
 	n.state = NodeClosed
 	n.mu.Unlock()
 	UntrackNode(n)
+	n.mu.Lock()
+	if n.clock != nil {
+		n.clock.close()
+		n.clock = nil
+	}
+	n.mu.Unlock()
 	if err := os.RemoveAll(n.dir); err != nil {
 		return fmt.Errorf("faults: node %s: remove %s: %w", n.cfg.Name, n.dir, err)
 	}
 	return nil
 }
+
+// ShiftClock implements ClockNode: the node's wall clock moves by d on its
+// next clock call (the offset is shared memory the shim reads).
+func (n *Node) ShiftClock(d time.Duration) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.clock == nil {
+		return fmt.Errorf("%w: node %s was not started with Clock", ErrNoClockShim, n.cfg.Name)
+	}
+	n.clock.shift(d)
+	return nil
+}
+
+// ClockOffset implements ClockNode.
+func (n *Node) ClockOffset() time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.clock == nil {
+		return 0
+	}
+	return n.clock.offset()
+}
+
+var _ ClockNode = (*Node)(nil)
 
 func (n *Node) logPath() string { return filepath.Join(n.dir, "redis.log") }
 

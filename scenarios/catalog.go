@@ -203,6 +203,7 @@ func (s Scenario) needs() faults.Needs {
 		n.NodeControl = n.NodeControl || k.Needs.NodeControl
 		n.Replica = n.Replica || k.Needs.Replica
 		n.Nodes = max(n.Nodes, k.Needs.Nodes)
+		n.Clock = n.Clock || k.Needs.Clock
 	}
 	if s.Topology == faults.PrimaryReplica {
 		n.Replica = true

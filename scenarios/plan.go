@@ -109,6 +109,8 @@ type Plan struct {
 	Skip     string
 	Topology faults.Topology
 	Nodes    int // nodes the cluster starts
+	// Clock runs the nodes under the clock shim (a fault moves clocks).
+	Clock    bool
 	Fencing  workload.FenceMode
 	RunSeed  int64
 	CellSeed int64
@@ -190,6 +192,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	p.MaxDuration = max(p.MaxDuration, sc.Duration)
 	p.Topology, p.Nodes, p.Skip = topologyFor(sc, cell.Lock, needs)
+	p.Clock = needs.Clock
 	if p.Skip == "" {
 		p.Skip = unsupported(p, needs, backend)
 	}
@@ -290,6 +293,15 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
 	if !b.NodeControl() && (needs.NodeControl || needs.Replica) {
 		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+	}
+	if needs.Clock {
+		cb, ok := b.(faults.ClockBackend)
+		if !ok {
+			return "skipped: this scenario moves node clocks, which the " + b.Name() + " backend cannot do (the process backend can)"
+		}
+		if err := cb.ClockControl(); err != nil {
+			return "skipped: " + err.Error()
+		}
 	}
 	if ext, ok := b.(*faults.ExternalBackend); ok && p.Topology == faults.Independent && len(ext.Addrs()) < p.Nodes {
 		return fmt.Sprintf("skipped: %s needs %d independent Redis servers, --redis-addr gave %d", p.Lock.Name, p.Nodes, len(ext.Addrs()))

@@ -1,0 +1,152 @@
+package faults
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrNoClockShim is returned when a node's clock cannot be controlled: no
+// C compiler to build the shim, or a backend that cannot preload it.
+var ErrNoClockShim = errors.New("faults: no clock control")
+
+//go:embed clockshim/shim.c
+var clockShimSource []byte
+
+// ClockNode is a node whose wall clock the harness can move.
+type ClockNode interface {
+	// ShiftClock moves the node's wall clock by d (forward when positive)
+	// on top of any earlier shift; it takes effect on its next clock call.
+	ShiftClock(d time.Duration) error
+	// ClockOffset is the node's total shift so far.
+	ClockOffset() time.Duration
+}
+
+var shim struct {
+	once sync.Once
+	f    *os.File
+	err  error
+}
+
+// clockShim builds the LD_PRELOAD library once per process with the C
+// compiler and keeps it in anonymous memory (a memfd): nothing is left on
+// disk, whatever way the harness ends. The compiler's output file lives
+// only for the moment it takes to copy.
+func clockShim() (*os.File, error) {
+	shim.once.Do(func() {
+		cc := os.Getenv("CC")
+		if cc == "" {
+			for _, c := range []string{"cc", "gcc", "clang"} {
+				if p, err := exec.LookPath(c); err == nil {
+					cc = p
+					break
+				}
+			}
+		}
+		if cc == "" {
+			shim.err = fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, or set CC)", ErrNoClockShim)
+			return
+		}
+		dir, err := os.MkdirTemp("", "lockchaos-clockshim-")
+		if err != nil {
+			shim.err = fmt.Errorf("faults: clock shim: %w", err)
+			return
+		}
+		defer os.RemoveAll(dir)
+		src, lib := filepath.Join(dir, "shim.c"), filepath.Join(dir, "shim.so")
+		if err := os.WriteFile(src, clockShimSource, 0o600); err != nil {
+			shim.err = fmt.Errorf("faults: clock shim: %w", err)
+			return
+		}
+		out, err := exec.Command(cc, "-O2", "-shared", "-fPIC", "-o", lib, src, "-ldl").CombinedOutput()
+		if err != nil {
+			shim.err = fmt.Errorf("%w: building the clock shim with %s failed: %v\n%s", ErrNoClockShim, cc, err, out)
+			return
+		}
+		b, err := os.ReadFile(lib)
+		if err != nil {
+			shim.err = fmt.Errorf("faults: clock shim: %w", err)
+			return
+		}
+		shim.f, shim.err = memFile("lockchaos-clockshim", b, len(b))
+	})
+	return shim.f, shim.err
+}
+
+// ClockShimAvailable reports whether clock faults can run here (nil), or
+// why not.
+func ClockShimAvailable() error {
+	_, err := clockShim()
+	return err
+}
+
+// memFile is an anonymous file (memfd) holding b, size bytes long.
+func memFile(name string, b []byte, size int) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, 0)
+	if err != nil {
+		return nil, fmt.Errorf("faults: memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if err := f.Truncate(int64(size)); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("faults: memfd: %w", err)
+	}
+	if _, err := f.WriteAt(b, 0); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("faults: memfd: %w", err)
+	}
+	return f, nil
+}
+
+// clock is one node's clock offset: a page of shared memory the node's
+// shim reads on every wall-clock call and the harness writes.
+type clock struct {
+	f   *os.File
+	mem []byte
+}
+
+func newClock(node string) (*clock, error) {
+	f, err := memFile("lockchaos-clock-"+node, nil, 4096)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("faults: clock mmap: %w", err)
+	}
+	return &clock{f: f, mem: mem}, nil
+}
+
+func (c *clock) word() *int64 { return (*int64)(unsafe.Pointer(&c.mem[0])) }
+
+func (c *clock) shift(d time.Duration) { atomic.AddInt64(c.word(), int64(d)) }
+
+func (c *clock) offset() time.Duration { return time.Duration(atomic.LoadInt64(c.word())) }
+
+func (c *clock) close() {
+	_ = syscall.Munmap(c.mem)
+	_ = c.f.Close()
+}
+
+// preload sets cmd up to run under the shim with this clock: the library
+// and the offset page are passed as descriptors 3 and 4.
+func (c *clock) preload(cmd *exec.Cmd) error {
+	lib, err := clockShim()
+	if err != nil {
+		return err
+	}
+	cmd.ExtraFiles = []*os.File{lib, c.f}
+	cmd.Env = append(os.Environ(), "LD_PRELOAD=/proc/self/fd/3", "LOCKCHAOS_CLOCK_FD=4")
+	return nil
+}

@@ -1,0 +1,128 @@
+package faults_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/faults/faultstest"
+)
+
+func clockNode(t *testing.T) *faults.Node {
+	t.Helper()
+	if err := faults.ClockShimAvailable(); err != nil {
+		if errors.Is(err, faults.ErrNoClockShim) {
+			t.Skip(err)
+		}
+		t.Fatal(err)
+	}
+	return startNode(t, faults.NodeConfig{Name: "clocked", Clock: true})
+}
+
+// nodeTime is the node's TIME reply.
+func nodeTime(t *testing.T, n *faults.Node) time.Time {
+	t.Helper()
+	v, err := n.Do(context.Background(), "TIME")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := v.([]any)
+	sec, usec := parseInt(t, parts[0]), parseInt(t, parts[1])
+	return time.Unix(sec, usec*1000)
+}
+
+func parseInt(t *testing.T, v any) int64 {
+	t.Helper()
+	var n int64
+	for _, c := range v.(string) {
+		n = n*10 + int64(c-'0')
+	}
+	return n
+}
+
+// The facts, on a real redis-server under the shim: a forward jump
+// expires a key early and moves TIME; a restart keeps the offset.
+func TestClockShiftMovesTheNodesWallClockAndExpiresKeys(t *testing.T) {
+	n := clockNode(t)
+	ctx := context.Background()
+	if d := time.Since(nodeTime(t, n)); d > time.Second || d < -time.Second {
+		t.Fatalf("unshifted node is %v off this clock", d)
+	}
+	if _, err := n.Do(ctx, "SET", "lock", "me", "PX", "5000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ShiftClock(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	ahead := nodeTime(t, n).Sub(time.Now())
+	if ahead < 9*time.Second || ahead > 11*time.Second {
+		t.Fatalf("after a 10s shift the node's TIME is %v ahead", ahead)
+	}
+	v, err := n.Do(ctx, "EXISTS", "lock")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.(int64) != 0 {
+		t.Fatal("a key with 5s left survived a 10s forward jump")
+	}
+	if err := n.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if got := n.ClockOffset(); got != 10*time.Second {
+		t.Fatalf("offset after restart %v, want 10s", got)
+	}
+	if ahead := nodeTime(t, n).Sub(time.Now()); ahead < 9*time.Second {
+		t.Fatalf("after a restart the node is only %v ahead", ahead)
+	}
+}
+
+func TestShiftClockWithoutClockControlSaysSo(t *testing.T) {
+	n := startNode(t, faults.NodeConfig{Name: "plain"})
+	if err := n.ShiftClock(time.Second); !errors.Is(err, faults.ErrNoClockShim) {
+		t.Fatalf("err = %v, want ErrNoClockShim", err)
+	}
+}
+
+// BenchmarkClockShiftTakesEffect measures how long after ShiftClock the
+// node's TIME shows the jump (the target: within 10 ms): the time of one
+// TIME round trip after the shift, which is when the next clock call
+// happens.
+func BenchmarkClockShiftTakesEffect(b *testing.B) {
+	if err := faults.ClockShimAvailable(); err != nil {
+		b.Skip(err)
+	}
+	n, err := faults.StartNode(context.Background(), faults.NodeConfig{Name: "clocked", Clock: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer n.Close()
+	rdb := faultstest.Client(b, n.Addr())
+	ctx := context.Background()
+	var worst time.Duration
+	for i := range b.N {
+		jump := time.Duration(1+i%2) * time.Second // alternate, so each shift is visible
+		if i%2 == 1 {
+			jump = -jump / 2
+		}
+		before := n.ClockOffset()
+		start := time.Now()
+		if err := n.ShiftClock(jump); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ts, err := rdb.Time(ctx).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			off := time.Until(ts)
+			want := before + jump
+			if d := off - want; d > -50*time.Millisecond && d < 50*time.Millisecond {
+				break
+			}
+		}
+		worst = max(worst, time.Since(start))
+	}
+	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+}
