@@ -23,6 +23,13 @@ func TrackNode(n RedisNode, dir string) {
 	}
 }
 
+// trackDir lists a temp dir (not a node's) for the leak checks.
+func trackDir(dir string) {
+	registry.Lock()
+	defer registry.Unlock()
+	registry.dirs = append(registry.dirs, dir)
+}
+
 // TempDirs returns every node temp dir this process has created, removed
 // or not, so a leak check can look for the ones still there.
 func TempDirs() []string {

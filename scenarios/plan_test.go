@@ -1,6 +1,9 @@
 package scenarios_test
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -90,5 +93,42 @@ func TestPlanDefaultsSeedsPathsAndRerun(t *testing.T) {
 	same := scenarios.NewPlan(cell, scenarios.Options{Backend: slowBackend{}})
 	if same.Scenario.TTL != lockimpl.DefaultTTL {
 		t.Errorf("gc-pause stretched on a slow backend: ttl %v", same.Scenario.TTL)
+	}
+}
+
+// noCompiler is the process backend on a machine without a C compiler.
+type noCompiler struct{ faults.ProcessBackend }
+
+func (noCompiler) ClockControl() error {
+	return fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, or set CC)", faults.ErrNoClockShim)
+}
+
+// noClock is a backend whose nodes cannot run the shim at all.
+type noClock struct{}
+
+func (noClock) Name() string              { return "docker" }
+func (noClock) NodeOpTime() time.Duration { return 400 * time.Millisecond }
+func (noClock) NodeControl() bool         { return true }
+func (noClock) StartNode(context.Context, faults.NodeConfig) (faults.RedisNode, error) {
+	return nil, errors.New("plans start nothing")
+}
+
+// A clock scenario skips, with the reason, where clocks cannot move: no
+// compiler, or a backend without clock control. Never a failure.
+func TestClockScenarioSkipsWithTheReasonWithoutClockControl(t *testing.T) {
+	sc := scenarios.Scenario{Name: "jump", Faults: []faults.Spec{{Kind: "clock-jump"}},
+		Expect: map[string]scenarios.Expectation{lockimpl.NameToken: scenarios.Unsafe}}
+	for _, c := range []struct {
+		backend faults.Backend
+		want    string
+	}{
+		{noCompiler{}, "skipped: faults: no clock control: clock faults need a C compiler"},
+		{noClock{}, "skipped: this scenario moves node clocks, which the docker backend cannot do"},
+	} {
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
+			scenarios.Options{Seed: 5, Backend: c.backend})
+		if !strings.HasPrefix(p.Skip, c.want) || !p.Clock {
+			t.Errorf("%s: skip %q (clock %v), want it to start with %q", c.backend.Name(), p.Skip, p.Clock, c.want)
+		}
 	}
 }
