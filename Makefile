@@ -10,7 +10,7 @@ CHAOS_FLAGS  ?=
 
 PERF_OUT     ?= out/perf
 # The scenarios of scenarios/critiques.yaml.
-CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew
+CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew,power-loss-everysec,power-loss-always
 SOAK_RUNS    ?= 40
 
 .PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak

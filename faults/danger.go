@@ -271,7 +271,10 @@ func lateWinner(w history.Event, v *View) (int64, string, bool) {
 // (one forgetful node is what a quorum lock is built to survive; on a
 // single node, one is the majority). Delayed, the node also stayed down
 // past the TTL, the remedy the Redlock description gives.
-func restartedUnder(delayed bool) Danger {
+//
+// how says how the node came back ("empty", or "from its AOF after a power
+// loss", which may or may not have kept the key: the verdict tells).
+func restartedUnder(delayed bool, how string) Danger {
 	return func(w history.Event, v *View) (int64, string, bool) {
 		node := strings.Join(w.Targets, ",")
 		if delayed && time.Duration(w.Return-w.Call) <= v.TTL {
@@ -292,10 +295,10 @@ func restartedUnder(delayed bool) Danger {
 			}
 			under := v.restartsUnder(h, w)
 			if 2*len(under) > nodes {
-				return w.Return, fmt.Sprintf("%s restarted empty at %s while %s's lease on %s (%s, from %s) was live: %d of %d nodes (%s) forgot it",
-					node, secs(w.Return), clientText(h.client), h.key, ttlText(v), secs(h.acquire), len(under), nodes, strings.Join(under, ", ")), true
+				return w.Return, fmt.Sprintf("%s restarted %s at %s while %s's lease on %s (%s, from %s) was live: %d of %d nodes (%s) under it",
+					node, how, secs(w.Return), clientText(h.client), h.key, ttlText(v), secs(h.acquire), len(under), nodes, strings.Join(under, ", ")), true
 			}
-			why = fmt.Sprintf("%s restarted empty under %s's live lease, but only %d of %d nodes forgot it", node, clientText(h.client), len(under), nodes)
+			why = fmt.Sprintf("%s restarted %s under %s's live lease, but only %d of %d nodes did", node, how, clientText(h.client), len(under), nodes)
 		}
 		return w.Call, why, false
 	}

@@ -75,6 +75,9 @@ type Needs struct {
 	Replica bool
 	// Nodes: it needs at least this many independent nodes.
 	Nodes int
+	// Persistence: the nodes keep an append-only file (the scenario's
+	// fsync policy) and come back from it.
+	Persistence bool
 	// Clock: it moves nodes' wall clocks (the nodes run under the clock
 	// shim, which needs a C compiler and the process backend).
 	Clock bool

@@ -14,15 +14,20 @@ import (
 func init() {
 	for _, k := range []Kind{
 		{Name: "node-restart", Doc: "kill a node (round robin) while a lock is held and restart it empty after Delay",
-			Moment: "a node came back empty while a lease it carried was live", Danger: restartedUnder(false),
+			Moment: "a node came back empty while a lease it carried was live", Danger: restartedUnder(false, "empty"),
 			Needs: Needs{NodeControl: true},
 			Build: func(s Spec, ttl time.Duration) Fault { return &NodeRestart{Delay: s.Delay} }},
 		{Name: "node-restart-delayed", Doc: "node-restart with the restart delayed past the TTL",
-			Moment: "a node carrying a live lease stayed down past the TTL", Danger: restartedUnder(true),
+			Moment: "a node carrying a live lease stayed down past the TTL", Danger: restartedUnder(true, "empty"),
 			Needs: Needs{NodeControl: true},
 			Build: func(s Spec, ttl time.Duration) Fault {
 				return &NodeRestart{Delay: or(s.Delay, ttl+ttl/2), delayed: true}
 			}},
+		{Name: "power-loss", Doc: "node-restart where the node loses power instead: it comes back from its AOF, less what its fsync policy (the scenario's fsync) had not made durable",
+			Moment: "nodes lost power and came back while a lease they carried was live, a majority of them under one lease",
+			Danger: restartedUnder(false, "from its AOF after a power loss"),
+			Needs:  Needs{NodeControl: true, Persistence: true},
+			Build:  func(s Spec, ttl time.Duration) Fault { return &NodeRestart{Delay: s.Delay, powerLoss: true} }},
 		{Name: "failover", Doc: "while a lock is held, kill the primary and promote the lagging replica",
 			Moment: "the promoted replica lacked a key a pod believed it held", Danger: lostOnPromotion,
 			Needs: Needs{NodeControl: true, Replica: true},
@@ -51,13 +56,17 @@ func init() {
 // locks it held is Redlock's known weak spot; waiting past the TTL before
 // coming back is the documented remedy.
 type NodeRestart struct {
-	Delay   time.Duration
-	delayed bool
-	next    int
+	Delay     time.Duration
+	delayed   bool
+	powerLoss bool // PowerLoss instead of Kill: back from the AOF
+	next      int
 }
 
 // Name implements Fault.
 func (f *NodeRestart) Name() string {
+	if f.powerLoss {
+		return "power-loss"
+	}
 	if f.delayed {
 		return "node-restart-delayed"
 	}
@@ -76,7 +85,15 @@ func (f *NodeRestart) Inject(ctx context.Context, env *Env) error {
 	f.next++
 	end := env.window(f.Name(), n.Name())
 	defer end()
-	if err := n.Kill(); err != nil {
+	if f.powerLoss {
+		pl, ok := n.(PowerLossNode)
+		if !ok {
+			return fmt.Errorf("%w: node %s cannot lose power on this backend", ErrTopology, n.Name())
+		}
+		if _, err := pl.PowerLoss(); err != nil {
+			return err
+		}
+	} else if err := n.Kill(); err != nil {
 		return err
 	}
 	sleepCtx(ctx, f.Delay)

@@ -21,10 +21,14 @@ type NodeConfig struct {
 	Name string
 	// Binary is the redis-server to run. Default: FindRedisServer().
 	Binary string
-	// Persistence turns on the append-only file with fsync on every write,
-	// so Restart brings the data back. Default off: `--save "" --appendonly no`,
+	// Persistence turns on the append-only file (fsync as Fsync says), so
+	// Restart brings the data back. Default off: `--save "" --appendonly no`,
 	// and Restart comes back empty, which is what the node-restart scenarios need.
 	Persistence bool
+	// Fsync is the AOF's appendfsync policy with Persistence: "always"
+	// (the default: fsync before every reply) or "everysec" (what a
+	// power loss can cost is the last second of writes; see PowerLoss).
+	Fsync string
 	// Port to listen on (loopback only). Default 0: a free port is picked.
 	Port int
 	// StartTimeout bounds how long Start waits for PING to answer. Default 10s.
@@ -43,6 +47,11 @@ const defaultStartTimeout = 10 * time.Second
 func (c NodeConfig) Validate() error {
 	if c.Port < 0 || c.Port > 65535 {
 		return fmt.Errorf("%w: node port %d out of range", ErrInvalidConfig, c.Port)
+	}
+	switch c.Fsync {
+	case "", "always", "everysec":
+	default:
+		return fmt.Errorf("%w: fsync %q (valid: always, everysec)", ErrInvalidConfig, c.Fsync)
 	}
 	if c.StartTimeout < 0 {
 		return fmt.Errorf("%w: negative node start timeout %v", ErrInvalidConfig, c.StartTimeout)

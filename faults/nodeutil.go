@@ -27,7 +27,13 @@ func ServerArgs(cfg NodeConfig, port int, dir string, extra ...string) []string 
 		"--repl-diskless-sync-delay", "0",
 	}
 	if cfg.Persistence {
-		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", "always")
+		fsync := cfg.Fsync
+		if fsync == "" {
+			fsync = "always"
+		}
+		// Timestamp annotations (#TS:<unix seconds>) mark each second in
+		// the AOF: where a power loss cuts an everysec file.
+		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", fsync, "--aof-timestamp-enabled", "yes")
 	} else {
 		args = append(args, "--save", "", "--appendonly", "no")
 	}

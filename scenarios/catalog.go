@@ -58,6 +58,9 @@ type Scenario struct {
 	WorkMax time.Duration `yaml:"work_max,omitempty" json:"work_max,omitempty"`
 	// CallTimeout bounds each Redis command and acquire attempt. Default 250ms.
 	CallTimeout time.Duration `yaml:"call_timeout,omitempty" json:"call_timeout,omitempty"`
+	// Fsync is the nodes' appendfsync policy when a fault needs an
+	// append-only file: always (default) or everysec.
+	Fsync string `yaml:"fsync,omitempty" json:"fsync,omitempty"`
 	// Faults fire in turn: the first after FirstFault, then with gaps
 	// drawn from [GapMin, GapMax].
 	Faults     []faults.Spec `yaml:"faults,omitempty" json:"faults,omitempty"`
@@ -118,6 +121,9 @@ func (s Scenario) validate(declared map[string]bool) error {
 		return fmt.Errorf("%w: a scenario needs a name", ErrInvalid)
 	}
 	if err := (faults.ClusterConfig{Topology: s.Topology}).Validate(); err != nil {
+		return bad("%v", err)
+	}
+	if err := (faults.NodeConfig{Fsync: s.Fsync}).Validate(); err != nil {
 		return bad("%v", err)
 	}
 	for _, d := range []time.Duration{s.TTL, s.Duration, s.WorkMin, s.WorkMax, s.CallTimeout, s.FirstFault, s.GapMin, s.GapMax} {
@@ -204,6 +210,7 @@ func (s Scenario) needs() faults.Needs {
 		n.Replica = n.Replica || k.Needs.Replica
 		n.Nodes = max(n.Nodes, k.Needs.Nodes)
 		n.Clock = n.Clock || k.Needs.Clock
+		n.Persistence = n.Persistence || k.Needs.Persistence
 	}
 	if s.Topology == faults.PrimaryReplica {
 		n.Replica = true

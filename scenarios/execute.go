@@ -92,7 +92,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 // startCluster starts the cell's deployment, which every part shares.
 func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, error) {
 	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: p.Topology, Nodes: p.Nodes,
-		Clients: p.Scenario.Clients, Backend: p.Backend, Node: faults.NodeConfig{Clock: p.Clock}, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI}})
+		Clients: p.Scenario.Clients, Backend: p.Backend, Node: faults.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI}})
 	if err != nil {
 		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
 	}

@@ -109,11 +109,13 @@ type Plan struct {
 	Skip     string
 	Topology faults.Topology
 	Nodes    int // nodes the cluster starts
-	// Clock runs the nodes under the clock shim (a fault moves clocks).
-	Clock    bool
-	Fencing  workload.FenceMode
-	RunSeed  int64
-	CellSeed int64
+	// Clock runs the nodes under the clock shim (a fault moves clocks);
+	// Persistence gives them an append-only file (Scenario.Fsync).
+	Clock       bool
+	Persistence bool
+	Fencing     workload.FenceMode
+	RunSeed     int64
+	CellSeed    int64
 	// Keys are the lock (and resource) keys; on a user's own Redis they
 	// all start with KeyPrefix, and the cell deletes them when it ends.
 	Keys      []string
@@ -193,6 +195,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	p.MaxDuration = max(p.MaxDuration, sc.Duration)
 	p.Topology, p.Nodes, p.Skip = topologyFor(sc, cell.Lock, needs)
 	p.Clock = needs.Clock
+	p.Persistence = needs.Persistence
 	if p.Skip == "" {
 		p.Skip = unsupported(p, needs, backend)
 	}
@@ -293,6 +296,9 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
 	if !b.NodeControl() && (needs.NodeControl || needs.Replica) {
 		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+	}
+	if needs.Persistence && b.Name() != (faults.ProcessBackend{}).Name() {
+		return "skipped: this scenario cuts a node's append-only file as a power loss would, which only the process backend can do"
 	}
 	if needs.Clock {
 		cb, ok := b.(faults.ClockBackend)
