@@ -3,7 +3,9 @@ package reports
 import (
 	"encoding/xml"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/lockchaos/lockchaos/results"
@@ -15,13 +17,25 @@ type junitSuites struct {
 }
 
 type junitSuite struct {
-	Name     string      `xml:"name,attr"`
-	Tests    int         `xml:"tests,attr"`
-	Failures int         `xml:"failures,attr"`
-	Errors   int         `xml:"errors,attr"`
-	Skipped  int         `xml:"skipped,attr"`
-	Time     string      `xml:"time,attr"`
-	Cases    []junitCase `xml:"testcase"`
+	Name       string           `xml:"name,attr"`
+	Tests      int              `xml:"tests,attr"`
+	Failures   int              `xml:"failures,attr"`
+	Errors     int              `xml:"errors,attr"`
+	Skipped    int              `xml:"skipped,attr"`
+	Time       string           `xml:"time,attr"`
+	Timestamp  string           `xml:"timestamp,attr,omitempty"`
+	Hostname   string           `xml:"hostname,attr,omitempty"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Cases      []junitCase      `xml:"testcase"`
+}
+
+type junitProperties struct {
+	List []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
 }
 
 type junitCase struct {
@@ -40,47 +54,91 @@ type junitMessage struct {
 	Body    string `xml:",chardata"`
 }
 
-// WriteJUnit writes dir/junit.xml: one test case per cell run, a failure
-// for each regression or miss, an error for a cell that could not run or
-// could not be decided, skipped for n/a.
+// WriteJUnit writes dir/junit.xml: a test suite per scenario, a test case
+// "scenario/lock" per cell run, a failure for each regression or miss, an
+// error for a cell that could not run, could not be decided, stayed below
+// its evidence floor or was interrupted, skipped for n/a. Each suite
+// carries the run's seed, backend, versions and time scale as properties;
+// a case's details appear once (in its failure or error, else in
+// system-out).
 func WriteJUnit(dir string, s *Summary) (string, error) {
-	suite := junitSuite{Name: "lockchaos", Time: seconds(s.Elapsed.Seconds())}
+	var suites []junitSuite
+	index := map[string]int{}
+	host, _ := os.Hostname()
 	for _, c := range s.Cells {
-		name := c.Lock
-		if s.Repeat > 1 {
-			name = fmt.Sprintf("%s [seed %d]", c.Lock, c.RunSeed)
+		i, ok := index[c.Scenario]
+		if !ok {
+			i = len(suites)
+			index[c.Scenario] = i
+			suites = append(suites, junitSuite{Name: "lockchaos/" + c.Scenario, Timestamp: s.Started.UTC().Format("2006-01-02T15:04:05"),
+				Hostname: host, Properties: runProperties(s)})
 		}
-		tc := junitCase{Classname: "lockchaos." + c.Scenario, Name: name, Time: seconds(c.Elapsed.Seconds()),
-			SystemOut: caseDetails(c)}
+		suite := &suites[i]
+		name := c.Scenario + "/" + c.Lock
+		if s.Repeat > 1 {
+			name = fmt.Sprintf("%s [seed %d]", name, c.RunSeed)
+		}
+		tc := junitCase{Classname: "lockchaos." + c.Scenario, Name: name, Time: seconds(c.Elapsed.Seconds())}
+		details := caseDetails(c)
 		switch c.Outcome {
 		case results.Regression:
-			tc.Failure = &junitMessage{Type: "regression", Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations), Body: caseDetails(c)}
+			tc.Failure = &junitMessage{Type: "regression", Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations), Body: details}
 			suite.Failures++
 		case results.Missed:
-			tc.Failure = &junitMessage{Type: "missed", Message: "expected unsafe, but no violation was detected: the harness missed a known bug", Body: caseDetails(c)}
+			tc.Failure = &junitMessage{Type: "missed", Message: "expected unsafe, but no violation was detected: the harness missed a known bug", Body: details}
 			suite.Failures++
 		case results.HarnessError:
-			tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: caseDetails(c)}
+			tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: details}
 			suite.Errors++
 		case results.Unknown:
-			tc.Error = &junitMessage{Type: "unknown", Message: "the checker could not decide (budget exhausted)", Body: caseDetails(c)}
+			tc.Error = &junitMessage{Type: "unknown", Message: "the checker could not decide (budget exhausted)", Body: details}
 			suite.Errors++
 		case results.Inconclusive:
-			tc.Error = &junitMessage{Type: "inconclusive", Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; "), Body: caseDetails(c)}
+			tc.Error = &junitMessage{Type: "inconclusive", Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; "), Body: details}
+			suite.Errors++
+		case results.Interrupted:
+			tc.Error = &junitMessage{Type: "interrupted", Message: "interrupted (Ctrl-C or SIGTERM) before the cell was decided", Body: details}
 			suite.Errors++
 		case results.Skipped:
 			tc.Skipped = &junitMessage{Message: c.Error}
 			suite.Skipped++
+		default:
+			tc.SystemOut = details
 		}
 		suite.Cases = append(suite.Cases, tc)
 		suite.Tests++
+		suite.Time = seconds(parseSeconds(suite.Time) + c.Elapsed.Seconds())
 	}
-	b, err := xml.MarshalIndent(junitSuites{Suites: []junitSuite{suite}}, "", "  ")
+	b, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
 	if err != nil {
 		return "", fmt.Errorf("reports: %w", err)
 	}
 	path := filepath.Join(dir, "junit.xml")
 	return path, writeFile(path, append([]byte(xml.Header), append(b, '\n')...))
+}
+
+// runProperties are what a CI reader needs to rerun or compare the run.
+func runProperties(s *Summary) *junitProperties {
+	p := &junitProperties{}
+	add := func(name, value string) {
+		if value != "" {
+			p.List = append(p.List, junitProperty{Name: name, Value: value})
+		}
+	}
+	add("seed", strconv.FormatInt(s.Seed, 10))
+	add("backend", s.Backend)
+	add("lockchaos.version", s.Version)
+	add("go.version", s.GoVersion)
+	add("redis.version", s.RedisVersion)
+	add("time_scale", strconv.FormatFloat(max(s.TimeScale, 1), 'f', 2, 64))
+	add("shard", s.Shard)
+	add("command", s.Command)
+	return p
+}
+
+func parseSeconds(s string) float64 {
+	f, _ := strconv.ParseFloat(s, 64)
+	return f
 }
 
 func caseDetails(c *results.Cell) string {

@@ -48,14 +48,32 @@ func TestSummaryRoundTrip(t *testing.T) {
 }
 
 func TestJUnitCountsAndEscapes(t *testing.T) {
-	path, err := reports.WriteJUnit(t.TempDir(), sample())
+	sum := sample()
+	sum.Backend, sum.Version = "process", "v1.2.3"
+	sum.Cells = append(sum.Cells, &results.Cell{Scenario: "gc-pause", Lock: "fenced", Expect: results.Safe, Outcome: results.Interrupted, Verdict: "pass"})
+	sum.Tally()
+	path, err := reports.WriteJUnit(t.TempDir(), sum)
 	if err != nil {
 		t.Fatal(err)
 	}
 	b, _ := os.ReadFile(path)
 	var doc struct {
 		Suites []struct {
-			Tests, Failures, Errors, Skipped int `xml:",attr"`
+			Name                             string `xml:"name,attr"`
+			Timestamp                        string `xml:"timestamp,attr"`
+			Tests, Failures, Errors, Skipped int    `xml:",attr"`
+			Props                            []struct {
+				Name  string `xml:"name,attr"`
+				Value string `xml:"value,attr"`
+			} `xml:"properties>property"`
+			Cases []struct {
+				Name      string    `xml:"name,attr"`
+				SystemOut string    `xml:"system-out"`
+				Failure   *struct{} `xml:"failure"`
+				Error     *struct {
+					Type string `xml:"type,attr"`
+				} `xml:"error"`
+			} `xml:"testcase"`
 		} `xml:"testsuite"`
 	}
 	// Attribute names are lower case in the file.
@@ -63,9 +81,42 @@ func TestJUnitCountsAndEscapes(t *testing.T) {
 	if err := xml.Unmarshal([]byte(text), &doc); err != nil {
 		t.Fatalf("not XML: %v\n%s", err, b)
 	}
-	s := doc.Suites[0]
-	if s.Tests != 5 || s.Failures != 2 || s.Errors != 1 || s.Skipped != 1 {
-		t.Fatalf("%+v\n%s", s, b)
+	// A suite per scenario, in order of first appearance.
+	var names []string
+	total := struct{ tests, failures, errors, skipped int }{}
+	for _, s := range doc.Suites {
+		names = append(names, s.Name)
+		total.tests += s.Tests
+		total.failures += s.Failures
+		total.errors += s.Errors
+		total.skipped += s.Skipped
+		if s.Timestamp != "1970-01-01T00:00:00" {
+			t.Errorf("suite %s timestamp %q", s.Name, s.Timestamp)
+		}
+		props := map[string]string{}
+		for _, p := range s.Props {
+			props[p.Name] = p.Value
+		}
+		if props["seed"] != "9" || props["backend"] != "process" || props["lockchaos.version"] != "v1.2.3" {
+			t.Errorf("suite %s properties %v", s.Name, props)
+		}
+		for _, c := range s.Cases {
+			if !strings.HasPrefix(c.Name, strings.TrimPrefix(s.Name, "lockchaos/")+"/") {
+				t.Errorf("case %q is not named scenario/lock in suite %s", c.Name, s.Name)
+			}
+			if (c.Failure != nil || c.Error != nil) && c.SystemOut != "" {
+				t.Errorf("case %s repeats its details in system-out", c.Name)
+			}
+			if c.Name == "gc-pause/fenced" && (c.Error == nil || c.Error.Type != "interrupted") {
+				t.Errorf("an interrupted cell is not an error: %+v", c)
+			}
+		}
+	}
+	if strings.Join(names, ",") != "lockchaos/baseline,lockchaos/gc-pause,lockchaos/slow-holder,lockchaos/failover" {
+		t.Fatalf("suites %v", names)
+	}
+	if total.tests != 6 || total.failures != 2 || total.errors != 2 || total.skipped != 1 {
+		t.Fatalf("%+v\n%s", total, b)
 	}
 	if !strings.Contains(string(b), "&lt;would not&gt; start &amp; died") {
 		t.Fatalf("error text not escaped:\n%s", b)

@@ -34,6 +34,7 @@ const (
 var (
 	ErrUnknownScenario = errors.New("scenarios: unknown scenario")
 	ErrInvalid         = errors.New("scenarios: invalid scenario")
+	ErrInvalidShard    = errors.New("scenarios: invalid shard")
 )
 
 // Scenario is one row of the matrix.

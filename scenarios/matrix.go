@@ -82,7 +82,7 @@ func set(names []string) map[string]bool {
 // indexed Kubernetes Job splits the cells across machines with it.
 func Shard(cells []Cell, i, n int) ([]Cell, error) {
 	if n < 1 || i < 1 || i > n {
-		return nil, fmt.Errorf("%w: shard %d/%d (want i/n with 1 <= i <= n)", ErrInvalid, i, n)
+		return nil, fmt.Errorf("%w %d/%d (want i/n with 1 <= i <= n)", ErrInvalidShard, i, n)
 	}
 	var out []Cell
 	for k, c := range cells {

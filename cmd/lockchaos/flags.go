@@ -23,6 +23,27 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
+// shardFromEnv reads the shard the CI system or orchestrator already
+// assigned: GitLab's parallel jobs (CI_NODE_INDEX, 1-based, and
+// CI_NODE_TOTAL), or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX,
+// 0-based, with the total in LOCKCHAOS_SHARD_TOTAL, which the Job's
+// manifest sets to its completions). It returns "" when none is set, and
+// says which variables it used.
+func shardFromEnv(getenv func(string) string) (shard, from string, err error) {
+	if i, n := getenv("CI_NODE_INDEX"), getenv("CI_NODE_TOTAL"); i != "" && n != "" {
+		return i + "/" + n, "CI_NODE_INDEX/CI_NODE_TOTAL", nil
+	}
+	if i := getenv("JOB_COMPLETION_INDEX"); i != "" {
+		n := getenv("LOCKCHAOS_SHARD_TOTAL")
+		idx, err := strconv.Atoi(i)
+		if err != nil || n == "" {
+			return "", "", fmt.Errorf("JOB_COMPLETION_INDEX=%q needs LOCKCHAOS_SHARD_TOTAL (the Job's completions) to make a shard", i)
+		}
+		return strconv.Itoa(idx+1) + "/" + n, "JOB_COMPLETION_INDEX/LOCKCHAOS_SHARD_TOTAL", nil
+	}
+	return "", "", nil
+}
+
 func rerunFlags(d time.Duration, clients int, files []string) string {
 	s := ""
 	if d > 0 {

@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 )
 
 // Exit codes, documented above and in the README.
@@ -34,6 +35,7 @@ Usage:
   lockchaos list                          scenarios, locks, expectations, fault kinds
   lockchaos check [flags] HISTORY.jsonl   re-check a recorded history
   lockchaos report [--out DIR] DIR...     rebuild the HTML reports (merging shards)
+  lockchaos version                       the version of this build
   lockchaos help                          this text
 
 Run "lockchaos COMMAND --help" for a command's flags and examples.
@@ -58,10 +60,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdCheck(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintf(stdout, "lockchaos %s (%s)\n", version, runtime.Version())
+		return exitOK
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, report, help)\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, report, version, help)\n\n%s", args[0], usage)
 	return exitUsage
 }

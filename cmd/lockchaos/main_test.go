@@ -94,3 +94,50 @@ func TestUsageErrors(t *testing.T) {
 		t.Errorf("help: %d %q", code, out)
 	}
 }
+
+func TestVersionCommandAndFlag(t *testing.T) {
+	for _, args := range [][]string{{"version"}, {"--version"}} {
+		code, stdout, _ := runCLI(args...)
+		if code != exitOK || !strings.HasPrefix(stdout, "lockchaos ") || !strings.Contains(stdout, "go1.") {
+			t.Errorf("%v: exit %d, %q", args, code, stdout)
+		}
+	}
+}
+
+func TestTotalsReadAsWordsWorstFirst(t *testing.T) {
+	got := totalsText(map[string]int{"met": 3, "regression": 1, "inconclusive": 2})
+	if got != "1 regression, 2 inconclusive, 3 met" {
+		t.Fatalf("totals %q", got)
+	}
+	if got := totalsText(nil); got != "no cells" {
+		t.Fatalf("empty totals %q", got)
+	}
+}
+
+func TestShardComesFromTheCIEnvironment(t *testing.T) {
+	env := func(kv ...string) func(string) string {
+		m := map[string]string{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			m[kv[i]] = kv[i+1]
+		}
+		return func(k string) string { return m[k] }
+	}
+	for _, c := range []struct {
+		env       func(string) string
+		want, err string
+	}{
+		{env(), "", ""},
+		{env("CI_NODE_INDEX", "2", "CI_NODE_TOTAL", "4"), "2/4", ""},
+		{env("JOB_COMPLETION_INDEX", "0", "LOCKCHAOS_SHARD_TOTAL", "3"), "1/3", ""},
+		{env("JOB_COMPLETION_INDEX", "2"), "", "needs LOCKCHAOS_SHARD_TOTAL"},
+	} {
+		got, _, err := shardFromEnv(c.env)
+		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("shard %q, err %v; want %q, err containing %q", got, err, c.want, c.err)
+		}
+	}
+	code, _, stderr := runCLI("run", "--shard", "3/2", "--out", t.TempDir())
+	if code != exitUsage || !strings.Contains(stderr, "invalid shard 3/2") || strings.Contains(stderr, "invalid scenario") {
+		t.Fatalf("--shard 3/2: exit %d, %s", code, stderr)
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -79,7 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
 	parallel := fs.Int("parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
-	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices")
+	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
 	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
 	budget := fs.Duration("budget", 30*time.Second, "checker budget per property")
 	toxAPI := fs.String("toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
@@ -160,6 +161,16 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		cells = kept
 	}
 	shardLabel := ""
+	if *shard == "" {
+		env, from, err := shardFromEnv(os.Getenv)
+		if err != nil {
+			return usageErr("%v", err)
+		}
+		if env != "" {
+			*shard = env
+			fmt.Fprintf(stderr, "lockchaos: shard %s from %s\n", env, from)
+		}
+	}
 	if *shard != "" {
 		i, n, err := parseShard(*shard)
 		if err != nil {
@@ -338,10 +349,37 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
 		}
 	}
-	fmt.Fprintf(w, "\nseed %d, time scale %.2f, %s, totals %v\n", s.Seed, s.TimeScale, s.Elapsed.Round(time.Millisecond), s.Totals)
+	fmt.Fprintf(w, "\nseed %d, time scale %.2f, %s: %s\n", s.Seed, s.TimeScale, s.Elapsed.Round(time.Millisecond), totalsText(s.Totals))
 	for _, c := range s.Cells {
 		if c.Failed() {
 			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
 		}
 	}
+}
+
+// totalsText renders outcome counts for people, worst first:
+// "1 regression, 3 met".
+func totalsText(t map[string]int) string {
+	order := []results.Outcome{results.Regression, results.Missed, results.HarnessError, results.Unknown,
+		results.Inconclusive, results.Interrupted, results.Skipped, results.Met}
+	var parts []string
+	seen := map[string]bool{}
+	for _, o := range order {
+		if n := t[string(o)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+		}
+		seen[string(o)] = true
+	}
+	var rest []string
+	for k, n := range t {
+		if !seen[k] && n > 0 {
+			rest = append(rest, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	sort.Strings(rest)
+	parts = append(parts, rest...)
+	if len(parts) == 0 {
+		return "no cells"
+	}
+	return strings.Join(parts, ", ")
 }
