@@ -258,7 +258,17 @@ func (l *Link) Heal() error {
 func (l *Link) Repoint(upstream string) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if err := l.px.Update(&toxiproxy.Proxy{Listen: l.addr, Upstream: upstream, Enabled: l.enabled}); err != nil {
+	// The proxy stops and listens again on the same address; on a busy
+	// machine the old listener can still hold it for a moment (measured:
+	// 1 of 340 failovers). Try again for up to a second.
+	var err error
+	for try := 0; try < 50; try++ {
+		if err = l.px.Update(&toxiproxy.Proxy{Listen: l.addr, Upstream: upstream, Enabled: l.enabled}); err == nil || !strings.Contains(err.Error(), "address already in use") {
+			break
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if err != nil {
 		return fmt.Errorf("faults: link %s: repoint to %s: %w", l.name, upstream, err)
 	}
 	l.upstream = upstream
