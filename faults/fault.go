@@ -70,17 +70,17 @@ type Fault interface {
 type Needs struct {
 	// NodeControl: it kills, restarts or promotes nodes (not possible on a
 	// user's own Redis).
-	NodeControl bool
+	NodeControl bool `json:"node_control,omitempty"`
 	// Replica: it needs a primary with a replica (one service address).
-	Replica bool
+	Replica bool `json:"replica,omitempty"`
 	// Nodes: it needs at least this many independent nodes.
-	Nodes int
+	Nodes int `json:"nodes,omitempty"`
 	// Persistence: the nodes keep an append-only file (the scenario's
 	// fsync policy) and come back from it.
-	Persistence bool
+	Persistence bool `json:"persistence,omitempty"`
 	// Clock: it moves nodes' wall clocks (the nodes run under the clock
 	// shim, which needs a C compiler and the process backend).
-	Clock bool
+	Clock bool `json:"clock,omitempty"`
 }
 
 // Kind is a kind of fault, registered once: what it is called, what it

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -9,15 +10,18 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-const listUsage = `Usage: lockchaos list [--scenarios-file FILE]
+const listUsage = `Usage: lockchaos list [--json] [--scenarios-file FILE]
 
 Lists the scenarios with their faults and expectations per lock, the locks
-and the fault kinds.
+and the fault kinds. With --json, one JSON document with the same content
+(format 1: {"format", "scenarios", "locks", "fault_kinds"}).
 
-Example:
+Examples:
   lockchaos list --scenarios-file my.yaml
+  lockchaos list --json | jq '.scenarios[].name'
 
 Flags:
 `
@@ -29,6 +33,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios and driver locks (repeatable)")
 	var lockDrivers multiList
 	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable)")
+	asJSON := fs.Bool("json", false, "print the listing as one JSON document")
 	fs.Usage = func() { fmt.Fprint(stderr, listUsage); fs.PrintDefaults() }
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -40,6 +45,9 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos list: %v\n", err)
 		return exitUsage
+	}
+	if *asJSON {
+		return listJSON(stdout, stderr, catalog)
 	}
 	locks := lockimpl.Names()
 	fmt.Fprintf(stdout, "%-22s", "SCENARIO")
@@ -81,5 +89,52 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stdout, "  %-22s %s\n", k.Name, k.Doc)
 	}
 	fmt.Fprintln(stdout, "\nExpectations: safe (must pass), unsafe (must be detected), either (reported, not gated), n/a (not run), - (not in this scenario)")
+	return exitOK
+}
+
+// listing is `list --json`: the scenarios with defaults filled, the locks
+// with their traits, the fault kinds with what they need.
+type listing struct {
+	Format     int                  `json:"format"`
+	Scenarios  []scenarios.Scenario `json:"scenarios"`
+	Locks      []listedLock         `json:"locks"`
+	FaultKinds []listedKind         `json:"fault_kinds"`
+}
+
+type listedLock struct {
+	Name        string `json:"name"`
+	Doc         string `json:"doc"`
+	Nodes       int    `json:"nodes"`
+	Fencing     bool   `json:"fencing,omitempty"`
+	Renews      bool   `json:"renews,omitempty"`
+	SignalsLoss bool   `json:"signals_loss,omitempty"`
+	Traits      string `json:"traits"`
+}
+
+type listedKind struct {
+	Name   string       `json:"name"`
+	Doc    string       `json:"doc"`
+	Moment string       `json:"dangerous_moment,omitempty"`
+	Needs  faults.Needs `json:"needs"`
+}
+
+func listJSON(stdout, stderr io.Writer, catalog []scenarios.Scenario) int {
+	l := listing{Format: 1}
+	for _, s := range catalog {
+		l.Scenarios = append(l.Scenarios, s.WithDefaults())
+	}
+	for _, s := range lockimpl.Specs() {
+		l.Locks = append(l.Locks, listedLock{Name: s.Name, Doc: s.Doc, Nodes: s.Nodes, Fencing: s.Fencing, Renews: s.Renews,
+			SignalsLoss: s.SignalsLoss, Traits: s.Describe()})
+	}
+	for _, k := range faults.Kinds() {
+		l.FaultKinds = append(l.FaultKinds, listedKind{Name: k.Name, Doc: k.Doc, Moment: k.Moment, Needs: k.Needs})
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(l); err != nil {
+		fmt.Fprintf(stderr, "lockchaos list: %v\n", err)
+		return exitHarness
+	}
 	return exitOK
 }

@@ -141,3 +141,36 @@ func TestShardComesFromTheCIEnvironment(t *testing.T) {
 		t.Fatalf("--shard 3/2: exit %d, %s", code, stderr)
 	}
 }
+
+func TestListJSONHasEveryScenarioLockAndFaultKind(t *testing.T) {
+	code, stdout, stderr := runCLI("list", "--json", "--scenarios-file", "../../scenarios/critiques.yaml")
+	if code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	var l struct {
+		Format    int `json:"format"`
+		Scenarios []struct {
+			Name   string            `json:"name"`
+			Expect map[string]string `json:"expect"`
+		} `json:"scenarios"`
+		Locks      []struct{ Name string } `json:"locks"`
+		FaultKinds []struct {
+			Name  string         `json:"name"`
+			Needs map[string]any `json:"needs"`
+		} `json:"fault_kinds"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &l); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, stdout)
+	}
+	names := map[string]bool{}
+	for _, s := range l.Scenarios {
+		names[s.Name] = true
+	}
+	kinds := map[string]map[string]any{}
+	for _, k := range l.FaultKinds {
+		kinds[k.Name] = k.Needs
+	}
+	if l.Format != 1 || !names["gc-pause"] || !names["clock-jump"] || len(l.Locks) < 6 || kinds["clock-jump"]["clock"] != true {
+		t.Fatalf("listing %+v", l)
+	}
+}
