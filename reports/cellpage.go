@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"html"
 	"html/template"
 	"os"
 	"path/filepath"
@@ -99,7 +100,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		for _, w := range zoomWindows(rep, h.End) {
 			v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
 		}
-		links, err := writePorcupine(page, rep, tl, opts.InfoLimit)
+		links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
 		if err != nil {
 			return err
 		}
@@ -242,7 +243,7 @@ func zoomWindows(rep *checker.Report, end int64) []window {
 
 // writePorcupine writes porcupine's visualization of each property that
 // has linearization info, with the fault windows drawn as annotations.
-func writePorcupine(page string, rep *checker.Report, tl *timeline, infoLimit int) ([]porcupineLink, error) {
+func writePorcupine(page, cellName, indexLink string, rep *checker.Report, tl *timeline, infoLimit int) ([]porcupineLink, error) {
 	var out []porcupineLink
 	base := strings.TrimSuffix(page, ".html")
 	// The cell page itself is written after this: make its folder now.
@@ -264,7 +265,12 @@ func writePorcupine(page string, rep *checker.Report, tl *timeline, infoLimit in
 		if err != nil {
 			return nil, fmt.Errorf("reports: %w", err)
 		}
-		err = errors.Join(porcupine.Visualize(*r.Model, *r.Info, f), f.Close())
+		var buf bytes.Buffer
+		err = porcupine.Visualize(*r.Model, *r.Info, &buf)
+		if err == nil {
+			_, err = f.Write(dressPorcupine(buf.Bytes(), cellName, string(r.Property), filepath.Base(page), indexLink))
+		}
+		err = errors.Join(err, f.Close())
 		if err != nil {
 			os.Remove(path)
 			return nil, fmt.Errorf("reports: porcupine view of %s: %w", r.Property, err)
@@ -289,4 +295,25 @@ func relLink(fromDir, target string) string {
 		return filepath.ToSlash(absTarget)
 	}
 	return filepath.ToSlash(rel)
+}
+
+// dressPorcupine gives porcupine's page a title naming the cell and the
+// property, a link back to the cell's page and the matrix, and opens it at
+// the first error (porcupine's own "jump to first error" link, clicked
+// once the drawing is done).
+func dressPorcupine(page []byte, cell, property, cellPage, indexLink string) []byte {
+	title := html.EscapeString(fmt.Sprintf("%s: %s (porcupine)", cell, property))
+	page = bytes.Replace(page, []byte("<title>Porcupine</title>"), []byte("<title>"+title+"</title>"), 1)
+	back := fmt.Sprintf(`<body>
+    <p style="font-family: sans-serif; font-size: 13px"><a href="%s">&larr; %s</a> &middot; <a href="%s">the matrix</a> &middot; %s</p>`,
+		html.EscapeString(cellPage), html.EscapeString(cell), html.EscapeString(indexLink), html.EscapeString(property))
+	page = bytes.Replace(page, []byte("<body>"), []byte(back), 1)
+	jump := `<script>window.addEventListener('load', () => setTimeout(() => {
+  const j = document.querySelector('#jump-link'); if (j) j.dispatchEvent(new MouseEvent('click', {bubbles: true}))
+}, 0))</script>
+  </body>`
+	if i := bytes.LastIndex(page, []byte("</body>")); i >= 0 {
+		page = append(page[:i:i], append([]byte(jump), page[i+len("</body>"):]...)...)
+	}
+	return page
 }

@@ -276,7 +276,7 @@ func foldRuns(runs []*results.Cell, links map[*results.Cell]string) matrixCell {
 	mc := matrixCell{Present: true, Class: outcomeClass(worst), Outcome: string(worst.Outcome), Link: links[worst],
 		Title: fmt.Sprintf("expected %s; %s", worst.Expect, worst.Outcome)}
 	if len(runs) == 1 {
-		mc.Verdict = orDash(string(worst.Verdict))
+		mc.Verdict = verdictWord(worst)
 		switch {
 		case worst.Expect == results.NotApplicable:
 			mc.Verdict, mc.Detail = "n/a", ""
@@ -290,8 +290,21 @@ func foldRuns(runs []*results.Cell, links map[*results.Cell]string) matrixCell {
 		return mc
 	}
 	mc.Verdict = fmt.Sprintf("%d/%d failed", failed, len(runs))
+	if worst.Expect == results.Unsafe {
+		mc.Verdict = fmt.Sprintf("%d/%d detected", failed, len(runs))
+	}
 	mc.Detail = fmt.Sprintf("expected %s", worst.Expect)
 	return mc
+}
+
+// verdictWord is a cell's verdict as the matrix shows it: on a cell
+// expected unsafe a violation is what was wanted, so it reads "detected",
+// not a "fail" that looks like bad news at first sight.
+func verdictWord(c *results.Cell) string {
+	if c.Expect == results.Unsafe && c.Verdict == checker.Fail {
+		return "detected"
+	}
+	return orDash(string(c.Verdict))
 }
 
 func orDash(s string) string {

@@ -260,6 +260,19 @@ func TestEveryCellPageLinksItsPorcupineViewAndOwnDescription(t *testing.T) {
 	if !strings.Contains(string(first), "our own baseline, from a scenarios file") {
 		t.Fatal("the page does not show the run's own scenario description")
 	}
+	// Porcupine's page names the cell and property, links back, and opens
+	// at the first error.
+	pc, err := os.ReadFile(strings.TrimSuffix(res.Pages[0], ".html") + "-porcupine-mutual-exclusion.html")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cell := s.Cells[0].Scenario + "/" + s.Cells[0].Lock
+	for _, want := range []string{"<title>" + cell + ": mutual-exclusion (porcupine)</title>",
+		`href="` + filepath.Base(res.Pages[0]) + `"`, "the matrix</a>", "#jump-link"} {
+		if !strings.Contains(string(pc), want) {
+			t.Errorf("porcupine page lacks %q", want)
+		}
+	}
 }
 
 // TestCellPageLeadsWithIncidentsAndEvidence: a violating cell's page says
