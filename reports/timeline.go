@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/workload/history"
@@ -25,6 +26,9 @@ type faultWindow struct {
 	start, end int64
 	name       string
 	targets    string
+	// label is what the band says on top: the fault's name, and for a
+	// clock fault the node and its clock offset from then on.
+	label string
 }
 
 type markKind int
@@ -57,11 +61,13 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 	t.holds = checker.Holds(h)
 	t.overlaps = checker.Overlaps(t.holds)
 	byID := map[int64]history.Event{}
+	clocks := map[string]time.Duration{} // node -> its clock offset so far
 	for _, e := range h.Events {
 		byID[e.ID] = e
 		switch {
 		case e.Kind == history.Fault:
-			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault, targets: strings.Join(e.Targets, ", ")})
+			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault, targets: strings.Join(e.Targets, ", "),
+				label: faultLabel(e, clocks)})
 		case e.Kind == history.Acquire && e.Outcome == history.Refused:
 			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markRefused, title: "acquire refused at " + history.Seconds(e.Call)})
 		case e.Kind == history.Acquire && e.Outcome == history.Indefinite:
@@ -130,7 +136,7 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 		x0, x1 := x(max(f.start, from)), x(min(f.end, to))
 		fmt.Fprintf(&b, `<g class="fault"><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#f5a623" fill-opacity="0.18" stroke="#f5a623" stroke-opacity="0.5"><title>%s %s to %s: %s</title></rect>`,
 			x0, topMargin-16, math.Max(x1-x0, 1), lanesBottom-topMargin+16, esc(f.name), esc(history.Seconds(f.start)), esc(history.Seconds(f.end)), esc(f.targets))
-		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="#a0620a">%s</text></g>`, x0+2, topMargin-6, esc(f.name))
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="#a0620a">%s</text></g>`, x0+2, topMargin-6, esc(f.label))
 	}
 	// Lanes.
 	for i, c := range t.clients {
@@ -323,3 +329,29 @@ func msLabel(ns int64) string {
 }
 
 func esc(s string) string { return template.HTMLEscapeString(s) }
+
+// faultLabel names a fault band. A clock fault's window carries its node
+// first and "jump=D" among its targets; the label adds the node's clock
+// offset from then on (jumps add up, as on a stepped clock), so a reader
+// sees which node's clock was where.
+func faultLabel(e history.Event, clocks map[string]time.Duration) string {
+	for _, t := range e.Targets {
+		d, ok := strings.CutPrefix(t, "jump=")
+		if !ok || len(e.Targets) == 0 {
+			continue
+		}
+		jump, err := time.ParseDuration(d)
+		if err != nil {
+			break
+		}
+		node := e.Targets[0]
+		if e.Fault == "replica-clock-skew" && len(e.Targets) > 1 {
+			node = e.Targets[1] // primary, replica, jump: the replica's clock runs ahead
+			clocks[node] = jump
+		} else {
+			clocks[node] += jump
+		}
+		return fmt.Sprintf("%s %s clock %+.3fs", e.Fault, node, clocks[node].Seconds())
+	}
+	return e.Fault
+}
