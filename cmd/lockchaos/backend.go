@@ -13,7 +13,7 @@ import (
 // redisImageUsage is the help of --redis-image, which chooseBackend hands
 // to the docker backend.
 const redisImageUsage = "image for the docker backend (default " + docker.DefaultRedisImage +
-	", built by `make redis-image`, else " + docker.FallbackRedisImage + "; a missing image is pulled if a registry answers)"
+	", built by make redis-image, else " + docker.FallbackRedisImage + "; a missing image is pulled if a registry answers)"
 
 // chooseBackend turns --backend into a Backend and the Redis version it
 // runs. auto prefers local processes, then Docker, else says how to get

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -38,22 +37,19 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	maxV := fs.Int("max-violations", 20, "violations to print per property (all are counted)")
 	fs.Usage = func() { fmt.Fprint(stderr, checkUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	files, code, ok := parseArgs(fs, args, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() != 1 {
-		fmt.Fprintln(stderr, "lockchaos check: want exactly one history file")
-		fs.Usage()
+	if len(files) != 1 {
+		fmt.Fprintf(stderr, "lockchaos check: want exactly one history file, got %d\nRun 'lockchaos check --help' for its flags.\n", len(files))
 		return exitUsage
 	}
 	if *budget <= 0 || *maxV <= 0 {
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
 	}
-	h, err := history.LoadFile(fs.Arg(0))
+	h, err := history.LoadFile(files[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
 		return exitUsage

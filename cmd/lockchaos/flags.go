@@ -1,7 +1,11 @@
 package main
 
 import (
+	"errors"
+	"flag"
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,4 +129,82 @@ func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, er
 		}
 	}
 	return catalog, nil
+}
+
+// parseArgs parses a command's flags wherever they stand among its
+// arguments ("check FILE --json" as well as "check --json FILE"; after
+// "--" everything is an argument) and returns the arguments. On --help it
+// prints the usage and returns exitOK; on a bad flag it says what is wrong,
+// suggests the flag that was probably meant, and returns exitUsage,
+// without the whole usage text.
+func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int, bool) {
+	var tail []string
+	if i := slices.Index(args, "--"); i >= 0 {
+		args, tail = args[:i], args[i+1:]
+	}
+	// The flag package prints the whole usage on any error; we print one
+	// line and a suggestion instead, and the usage only when asked.
+	usage := fs.Usage
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	defer func() { fs.Usage = usage; fs.SetOutput(stderr) }()
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			fs.SetOutput(stderr)
+			if errors.Is(err, flag.ErrHelp) {
+				usage()
+				return nil, exitOK, false
+			}
+			fmt.Fprintf(stderr, "lockchaos %s: %v%s\nRun 'lockchaos %s --help' for its flags.\n", fs.Name(), err, suggestFlag(fs, err), fs.Name())
+			return nil, exitUsage, false
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		positional = append(positional, rest[0])
+		args = rest[1:]
+	}
+	return append(positional, tail...), exitOK, true
+}
+
+// suggestFlag names the defined flag closest to an undefined one.
+func suggestFlag(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	best, bestDist := "", 3
+	fs.VisitAll(func(f *flag.Flag) {
+		if d := editDistance(name, f.Name); d < bestDist || (strings.HasPrefix(f.Name, name) && bestDist > 1) {
+			best, bestDist = f.Name, min(d, 1)
+		}
+	})
+	if best == "" {
+		return ""
+	}
+	return " (did you mean --" + best + "?)"
+}
+
+// editDistance is Levenshtein's distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,10 +34,12 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable)")
 	asJSON := fs.Bool("json", false, "print the listing as one JSON document")
 	fs.Usage = func() { fmt.Fprint(stderr, listUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	rest, code, ok := parseArgs(fs, args, stderr)
+	if !ok {
+		return code
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "lockchaos list: unexpected argument %q (list takes flags only)\n", rest[0])
 		return exitUsage
 	}
 	catalog, err := loadCatalog(files, lockDrivers)

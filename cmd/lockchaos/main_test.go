@@ -174,3 +174,23 @@ func TestListJSONHasEveryScenarioLockAndFaultKind(t *testing.T) {
 		t.Fatalf("listing %+v", l)
 	}
 }
+
+func TestFlagsGoAnywhereAndTyposGetASuggestion(t *testing.T) {
+	// A flag after the positional argument is a flag, not a second file.
+	code, _, stderr := runCLI("check", "no-such-history.jsonl", "--json")
+	if code != exitUsage || strings.Contains(stderr, "exactly one") || !strings.Contains(stderr, "no-such-history.jsonl") {
+		t.Fatalf("check FILE --json: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI("list", "--jsn")
+	if code != exitUsage || !strings.Contains(stderr, "did you mean --json?") || strings.Contains(stderr, "Usage:") {
+		t.Fatalf("list --jsn: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI("run", "--senario", "gc-pause")
+	if code != exitUsage || !strings.Contains(stderr, "did you mean --scenario?") {
+		t.Fatalf("run --senario: exit %d, %s", code, stderr)
+	}
+	code, _, stderr = runCLI("run", "--help")
+	if code != exitOK || !strings.Contains(stderr, "-redis-image string") {
+		t.Fatalf("run --help: exit %d, the image flag's value name is not 'string':\n%s", code, stderr)
+	}
+}

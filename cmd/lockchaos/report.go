@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -35,18 +34,14 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 	out := fs.String("out", "", "where to write the HTML (default: the first DIR)")
 	markdown := fs.String("markdown", "", "write the lock x scenario table into this Markdown file's markers (- for stdout) instead of HTML")
 	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
+	dirs, code, ok := parseArgs(fs, args, stderr)
+	if !ok {
+		return code
+	}
+	if len(dirs) == 0 {
+		fmt.Fprintln(stderr, "lockchaos report: want at least one results directory\nRun 'lockchaos report --help' for its flags.")
 		return exitUsage
 	}
-	if fs.NArg() == 0 {
-		fmt.Fprintln(stderr, "lockchaos report: want at least one results directory")
-		fs.Usage()
-		return exitUsage
-	}
-	dirs := fs.Args()
 	var sums []*reports.Summary
 	for _, d := range dirs {
 		s, err := reports.ReadJSON(filepath.Join(d, "summary.json"))

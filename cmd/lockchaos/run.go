@@ -92,14 +92,12 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	fs.Func("min-cycles", "evidence floor: completed acquire-release cycles (default 20)", intPtr(&floor.MinCycles))
 	fs.Func("max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)", floatPtr(&floor.MaxIndefinite))
 	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK
-		}
-		return exitUsage
+	rest, code, ok := parseArgs(fs, args, stderr)
+	if !ok {
+		return code
 	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "lockchaos run: unexpected argument %q\n", fs.Arg(0))
+	if len(rest) > 0 {
+		fmt.Fprintf(stderr, "lockchaos run: unexpected argument %q (run takes flags only)\n", rest[0])
 		return exitUsage
 	}
 	usageErr := func(format string, a ...any) int {
