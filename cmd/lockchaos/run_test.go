@@ -2,9 +2,12 @@ package main
 
 import (
 	"encoding/xml"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"syscall"
 	"testing"
@@ -324,4 +327,65 @@ func processesRunning(path string) []string {
 		}
 	}
 	return out
+}
+
+// TestFourShardsAtOnceMergeToTheUnshardedRun runs four shards as separate
+// processes at the same time, each taking its shard from the CI variables
+// (CI_NODE_INDEX / CI_NODE_TOTAL) as a GitLab parallel job would, merges
+// them with `report`, and checks the merged summary holds exactly the cells
+// of an unsharded run: none lost, none twice.
+func TestFourShardsAtOnceMergeToTheUnshardedRun(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "lockchaos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	base := t.TempDir()
+	args := []string{"run", "--scenario", "baseline,slow-holder", "--lock", "token,naive,fenced", "--duration", "300ms", "--seed", "3", "--parallel", "1"}
+	cells := func(dir string) []string {
+		s, err := reports.ReadJSON(filepath.Join(dir, "summary.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, c := range s.Cells {
+			out = append(out, c.Scenario+"/"+c.Lock)
+		}
+		sort.Strings(out)
+		return out
+	}
+	var dirs []string
+	var cmds []*exec.Cmd
+	for i := 1; i <= 4; i++ {
+		dir := filepath.Join(base, fmt.Sprintf("shard%d", i))
+		dirs = append(dirs, dir)
+		cmd := exec.Command(bin, append(args, "--out", dir)...)
+		cmd.Env = append(os.Environ(), fmt.Sprintf("CI_NODE_INDEX=%d", i), "CI_NODE_TOTAL=4", "CI=true")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cmds = append(cmds, cmd)
+	}
+	// A verdict (1) or an inconclusive cell (4) is a run's business; only
+	// usage (2) and harness (3) errors would spoil the merge.
+	ranThrough := func(err error) bool {
+		var ee *exec.ExitError
+		return err == nil || (errors.As(err, &ee) && (ee.ExitCode() == exitViolation || ee.ExitCode() == exitInconclusive))
+	}
+	for i, cmd := range cmds {
+		if err := cmd.Wait(); !ranThrough(err) {
+			t.Fatalf("shard %d: %v", i+1, err)
+		}
+	}
+	merged := filepath.Join(base, "all")
+	if out, err := exec.Command(bin, append([]string{"report", "--out", merged}, dirs...)...).CombinedOutput(); err != nil {
+		t.Fatalf("report: %v\n%s", err, out)
+	}
+	whole := filepath.Join(base, "whole")
+	if out, err := exec.Command(bin, append(args, "--out", whole)...).CombinedOutput(); !ranThrough(err) {
+		t.Fatalf("unsharded run: %v\n%s", err, out)
+	}
+	got, want := cells(merged), cells(whole)
+	if strings.Join(got, ",") != strings.Join(want, ",") || len(want) != 6 {
+		t.Fatalf("merged shards hold %v, the unsharded run %v", got, want)
+	}
 }
