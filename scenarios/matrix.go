@@ -104,6 +104,9 @@ type MatrixOptions struct {
 	// Progress, if set, is called after each cell (from one goroutine at a
 	// time) with the number done and the total.
 	Progress func(r *results.Cell, done, total int)
+	// Started, if set, is called as each cell run starts (from one
+	// goroutine at a time), with its name and seed.
+	Started func(name string, seed int64)
 }
 
 // RunMatrix runs cells (each Repeat times) with Parallel at once. Results
@@ -134,6 +137,11 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 				opts.Seed = mo.Seed + int64(j.rep)
 				if mo.Repeat > 1 {
 					opts.HistoryName = fmt.Sprintf("history-seed%d.jsonl", opts.Seed)
+				}
+				if mo.Started != nil {
+					mu.Lock()
+					mo.Started(cells[j.cell].Scenario.Name+"/"+cells[j.cell].Lock.Name, opts.Seed)
+					mu.Unlock()
 				}
 				r := RunCell(ctx, cells[j.cell], opts)
 				mu.Lock()

@@ -4,21 +4,31 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
 
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
 )
 
-// progress shows a bar on a terminal and plain lines in CI (CI set) or
-// when stderr is not a terminal.
+// progress shows a bar on a terminal, naming the cells running now with
+// their elapsed time (redrawn four times a second from the start), and
+// plain lines in CI (CI set) or when stderr is not a terminal.
 type progress struct {
 	w   io.Writer
 	bar *progressbar.ProgressBar
+
+	mu      sync.Mutex
+	running map[string]time.Time // "scenario/lock seed N" -> start
+	stop    chan struct{}
+	stopped chan struct{}
 }
 
 func newProgress(w io.Writer, total int) *progress {
-	p := &progress{w: w}
+	p := &progress{w: w, running: map[string]time.Time{}}
 	f, ok := w.(*os.File)
 	if ok && isatty.IsTerminal(f.Fd()) && os.Getenv("CI") == "" {
 		p.bar = progressbar.NewOptions(total,
@@ -27,15 +37,71 @@ func newProgress(w io.Writer, total int) *progress {
 			progressbar.OptionShowCount(),
 			progressbar.OptionSetElapsedTime(true),
 			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionSetRenderBlankState(true),
+			progressbar.OptionThrottle(0),
 			progressbar.OptionClearOnFinish(),
 		)
+		p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+		go p.redraw()
 	}
 	return p
 }
 
+// redraw names the running cells every 250 ms.
+func (p *progress) redraw() {
+	defer close(p.stopped)
+	t := time.NewTicker(250 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case now := <-t.C:
+			p.mu.Lock()
+			text := runningText(p.running, now)
+			p.mu.Unlock()
+			p.bar.Describe(text)
+		}
+	}
+}
+
+// runningText is the bar's description: the cells running, oldest first,
+// with how long each has run.
+func runningText(running map[string]time.Time, now time.Time) string {
+	if len(running) == 0 {
+		return "cells"
+	}
+	names := make([]string, 0, len(running))
+	for n := range running {
+		names = append(names, n)
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if a, b := running[names[i]], running[names[j]]; !a.Equal(b) {
+			return a.Before(b)
+		}
+		return names[i] < names[j]
+	})
+	parts := make([]string, len(names))
+	for i, n := range names {
+		parts[i] = fmt.Sprintf("%s %.1fs", n, now.Sub(running[n]).Seconds())
+	}
+	return "running " + strings.Join(parts, ", ")
+}
+
+func runKey(name string, seed int64) string { return fmt.Sprintf("%s seed %d", name, seed) }
+
+// started records a cell run as running.
+func (p *progress) started(name string, seed int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.running[runKey(name, seed)] = time.Now()
+}
+
 func (p *progress) cell(r *results.Cell, done, total int) {
+	p.mu.Lock()
+	delete(p.running, runKey(r.Scenario+"/"+r.Lock, r.RunSeed))
+	p.mu.Unlock()
 	if p.bar != nil {
-		p.bar.Describe(fmt.Sprintf("%s/%s %s", r.Scenario, r.Lock, r.Outcome))
 		_ = p.bar.Add(1)
 		if r.Failed() {
 			_ = p.bar.Clear()
@@ -48,6 +114,8 @@ func (p *progress) cell(r *results.Cell, done, total int) {
 
 func (p *progress) done() {
 	if p.bar != nil {
+		close(p.stop)
+		<-p.stopped
 		_ = p.bar.Finish()
 	}
 }

@@ -222,7 +222,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files) + fmt.Sprintf(" --time-scale %.2f", scale),
 			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
 			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: *maxDuration, Floor: floor, PartLength: *partLength},
-		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell,
+		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell, Started: progress.started,
 	})
 	progress.done()
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
