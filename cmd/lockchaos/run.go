@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -81,7 +80,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
 	parallel := fs.Int("parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
 	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
-	asJSON := fs.Bool("json", false, "print the summary as JSON on stdout")
+	asJSON := fs.Bool("json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
 	budget := fs.Duration("budget", 30*time.Second, "checker budget per property")
 	toxAPI := fs.String("toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	timeScale := fs.Float64("time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
@@ -215,14 +214,27 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockchaos: machine now: %s\n", calibration)
 	}
 	progress := newProgress(stderr, len(cells)**repeat)
+	var stream *jsonStream
+	if *asJSON {
+		stream = newJSONStream(stdout)
+	}
 	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
 		version, len(cells), *repeat, *seed, be.Name(), redisVersion, *parallel, scale, *out)
+	stream.emit(streamEvent{Type: "start", Version: version, Backend: be.Name(), Cells: len(cells), Repeat: *repeat, Seed: *seed})
 	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
 		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
 			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files) + fmt.Sprintf(" --time-scale %.2f", scale),
 			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
 			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: *maxDuration, Floor: floor, PartLength: *partLength},
-		Parallel: *parallel, Repeat: *repeat, Progress: progress.cell, Started: progress.started,
+		Parallel: *parallel, Repeat: *repeat,
+		Progress: func(r *results.Cell, done, total int) {
+			progress.cell(r, done, total)
+			stream.emit(streamEvent{Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total})
+		},
+		Started: func(name string, seed int64) {
+			progress.started(name, seed)
+			stream.emit(streamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
+		},
 	})
 	progress.done()
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
@@ -238,9 +250,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockchaos run: writing reports: %v\n", err)
 	}
 	if *asJSON {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		_ = enc.Encode(sum)
+		stream.emit(streamEvent{Type: "summary", Summary: sum})
 	} else {
 		printMatrix(stdout, sum)
 		fmt.Fprintf(stdout, "\nwrote %s, %s", jsonPath, junitPath)

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// schemaBase is where the schemas' $id place them; the test serves them
+// from docs/schema, so a $ref between them resolves as it would online.
+const schemaBase = "https://github.com/lockchaos/lockchaos/docs/schema/"
+
+func compileSchema(t *testing.T, name string) *jsonschema.Schema {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "schema", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no schemas in docs/schema: %v", err)
+	}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if err := c.AddResource(schemaBase+filepath.Base(f), doc); err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+	}
+	s, err := c.Compile(schemaBase + name)
+	if err != nil {
+		t.Fatalf("schema %s: %v", name, err)
+	}
+	return s
+}
+
+func validate(t *testing.T, s *jsonschema.Schema, what string, doc []byte) {
+	t.Helper()
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(doc))
+	if err != nil {
+		t.Fatalf("%s is not JSON: %v\n%s", what, err, doc)
+	}
+	if err := s.Validate(v); err != nil {
+		t.Errorf("%s does not match its schema: %v", what, err)
+	}
+}
+
+// Every line `run --json` prints, and the summary.json it writes, match
+// the versioned schemas under docs/schema: what a CI step parses is what
+// is documented.
+func TestRunJSONStreamAndSummaryMatchTheirSchemas(t *testing.T) {
+	stream, summary := compileSchema(t, "run-stream.v1.json"), compileSchema(t, "summary.v1.json")
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--scenario", "baseline,failover", "--lock", "token,redlock", "--duration", "300ms",
+		"--seed", "5", "--json", "--out", out)
+	if code != exitOK && code != exitInconclusive {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	types := map[string]int{}
+	for i, l := range lines {
+		validate(t, stream, fmt.Sprintf("line %d", i+1), []byte(l))
+		for _, typ := range []string{"start", "cell-started", "cell-finished", "summary"} {
+			if strings.HasPrefix(l, `{"type":"`+typ+`"`) {
+				types[typ]++
+			}
+		}
+	}
+	// 4 cells (failover/redlock is n/a: it starts and finishes skipped).
+	if types["start"] != 1 || types["cell-started"] != 4 || types["cell-finished"] != 4 || types["summary"] != 1 ||
+		!strings.HasPrefix(lines[len(lines)-1], `{"type":"summary"`) {
+		t.Fatalf("stream of %d lines has %v", len(lines), types)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, summary, "summary.json", b)
+	// The schema rejects what it should: a summary with an unknown outcome.
+	v, _ := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(string(b), `"outcome": "met"`, `"outcome": "fine"`, 1)))
+	if summary.Validate(v) == nil {
+		t.Fatal("the summary schema accepted an unknown outcome")
+	}
+}
