@@ -93,7 +93,9 @@ func ClockShimAvailable() error {
 
 // memFile is an anonymous file (memfd) holding b, size bytes long.
 func memFile(name string, b []byte, size int) (*os.File, error) {
-	fd, err := unix.MemfdCreate(name, 0)
+	// Close-on-exec: only the node it is handed to (ExtraFiles dup2s it
+	// without the flag) gets it, not every child the harness starts.
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
 	if err != nil {
 		return nil, fmt.Errorf("faults: memfd: %w", err)
 	}

@@ -191,12 +191,21 @@ func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
 	n := nodes[f.next%len(nodes)]
 	f.next++
 	if len(nodes) > 2 {
-		var found bool
-		if n, found = f.bareMajorityNode(ctx, env); !found {
+		// Look for a bare majority for a few TTLs; a lock that always
+		// writes every node gets the round-robin node instead, so the rest
+		// of the schedule is not held up.
+		look, cancel := context.WithTimeout(ctx, 5*env.TTL)
+		bare, found := f.bareMajorityNode(look, env)
+		cancel()
+		if ctx.Err() != nil {
 			return nil
 		}
-	} else if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
-		return nil
+		if found {
+			n = bare
+		}
+	}
+	if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
+		return nil // (at once when bare: its holder still holds)
 	}
 	cn, ok := n.(ClockNode)
 	if !ok {

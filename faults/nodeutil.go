@@ -31,9 +31,12 @@ func ServerArgs(cfg NodeConfig, port int, dir string, extra ...string) []string 
 		if fsync == "" {
 			fsync = "always"
 		}
-		// Timestamp annotations (#TS:<unix seconds>) mark each second in
-		// the AOF: where a power loss cuts an everysec file.
-		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", fsync, "--aof-timestamp-enabled", "yes")
+		args = append(args, "--save", "", "--appendonly", "yes", "--appendfsync", fsync)
+		if fsync == "everysec" {
+			// Timestamp annotations (#TS:<unix seconds>, Redis 7) mark each
+			// second in the AOF: where a power loss cuts an everysec file.
+			args = append(args, "--aof-timestamp-enabled", "yes")
+		}
 	} else {
 		args = append(args, "--save", "", "--appendonly", "no")
 	}

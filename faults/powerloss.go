@@ -32,6 +32,8 @@ func (n *Node) PowerLoss() (int64, error) {
 	if !n.cfg.Persistence {
 		return 0, fmt.Errorf("%w: node %s has no append-only file (Persistence is off)", ErrInvalidConfig, n.cfg.Name)
 	}
+	// The second the power went, read before anything else takes time.
+	now := time.Now().Add(n.ClockOffset()).Unix()
 	if err := n.Kill(); err != nil {
 		return 0, err
 	}
@@ -46,7 +48,7 @@ func (n *Node) PowerLoss() (int64, error) {
 	if err != nil {
 		return 0, fmt.Errorf("faults: node %s: %w", n.cfg.Name, err)
 	}
-	cut := firstMarkSince(b, time.Now().Add(n.ClockOffset()).Unix())
+	cut := firstMarkSince(b, now)
 	if cut < 0 {
 		return 0, nil
 	}

@@ -205,7 +205,8 @@ func TestProgressNamesTheRunningCellsOldestFirst(t *testing.T) {
 		runKey("baseline/naive", 5):    now.Add(-300 * time.Millisecond),
 		runKey("slow-reply/fenced", 6): now.Add(-2 * time.Second),
 	}
-	want := "running slow-reply/fenced seed 6 2.0s, gc-pause/token seed 5 1.2s, baseline/naive seed 5 0.3s"
+	running[runKey("failover/token", 5)] = now.Add(-100 * time.Millisecond)
+	want := "running 4: slow-reply/fenced (seed 6) 2.0s, gc-pause/token (seed 5) 1.2s, baseline/naive (seed 5) 0.3s, +1 more"
 	if got := runningText(running, now); got != want {
 		t.Fatalf("got  %q\nwant %q", got, want)
 	}

@@ -57,10 +57,11 @@ func (p *progress) redraw() {
 		case <-p.stop:
 			return
 		case now := <-t.C:
+			// Under p.mu: cell() clears the bar and prints between two
+			// draws, and the bar's Clear does not take the bar's own lock.
 			p.mu.Lock()
-			text := runningText(p.running, now)
+			p.bar.Describe(runningText(p.running, now))
 			p.mu.Unlock()
-			p.bar.Describe(text)
 		}
 	}
 }
@@ -81,14 +82,20 @@ func runningText(running map[string]time.Time, now time.Time) string {
 		}
 		return names[i] < names[j]
 	})
-	parts := make([]string, len(names))
+	// At most three, so the line fits a terminal (a wrapped bar scrolls).
+	const shown = 3
+	parts := make([]string, 0, shown+1)
 	for i, n := range names {
-		parts[i] = fmt.Sprintf("%s %.1fs", n, now.Sub(running[n]).Seconds())
+		if i == shown {
+			parts = append(parts, fmt.Sprintf("+%d more", len(names)-shown))
+			break
+		}
+		parts = append(parts, fmt.Sprintf("%s %.1fs", n, now.Sub(running[n]).Seconds()))
 	}
-	return "running " + strings.Join(parts, ", ")
+	return fmt.Sprintf("running %d: %s", len(names), strings.Join(parts, ", "))
 }
 
-func runKey(name string, seed int64) string { return fmt.Sprintf("%s seed %d", name, seed) }
+func runKey(name string, seed int64) string { return fmt.Sprintf("%s (seed %d)", name, seed) }
 
 // started records a cell run as running.
 func (p *progress) started(name string, seed int64) {
@@ -99,8 +106,8 @@ func (p *progress) started(name string, seed int64) {
 
 func (p *progress) cell(r *results.Cell, done, total int) {
 	p.mu.Lock()
+	defer p.mu.Unlock()
 	delete(p.running, runKey(r.Scenario+"/"+r.Lock, r.RunSeed))
-	p.mu.Unlock()
 	if p.bar != nil {
 		_ = p.bar.Add(1)
 		if r.Failed() {

@@ -29,7 +29,7 @@
 
 static volatile int64_t *offset_ns;
 static int (*real_clock_gettime)(clockid_t, struct timespec *);
-static int (*real_gettimeofday)(struct timeval *, void *);
+static int (*real_gettimeofday)();
 
 __attribute__((constructor)) static void lockchaos_clock_init(void) {
 	const char *fd = getenv("LOCKCHAOS_CLOCK_FD");
@@ -40,7 +40,7 @@ __attribute__((constructor)) static void lockchaos_clock_init(void) {
 		}
 	}
 	real_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
-	real_gettimeofday = (int (*)(struct timeval *, void *))dlsym(RTLD_NEXT, "gettimeofday");
+	real_gettimeofday = (int (*)())dlsym(RTLD_NEXT, "gettimeofday");
 }
 
 static int64_t offset(void) {
@@ -61,7 +61,13 @@ int clock_gettime(clockid_t c, struct timespec *ts) {
 	return r;
 }
 
+/* glibc declares the second argument void * from 2.31, struct timezone *
+   before (with _GNU_SOURCE): match the header being compiled against. */
+#if defined(__GLIBC__) && !__GLIBC_PREREQ(2, 31)
+int gettimeofday(struct timeval *tv, struct timezone *tz) {
+#else
 int gettimeofday(struct timeval *tv, void *tz) {
+#endif
 	int r = real_gettimeofday ? real_gettimeofday(tv, tz) : (int)syscall(SYS_gettimeofday, tv, tz);
 	if (r == 0 && tv != NULL) {
 		int64_t us = (int64_t)tv->tv_sec * 1000000LL + tv->tv_usec + offset() / 1000;

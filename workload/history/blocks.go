@@ -112,6 +112,9 @@ func readBlocks(r io.Reader, first int, emit func(*block) bool) error {
 		if err != nil && !eof {
 			return err
 		}
+		if eof && len(buf) == 0 {
+			return nil // nothing after the last line break
+		}
 		end := bytes.LastIndexByte(buf, '\n') + 1
 		if eof {
 			end = len(buf)

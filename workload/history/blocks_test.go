@@ -74,3 +74,36 @@ func TestLoadInBlocksNamesTheLineOfALateError(t *testing.T) {
 		t.Fatalf("err = %v, want late.jsonl:%d: unknown kind", err, bad)
 	}
 }
+
+// A history with a header and nothing else (a cell whose pods failed
+// before their first operation), and one whose body ends exactly at a
+// block boundary, load: the reader must stop when nothing follows the
+// last line break.
+func TestLoadHeaderOnlyAndBlockAlignedHistories(t *testing.T) {
+	header := `{"format":2,"scenario":"s","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z"}`
+	for name, text := range map[string]string{"header, newline": header + "\n", "header, no newline": header} {
+		h, err := Load(strings.NewReader(text), name)
+		if err != nil || len(h.Events) != 0 {
+			t.Fatalf("%s: %v, %d events", name, err, len(h.Events))
+		}
+	}
+	// A body of exactly one block (blockSize bytes, ending in a newline).
+	line := `{"op":0,"phase":"point","t":1,"kind":"renew","client":0,"key":"k","outcome":"ok"}`
+	var b strings.Builder
+	b.WriteString(header + "\n")
+	op := 0
+	for b.Len()-len(header)-1 < blockSize-200 {
+		b.WriteString(strings.Replace(line, `"op":0`, fmt.Sprintf(`"op":%d`, op), 1) + "\n")
+		op++
+	}
+	body := b.Len() - len(header) - 1
+	pad := blockSize - body - 1
+	b.WriteString(strings.Repeat(" ", pad) + "\n") // blank lines are skipped
+	if got := b.Len() - len(header) - 1; got != blockSize {
+		t.Fatalf("body is %d bytes, want %d", got, blockSize)
+	}
+	h, err := Load(strings.NewReader(b.String()), "aligned.jsonl")
+	if err != nil || len(h.Events) != op {
+		t.Fatalf("aligned: %v, %d events, want %d", err, len(h.Events), op)
+	}
+}
