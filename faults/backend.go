@@ -2,6 +2,9 @@ package faults
 
 import (
 	"context"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -47,6 +50,30 @@ type Backend interface {
 // (NodeConfig.Clock); ClockControl says why not when they cannot here.
 type ClockBackend interface {
 	ClockControl() error
+}
+
+// PowerLossBackend is a Backend whose nodes can lose power (PowerLossNode);
+// PowerLossControl says why not when they cannot here.
+type PowerLossBackend interface {
+	PowerLossControl() error
+}
+
+// PowerLossControl implements PowerLossBackend: cutting an everysec AOF at
+// a second needs its timestamp marks, which Redis has from 7.0.
+func (ProcessBackend) PowerLossControl() error {
+	bin, err := FindRedisServer()
+	if err != nil {
+		return err
+	}
+	v, err := RedisServerVersion(bin)
+	if err != nil {
+		return err
+	}
+	major, _, _ := strings.Cut(v, ".")
+	if n, err := strconv.Atoi(major); err != nil || n < 7 {
+		return fmt.Errorf("power-loss needs Redis 7 or later (AOF timestamp marks); %s is %s", bin, v)
+	}
+	return nil
 }
 
 // ProcessBackend runs each node as a local redis-server process.

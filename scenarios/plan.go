@@ -297,8 +297,14 @@ func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
 	if !b.NodeControl() && (needs.NodeControl || needs.Replica) {
 		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
 	}
-	if needs.Persistence && b.Name() != (faults.ProcessBackend{}).Name() {
-		return "skipped: this scenario cuts a node's append-only file as a power loss would, which only the process backend can do"
+	if needs.Persistence {
+		pb, ok := b.(faults.PowerLossBackend)
+		if !ok {
+			return "skipped: this scenario cuts a node's append-only file as a power loss would, which the " + b.Name() + " backend cannot do (the process backend can)"
+		}
+		if err := pb.PowerLossControl(); err != nil {
+			return "skipped: " + err.Error()
+		}
 	}
 	if needs.Clock {
 		cb, ok := b.(faults.ClockBackend)

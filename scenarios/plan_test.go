@@ -132,3 +132,30 @@ func TestClockScenarioSkipsWithTheReasonWithoutClockControl(t *testing.T) {
 		}
 	}
 }
+
+// oldRedis is the process backend with a Redis 6 redis-server.
+type oldRedis struct{ faults.ProcessBackend }
+
+func (oldRedis) PowerLossControl() error {
+	return errors.New("power-loss needs Redis 7 or later (AOF timestamp marks); /usr/bin/redis-server is 6.0.16")
+}
+
+// A power-loss scenario skips, with the reason, where it cannot cut an AOF.
+func TestPowerLossScenarioSkipsWithTheReason(t *testing.T) {
+	sc := scenarios.Scenario{Name: "pl", Fsync: "everysec", Faults: []faults.Spec{{Kind: "power-loss"}},
+		Expect: map[string]scenarios.Expectation{lockimpl.NameToken: scenarios.Unsafe}}
+	for _, c := range []struct {
+		backend faults.Backend
+		want    string
+	}{
+		{oldRedis{}, "skipped: power-loss needs Redis 7 or later"},
+		{noClock{}, "skipped: this scenario cuts a node's append-only file as a power loss would, which the docker backend cannot do"},
+		{faults.ProcessBackend{}, ""},
+	} {
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
+			scenarios.Options{Seed: 5, Backend: c.backend})
+		if !strings.HasPrefix(p.Skip, c.want) || (c.want == "") != (p.Skip == "") || !p.Persistence {
+			t.Errorf("%s: skip %q, want it to start with %q", c.backend.Name(), p.Skip, c.want)
+		}
+	}
+}
