@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/workload/history"
@@ -257,12 +256,7 @@ const jumpTarget = "jump="
 // jump back cannot end a lease early; it is judged by whether a lease was
 // live to be stretched.
 func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
-	var jump time.Duration
-	for _, t := range w.Targets {
-		if d, ok := strings.CutPrefix(t, jumpTarget); ok {
-			jump, _ = time.ParseDuration(d)
-		}
-	}
+	jump := targetDuration(w, jumpTarget)
 	node := w.Targets[0]
 	for _, h := range v.holdsAt(w.Call) {
 		due := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
