@@ -74,7 +74,7 @@ var outcomeNotes = map[results.Outcome]string{
 func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) error {
 	pageDir := filepath.Dir(page)
 	v := cellView{CSS: template.CSS(css), Scenario: c.Scenario, Lock: c.Lock, Expect: string(c.Expect),
-		Verdict: orDash(string(c.Verdict)), Outcome: string(c.Outcome), OutcomeNote: outcomeNotes[c.Outcome], Error: c.Error,
+		Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNotes[c.Outcome], Error: c.Error,
 		Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results}
 	v.IndexLink = relLink(pageDir, filepath.Join(dir, "index.html"))
 	v.Description = c.Description

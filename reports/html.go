@@ -253,7 +253,7 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 				first = history.Seconds(c.Stats.FirstViolation)
 			}
 			v.Runs = append(v.Runs, runRow{Link: links[c], Scenario: c.Scenario, Lock: c.Lock, Expect: string(c.Expect),
-				Verdict: orDash(string(c.Verdict)), Outcome: string(c.Outcome), First: first, Seed: c.RunSeed, Violations: c.Violations})
+				Verdict: verdictWord(c), Outcome: string(c.Outcome), First: first, Seed: c.RunSeed, Violations: c.Violations})
 		}
 	}
 	return v

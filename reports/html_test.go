@@ -300,4 +300,8 @@ func TestCellPageLeadsWithIncidentsAndEvidence(t *testing.T) {
 	if !strings.Contains(html, "1 incident(s)") {
 		t.Fatal("the incident count is missing")
 	}
+	// An unsafe cell whose violation was found reads "detected", not "fail".
+	if !strings.Contains(html, `id="verdict">detected<`) {
+		t.Fatal(`an unsafe, detected cell's page does not say "detected"`)
+	}
 }
