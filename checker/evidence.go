@@ -62,11 +62,11 @@ func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *his
 			ev.Fired++
 		case history.Exercised:
 			ev.Judged++
-			m := Moment{Fault: e.Fault, Window: e.Value, At: e.Call, Exercised: e.Outcome == history.Ok, Detail: e.Detail}
+			m := Moment{Fault: e.Fault(), Window: e.Value, At: e.Call, Exercised: e.Outcome == history.Ok, Detail: e.Detail()}
 			if m.Exercised {
 				ev.Exercised++
 			} else {
-				lastMiss = e.Detail
+				lastMiss = e.Detail()
 			}
 			ev.Moments = append(ev.Moments, m)
 		}

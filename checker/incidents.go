@@ -58,7 +58,7 @@ func incidentsOf(h *history.History, evs []history.Event, results []Result) []In
 			windows = append(windows, e)
 		case history.Exercised:
 			if e.Outcome == history.Ok {
-				moment[e.Value] = e.Detail
+				moment[e.Value] = e.Detail()
 			}
 		}
 	}
@@ -72,11 +72,11 @@ func incidentsOf(h *history.History, evs []history.Event, results []Result) []In
 				continue
 			}
 			byWindow[w.ID] = len(out)
-			cause := fmt.Sprintf("%s at %s (%s)", w.Fault, history.Seconds(w.Call), strings.Join(w.Targets, ", "))
+			cause := fmt.Sprintf("%s at %s (%s)", w.Fault(), history.Seconds(w.Call), strings.Join(w.Targets(), ", "))
 			if m := moment[w.ID]; m != "" {
 				cause = m
 			}
-			out = append(out, Incident{Start: v.At, End: v.End, Fault: w.Fault, Window: w.ID, Cause: cause + "; then " + v.Summary})
+			out = append(out, Incident{Start: v.At, End: v.End, Fault: w.Fault(), Window: w.ID, Cause: cause + "; then " + v.Summary})
 			out[len(out)-1].add(v)
 			continue
 		}

@@ -49,7 +49,7 @@ func Judge(h *history.History, ttl time.Duration) []Judgment {
 		if w.Kind != history.Fault || w.Open {
 			continue
 		}
-		k, err := LookupKind(w.Fault)
+		k, err := LookupKind(w.Fault())
 		if err != nil || k.Danger == nil {
 			continue
 		}
@@ -85,8 +85,8 @@ func (j Judgment) Event() history.Event {
 	if j.Exercised {
 		out = history.Ok
 	}
-	return history.Event{Kind: history.Exercised, Client: -1, Fault: j.Window.Fault, Targets: j.Window.Targets,
-		Value: j.Window.ID, Outcome: out, Detail: j.Detail}
+	return history.Event{Kind: history.Exercised, Client: -1, Value: j.Window.ID, Outcome: out,
+		Window: history.NewWindow(j.Window.Fault(), j.Window.Targets(), j.Detail)}
 }
 
 // hold is a pod's belief of holding a key, as the history shows it.
@@ -187,7 +187,7 @@ func (v *View) tried(key string, except int, from, to int64) (history.Event, boo
 
 // podOf returns the pod a window targets ("clientN"), if any.
 func podOf(w history.Event) (int, bool) {
-	for _, t := range w.Targets {
+	for _, t := range w.Targets() {
 		if n, ok := strings.CutPrefix(t, "client"); ok && !strings.Contains(n, "->") {
 			if i, err := strconv.Atoi(n); err == nil {
 				return i, true
@@ -235,7 +235,7 @@ func outlived(what, during string) Danger {
 // targetDuration reads a duration a window carries among its targets as
 // prefix+duration ("delay=450ms", "jump=-600ms"); 0 when it has none.
 func targetDuration(w history.Event, prefix string) time.Duration {
-	for _, t := range w.Targets {
+	for _, t := range w.Targets() {
 		if d, ok := strings.CutPrefix(t, prefix); ok {
 			if dur, err := time.ParseDuration(d); err == nil {
 				return dur
@@ -284,11 +284,11 @@ func lateWinner(w history.Event, v *View) (int64, string, bool) {
 // loss", which may or may not have kept the key: the verdict tells).
 func restartedUnder(delayed bool, how string) Danger {
 	return func(w history.Event, v *View) (int64, string, bool) {
-		node := strings.Join(w.Targets, ",")
+		node := strings.Join(w.Targets(), ",")
 		if delayed && time.Duration(w.Return-w.Call) <= v.TTL {
 			return w.Call, fmt.Sprintf("%s was down %s, not past the %s", node, span(w.Call, w.Return), ttlText(v)), false
 		}
-		nodes := v.restartedNodes(w.Fault)
+		nodes := v.restartedNodes(w.Fault())
 		why := fmt.Sprintf("no lease was live both when %s went down at %s and when it came back at %s", node, secs(w.Call), secs(w.Return))
 		for _, h := range v.holdsAt(w.Call) {
 			if delayed {
@@ -320,8 +320,8 @@ func (v *View) restartedNodes(fault string) int {
 	}
 	seen := map[string]bool{}
 	for _, e := range v.Events {
-		if e.Kind == history.Fault && e.Fault == fault {
-			seen[strings.Join(e.Targets, ",")] = true
+		if e.Kind == history.Fault && e.Fault() == fault {
+			seen[strings.Join(e.Targets(), ",")] = true
 		}
 	}
 	return max(1, len(seen))
@@ -336,8 +336,8 @@ func (v *View) restartsUnder(h hold, w history.Event) []string {
 		if e.Call > w.Call {
 			break
 		}
-		if e.Kind == history.Fault && e.Fault == w.Fault && !e.Open && e.Call >= h.call && e.Return <= w.Return {
-			if n := strings.Join(e.Targets, ","); !seen[n] {
+		if e.Kind == history.Fault && e.Fault() == w.Fault() && !e.Open && e.Call >= h.call && e.Return <= w.Return {
+			if n := strings.Join(e.Targets(), ","); !seen[n] {
 				seen[n] = true
 				out = append(out, n)
 			}
@@ -374,7 +374,7 @@ func acquiredDuring(w history.Event, v *View) (int64, string, bool) {
 			break
 		}
 		if e.Kind == history.Acquire && e.Outcome == history.Ok && e.Call >= w.Call && e.Return <= w.Return {
-			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off", clientText(e.Client), e.Key, secs(e.Return), w.Targets[0]), true
+			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off", clientText(e.Client), e.Key, secs(e.Return), w.Targets()[0]), true
 		}
 	}
 	return w.Call, "no acquire succeeded while the node was cut off", false

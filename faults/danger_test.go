@@ -16,7 +16,7 @@ func ev(kind history.Kind, client int, key string, call, ret int64, out history.
 }
 
 func window(fault string, call, ret int64, targets ...string) history.Event {
-	return history.Event{Kind: history.Fault, Client: -1, Fault: fault, Call: call * ms, Return: ret * ms, Outcome: history.Ok, Targets: targets}
+	return history.Event{Kind: history.Fault, Client: -1, Call: call * ms, Return: ret * ms, Outcome: history.Ok, Window: &history.Window{Fault: fault, Targets: targets}}
 }
 
 func judge(t *testing.T, evs ...history.Event) []Judgment {

@@ -257,7 +257,7 @@ const jumpTarget = "jump="
 // live to be stretched.
 func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
 	jump := targetDuration(w, jumpTarget)
-	node := w.Targets[0]
+	node := w.Targets()[0]
 	for _, h := range v.holdsAt(w.Call) {
 		due := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
 		if due <= w.Call {

@@ -66,7 +66,7 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 		byID[e.ID] = e
 		switch {
 		case e.Kind == history.Fault:
-			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault, targets: strings.Join(e.Targets, ", "),
+			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault(), targets: strings.Join(e.Targets(), ", "),
 				label: faultLabel(e, clocks)})
 		case e.Kind == history.Acquire && e.Outcome == history.Refused:
 			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markRefused, title: "acquire refused at " + history.Seconds(e.Call)})
@@ -335,23 +335,23 @@ func esc(s string) string { return template.HTMLEscapeString(s) }
 // offset from then on (jumps add up, as on a stepped clock), so a reader
 // sees which node's clock was where.
 func faultLabel(e history.Event, clocks map[string]time.Duration) string {
-	for _, t := range e.Targets {
+	for _, t := range e.Targets() {
 		d, ok := strings.CutPrefix(t, "jump=")
-		if !ok || len(e.Targets) == 0 {
+		if !ok || len(e.Targets()) == 0 {
 			continue
 		}
 		jump, err := time.ParseDuration(d)
 		if err != nil {
 			break
 		}
-		node := e.Targets[0]
-		if e.Fault == "replica-clock-skew" && len(e.Targets) > 1 {
-			node = e.Targets[1] // primary, replica, jump: the replica's clock runs ahead
+		node := e.Targets()[0]
+		if e.Fault() == "replica-clock-skew" && len(e.Targets()) > 1 {
+			node = e.Targets()[1] // primary, replica, jump: the replica's clock runs ahead
 			clocks[node] = jump
 		} else {
 			clocks[node] += jump
 		}
-		return fmt.Sprintf("%s %s clock %+.3fs", e.Fault, node, clocks[node].Seconds())
+		return fmt.Sprintf("%s %s clock %+.3fs", e.Fault(), node, clocks[node].Seconds())
 	}
-	return e.Fault
+	return e.Fault()
 }

@@ -12,7 +12,7 @@ import (
 func TestClockFaultBandsShowEachNodesOffset(t *testing.T) {
 	clocks := map[string]time.Duration{}
 	jump := func(fault string, targets ...string) string {
-		return faultLabel(history.Event{Kind: history.Fault, Fault: fault, Targets: targets}, clocks)
+		return faultLabel(history.Event{Kind: history.Fault, Window: &history.Window{Fault: fault, Targets: targets}}, clocks)
 	}
 	for _, c := range []struct{ got, want string }{
 		{jump("clock-jump", "node1", "jump=600ms"), "clock-jump node1 clock +0.600s"},

@@ -61,7 +61,7 @@ func TestJudgmentsAreInTheHistory(t *testing.T) {
 	for _, e := range h.Events {
 		if e.Kind == history.Exercised {
 			judged++
-			if e.Detail == "" || e.Fault != "client-pause" {
+			if e.Detail() == "" || e.Fault() != "client-pause" {
 				t.Errorf("judgment without its sentence or fault: %+v", e)
 			}
 		}

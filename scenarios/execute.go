@@ -156,7 +156,7 @@ func probes(rec *history.Recorder) func(node, key string, exists bool) {
 		if exists {
 			v = 1
 		}
-		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Targets: []string{node}})
+		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Window: &history.Window{Targets: []string{node}}})
 	}
 }
 
@@ -230,7 +230,7 @@ func (p *Plan) schedule() (faults.Schedule, error) {
 // closes.
 func faultWindows(rec *history.Recorder) func(string, []string) func() {
 	return func(name string, targets []string) func() {
-		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Fault: name, Targets: targets})
+		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Window: &history.Window{Fault: name, Targets: targets}})
 		return func() { op.Return(history.Result{Outcome: history.Ok}) }
 	}
 }

@@ -146,18 +146,60 @@ type Event struct {
 	Outcome Outcome `json:"outcome"`
 	// Open is true when no return was recorded (the run ended or crashed
 	// while the operation was in flight).
-	Open    bool     `json:"open,omitempty"`
-	Client  int      `json:"client"` // -1 for faults
-	Key     string   `json:"key,omitempty"`
-	Token   string   `json:"token,omitempty"`
-	Fence   uint64   `json:"fence,omitempty"`
-	Value   int64    `json:"value,omitempty"`
-	Call    int64    `json:"call"`   // ns since run start
-	Return  int64    `json:"return"` // ns since run start; for a missing return, the history's end
-	Err     string   `json:"error,omitempty"`
+	Open   bool   `json:"open,omitempty"`
+	Client int    `json:"client"` // -1 for faults
+	Key    string `json:"key,omitempty"`
+	Token  string `json:"token,omitempty"`
+	Fence  uint64 `json:"fence,omitempty"`
+	Value  int64  `json:"value,omitempty"`
+	Call   int64  `json:"call"`   // ns since run start
+	Return int64  `json:"return"` // ns since run start; for a missing return, the history's end
+	Err    string `json:"error,omitempty"`
+	// Window holds what only fault windows, judgments and probes carry;
+	// nil on operations, so a million of them do not each carry 56 empty
+	// bytes. Read it through Fault, Targets and Detail (nil-safe).
+	*Window
+}
+
+// Window is the part of an event only fault windows (Kind Fault),
+// judgments (Exercised) and probes fill in.
+type Window struct {
 	Fault   string   `json:"fault,omitempty"`   // fault name, for Kind Fault
 	Targets []string `json:"targets,omitempty"` // what a fault hit (links, nodes, clients)
 	Detail  string   `json:"detail,omitempty"`  // a plain sentence (exercised judgments)
+}
+
+// NewWindow returns a Window, or nil when every field is empty (an
+// operation's).
+func NewWindow(fault string, targets []string, detail string) *Window {
+	if fault == "" && len(targets) == 0 && detail == "" {
+		return nil
+	}
+	return &Window{Fault: fault, Targets: targets, Detail: detail}
+}
+
+// Fault is the fault's name ("" for operations).
+func (e Event) Fault() string {
+	if e.Window == nil {
+		return ""
+	}
+	return e.Window.Fault
+}
+
+// Targets is what a fault hit ("" for operations).
+func (e Event) Targets() []string {
+	if e.Window == nil {
+		return nil
+	}
+	return e.Window.Targets
+}
+
+// Detail is a judgment's sentence ("" for operations).
+func (e Event) Detail() string {
+	if e.Window == nil {
+		return ""
+	}
+	return e.Window.Detail
 }
 
 // Header is the first line of a history file.

@@ -112,7 +112,7 @@ func (ld *loader) apply(l *line, n int) error {
 			return ld.bad(n, "op %d invoked twice", l.Op)
 		}
 		e := Event{ID: l.Op, Kind: l.Kind, Client: l.Client, Key: l.Key, Token: l.Token, Fence: l.Fence,
-			Call: l.T, Return: l.T, Fault: l.Fault, Targets: l.Targets, Detail: l.Detail, Outcome: Indefinite, Open: true}
+			Call: l.T, Return: l.T, Window: NewWindow(l.Fault, l.Targets, l.Detail), Outcome: Indefinite, Open: true}
 		if l.Value != nil {
 			e.Value = *l.Value
 		}

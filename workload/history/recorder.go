@@ -114,7 +114,7 @@ func (r *Recorder) Invoke(e Event) *Op {
 	r.bump(e.Call)
 	v := e.Value
 	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets})
+		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets()})
 	return &Op{r: r, idx: len(r.events) - 1}
 }
 
@@ -161,7 +161,7 @@ func (r *Recorder) Point(e Event) {
 	r.bump(e.Call)
 	v := e.Value
 	r.write(line{Op: e.ID, Phase: phasePoint, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err, Fault: e.Fault, Targets: e.Targets, Detail: e.Detail})
+		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err, Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()})
 }
 
 // Snapshot returns the history so far (operations in flight as open,
@@ -283,7 +283,7 @@ func (r *Recorder) Record(e Event) {
 	r.bump(e.Return)
 	v := e.Value
 	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets, Detail: e.Detail})
+		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()})
 	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome, Err: e.Err})
 }
 
@@ -308,7 +308,7 @@ func WriteFile(path string, h *History) error {
 	for _, e := range h.Events {
 		v := e.Value
 		c := line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key, Token: e.Token,
-			Fence: e.Fence, Value: &v, Fault: e.Fault, Targets: e.Targets, Detail: e.Detail}
+			Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()}
 		ls = append(ls, timed{e.Call, false, c})
 		if !e.Open {
 			rv := e.Value
