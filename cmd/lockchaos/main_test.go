@@ -223,3 +223,20 @@ func TestProgressNamesTheRunningCellsOldestFirst(t *testing.T) {
 	}
 	p.done()
 }
+
+func TestOutcomeColourOnlyWhenAskedFor(t *testing.T) {
+	if got := paint(false, results.Regression, "regression", 13); got != "regression   " {
+		t.Fatalf("colour off: %q", got)
+	}
+	if got := paint(true, results.Regression, "regression", 13); got != "\x1b[1;31mregression   \x1b[0m" {
+		t.Fatalf("colour on: %q", got)
+	}
+	// A buffer is no terminal; and NO_COLOR turns colour off anywhere.
+	if useColour(&strings.Builder{}) {
+		t.Fatal("colour for a buffer")
+	}
+	t.Setenv("NO_COLOR", "1")
+	if useColour(os.Stdout) {
+		t.Fatal("colour with NO_COLOR set")
+	}
+}

@@ -320,6 +320,7 @@ func signalContext() (context.Context, func(), func() os.Signal) {
 }
 
 func printMatrix(w io.Writer, s *reports.Summary) {
+	colour := useColour(w)
 	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
 	for _, c := range s.Cells {
 		detail := ""
@@ -345,7 +346,7 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		if s.Repeat > 1 {
 			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
 		}
-		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %-13s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, c.Outcome, evidence, detail, seed)
+		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
 	}
 	if s.Repeat > 1 {
 		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n", "SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION")
