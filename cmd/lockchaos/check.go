@@ -64,7 +64,7 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 			return exitHarness
 		}
 	} else {
-		printReport(stdout, fs.Arg(0), h, rep)
+		printReport(stdout, files[0], h, rep)
 	}
 	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
 		return exitInconclusive

@@ -33,7 +33,8 @@ func TestCheckExitCodes(t *testing.T) {
 	}
 	for _, c := range cases {
 		code, out, errOut := runCLI("check", testdata(c.file))
-		if code != c.code || !strings.Contains(out, c.says) {
+		// The report names the file it checked.
+		if code != c.code || !strings.Contains(out, c.says) || !strings.HasPrefix(out, testdata(c.file)+": ") {
 			t.Errorf("check %s: exit %d (want %d)\nstdout:\n%s\nstderr:\n%s", c.file, code, c.code, out, errOut)
 		}
 	}
