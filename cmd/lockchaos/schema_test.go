@@ -91,3 +91,24 @@ func TestRunJSONStreamAndSummaryMatchTheirSchemas(t *testing.T) {
 		t.Fatal("the summary schema accepted an unknown outcome")
 	}
 }
+
+// `list --json` and `check --json` match their schemas too.
+func TestListAndCheckJSONMatchTheirSchemas(t *testing.T) {
+	list, check := compileSchema(t, "list.v1.json"), compileSchema(t, "check.v1.json")
+	code, stdout, stderr := runCLI("list", "--json", "--scenarios-file", "../../scenarios/critiques.yaml")
+	if code != exitOK {
+		t.Fatalf("list: exit %d, %s", code, stderr)
+	}
+	validate(t, list, "list --json", []byte(stdout))
+	for _, f := range []string{"pass.jsonl", "lost-update.jsonl", "foreign-release.jsonl", "stale-fence-rejected.jsonl"} {
+		_, stdout, stderr := runCLI("check", "--json", testdata(f))
+		if stdout == "" {
+			t.Fatalf("check --json %s printed nothing: %s", f, stderr)
+		}
+		validate(t, check, "check --json "+f, []byte(stdout))
+		bad, _ := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(stdout, `"verdict": "`, `"verdict": "maybe-`, 1)))
+		if check.Validate(bad) == nil {
+			t.Errorf("the check schema accepted an unknown verdict (%s)", f)
+		}
+	}
+}
