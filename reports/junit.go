@@ -18,6 +18,8 @@ type junitSuites struct {
 
 type junitSuite struct {
 	Name       string           `xml:"name,attr"`
+	Package    string           `xml:"package,attr"`
+	ID         int              `xml:"id,attr"`
 	Tests      int              `xml:"tests,attr"`
 	Failures   int              `xml:"failures,attr"`
 	Errors     int              `xml:"errors,attr"`
@@ -25,8 +27,12 @@ type junitSuite struct {
 	Time       string           `xml:"time,attr"`
 	Timestamp  string           `xml:"timestamp,attr,omitempty"`
 	Hostname   string           `xml:"hostname,attr,omitempty"`
-	Properties *junitProperties `xml:"properties,omitempty"`
+	Properties *junitProperties `xml:"properties"`
 	Cases      []junitCase      `xml:"testcase"`
+	// The suite's own output: the details of its passing cases (a failing
+	// or erroring case carries its details in its failure or error).
+	SystemOut string `xml:"system-out"`
+	SystemErr string `xml:"system-err"`
 }
 
 type junitProperties struct {
@@ -45,7 +51,6 @@ type junitCase struct {
 	Failure   *junitMessage `xml:"failure,omitempty"`
 	Error     *junitMessage `xml:"error,omitempty"`
 	Skipped   *junitMessage `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
 }
 
 type junitMessage struct {
@@ -59,19 +64,24 @@ type junitMessage struct {
 // error for a cell that could not run, could not be decided, stayed below
 // its evidence floor or was interrupted, skipped for n/a. Each suite
 // carries the run's seed, backend, versions and time scale as properties;
-// a case's details appear once (in its failure or error, else in
-// system-out).
+// a case's details appear once (in its failure or error, else in the
+// suite's system-out). The shape follows the Ant JUnit schema most
+// reporters read (suites with package and id, properties, system-out and
+// system-err; nothing but failure, error or skipped inside a case).
 func WriteJUnit(dir string, s *Summary) (string, error) {
 	var suites []junitSuite
 	index := map[string]int{}
 	host, _ := os.Hostname()
+	if host == "" {
+		host = "localhost"
+	}
 	for _, c := range s.Cells {
 		i, ok := index[c.Scenario]
 		if !ok {
 			i = len(suites)
 			index[c.Scenario] = i
-			suites = append(suites, junitSuite{Name: "lockchaos/" + c.Scenario, Timestamp: s.Started.UTC().Format("2006-01-02T15:04:05"),
-				Hostname: host, Properties: runProperties(s)})
+			suites = append(suites, junitSuite{Name: "lockchaos/" + c.Scenario, Package: "lockchaos", ID: i,
+				Timestamp: s.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: host, Properties: runProperties(s)})
 		}
 		suite := &suites[i]
 		name := c.Scenario + "/" + c.Lock
@@ -103,7 +113,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			tc.Skipped = &junitMessage{Message: c.Error}
 			suite.Skipped++
 		default:
-			tc.SystemOut = details
+			suite.SystemOut += details
 		}
 		suite.Cases = append(suite.Cases, tc)
 		suite.Tests++

@@ -59,9 +59,14 @@ func TestJUnitCountsAndEscapes(t *testing.T) {
 	b, _ := os.ReadFile(path)
 	var doc struct {
 		Suites []struct {
-			Name                             string `xml:"name,attr"`
-			Timestamp                        string `xml:"timestamp,attr"`
-			Tests, Failures, Errors, Skipped int    `xml:",attr"`
+			Name                             string  `xml:"name,attr"`
+			Package                          string  `xml:"package,attr"`
+			ID                               *int    `xml:"id,attr"`
+			Hostname                         string  `xml:"hostname,attr"`
+			SystemOut                        *string `xml:"system-out"`
+			SystemErr                        *string `xml:"system-err"`
+			Timestamp                        string  `xml:"timestamp,attr"`
+			Tests, Failures, Errors, Skipped int     `xml:",attr"`
 			Props                            []struct {
 				Name  string `xml:"name,attr"`
 				Value string `xml:"value,attr"`
@@ -84,8 +89,12 @@ func TestJUnitCountsAndEscapes(t *testing.T) {
 	// A suite per scenario, in order of first appearance.
 	var names []string
 	total := struct{ tests, failures, errors, skipped int }{}
-	for _, s := range doc.Suites {
+	for i, s := range doc.Suites {
 		names = append(names, s.Name)
+		// What the Ant JUnit schema requires of a suite in <testsuites>.
+		if s.Package == "" || s.ID == nil || *s.ID != i || s.Hostname == "" || s.SystemOut == nil || s.SystemErr == nil {
+			t.Errorf("suite %s lacks package, id %d, hostname, system-out or system-err: %+v", s.Name, i, s)
+		}
 		total.tests += s.Tests
 		total.failures += s.Failures
 		total.errors += s.Errors
