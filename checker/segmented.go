@@ -67,27 +67,22 @@ func (sm segmentedModel) eachSegment(ops []porcupine.Operation, fn func(segment)
 	keyOf := func(op porcupine.Operation) string { return op.Metadata.(*keyed).key }
 	// One key (the usual case) needs no grouping; several are grouped by
 	// index, four bytes an operation rather than a copy of each.
+	single := !slices.ContainsFunc(ops, func(op porcupine.Operation) bool { return keyOf(op) != keyOf(ops[0]) })
 	var keys []string
 	byKey := map[string][]int32{}
-	for i, op := range ops {
-		k := keyOf(op)
-		if i == 0 {
-			keys = append(keys, k)
-		}
-		if k != keys[0] || len(byKey) > 0 {
-			if len(byKey) == 0 {
-				byKey[keys[0]] = make([]int32, i)
-				for j := range i {
-					byKey[keys[0]][j] = int32(j)
-				}
-			}
+	switch {
+	case len(ops) == 0:
+	case single:
+		keys = []string{keyOf(ops[0])}
+	default:
+		for i, op := range ops {
+			k := keyOf(op)
 			if _, ok := byKey[k]; !ok {
 				keys = append(keys, k)
 			}
 			byKey[k] = append(byKey[k], int32(i))
 		}
 	}
-	single := len(byKey) == 0
 	sort.Strings(keys)
 	byCall := func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) }
 	for _, k := range keys {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -59,8 +60,19 @@ type PowerLossBackend interface {
 }
 
 // PowerLossControl implements PowerLossBackend: cutting an everysec AOF at
-// a second needs its timestamp marks, which Redis has from 7.0.
+// a second needs its timestamp marks, which Redis has from 7.0. Asked once
+// per process (every planned cell asks).
 func (ProcessBackend) PowerLossControl() error {
+	powerLoss.once.Do(func() { powerLoss.err = aofTimestamps() })
+	return powerLoss.err
+}
+
+var powerLoss struct {
+	once sync.Once
+	err  error
+}
+
+func aofTimestamps() error {
 	bin, err := FindRedisServer()
 	if err != nil {
 		return err

@@ -232,21 +232,8 @@ func outlived(what, during string) Danger {
 	}
 }
 
-// targetDuration reads a duration a window carries among its targets as
-// prefix+duration ("delay=450ms", "jump=-600ms"); 0 when it has none.
-func targetDuration(w history.Event, prefix string) time.Duration {
-	for _, t := range w.Targets() {
-		if d, ok := strings.CutPrefix(t, prefix); ok {
-			if dur, err := time.ParseDuration(d); err == nil {
-				return dur
-			}
-		}
-	}
-	return 0
-}
-
 // delayTarget prefixes the reply delay among a slow-reply window's targets.
-const delayTarget = "delay="
+const delayTarget = history.DelayTarget
 
 // lateWinner is slow-reply's danger: the reply to an acquire that may have
 // taken effect (ok, or no definite answer) was held back past the TTL. An
@@ -255,7 +242,7 @@ const delayTarget = "delay="
 // caller gave up before the reply came (a lock that gives up in time is
 // one that survived it).
 func lateWinner(w history.Event, v *View) (int64, string, bool) {
-	delay := targetDuration(w, delayTarget)
+	delay, _ := w.TargetDuration(delayTarget)
 	for _, e := range v.Events {
 		if e.Call > w.Return {
 			break

@@ -135,8 +135,17 @@ func (f Failover) Inject(ctx context.Context, env *Env) error {
 	if _, err := env.Pods.NextAcquire(ctx); err != nil {
 		return nil
 	}
+	return failOver(ctx, env, f.Name())
+}
+
+// failOver kills the primary, promotes the replica, probes it for the
+// cell's keys, moves the service address to it, lets the clients work a
+// TTL, and brings the old primary back as the replica: one window named
+// fault over primary and replica (and any extra targets).
+func failOver(ctx context.Context, env *Env, fault string, extra ...string) error {
+	c := env.Cluster
 	old := c.Primary()
-	end := env.window(f.Name(), old.Name(), c.Replica().Name())
+	end := env.window(fault, append([]string{old.Name(), c.Replica().Name()}, extra...)...)
 	defer end()
 	if err := old.Kill(); err != nil {
 		return err
@@ -248,7 +257,7 @@ func (f *ClockJump) bareMajorityNode(ctx context.Context, env *Env) (RedisNode, 
 }
 
 // jumpTarget prefixes a clock jump among a window's targets.
-const jumpTarget = "jump="
+const jumpTarget = history.JumpTarget
 
 // jumpedUnder is clock-jump's danger: a forward jump made a live lease's
 // key lapse early on the node (the jump was longer than what the lease had
@@ -256,7 +265,7 @@ const jumpTarget = "jump="
 // jump back cannot end a lease early; it is judged by whether a lease was
 // live to be stretched.
 func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
-	jump := targetDuration(w, jumpTarget)
+	jump, _ := w.TargetDuration(jumpTarget)
 	node := w.Targets()[0]
 	for _, h := range v.holdsAt(w.Call) {
 		due := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
@@ -310,18 +319,5 @@ func (f *ReplicaClockSkew) Inject(ctx context.Context, env *Env) error {
 		return nil
 	}
 	sleepCtx(ctx, 5*time.Millisecond)
-	end := env.window(f.Name(), primary.Name(), replica.Name(), jumpTarget+f.Skew.String())
-	defer end()
-	if err := primary.Kill(); err != nil {
-		return err
-	}
-	if err := heal(c.PromoteReplica); err != nil {
-		return err
-	}
-	probeKeys(env, c.Replica())
-	if err := c.MoveService(); err != nil {
-		return err
-	}
-	sleepCtx(ctx, env.TTL)
-	return heal(c.Rejoin)
+	return failOver(ctx, env, f.Name(), jumpTarget+f.Skew.String())
 }

@@ -116,27 +116,14 @@ func TestHTMLEscapesUserText(t *testing.T) {
 }
 
 func TestCellPageShowsTimelineViolationsAndRerun(t *testing.T) {
-	dir := t.TempDir()
-	s := savedRun(t, dir)
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var page string
-	for _, p := range res.Pages {
-		if strings.Contains(p, "slow-holder--naive") {
-			page = p
-		}
-	}
-	b, _ := os.ReadFile(page)
+	b := []byte(cellPageOf(t, "slow-holder--naive"))
 	for _, want := range []string{`<svg class="timeline"`, `class="overlap"`, `class="foreign-release"`, "removed a lock it no longer held",
 		"lockchaos run --scenario slow-holder", "episode 1", "porcupine-mutual-exclusion.html"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("page lacks %q", want)
 		}
 	}
-	lost := filepath.Join(dir, "cells", "slow-holder--token.html")
-	b, _ = os.ReadFile(lost)
+	b = []byte(cellPageOf(t, "slow-holder--token"))
 	if !strings.Contains(string(b), `class="lost-write"`) || !strings.Contains(string(b), "both read 0 and wrote 1") {
 		t.Error("the lost update page does not mark the lost write")
 	}
@@ -279,19 +266,7 @@ func TestEveryCellPageLinksItsPorcupineViewAndOwnDescription(t *testing.T) {
 // how many incidents there were, with their causes, and what evidence the
 // verdict rests on, before the charts.
 func TestCellPageLeadsWithIncidentsAndEvidence(t *testing.T) {
-	dir := t.TempDir()
-	s := savedRun(t, dir)
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var page string
-	for _, p := range res.Pages {
-		if strings.Contains(p, "slow-holder--token") {
-			page = p
-		}
-	}
-	b, _ := os.ReadFile(page)
+	b := []byte(cellPageOf(t, "slow-holder--token"))
 	html := string(b)
 	inc, ev, tl := strings.Index(html, `id="incidents"`), strings.Index(html, `id="evidence"`), strings.Index(html, `id="overview"`)
 	if inc < 0 || ev < 0 || tl < 0 || !(inc < ev && ev < tl) {
@@ -304,4 +279,26 @@ func TestCellPageLeadsWithIncidentsAndEvidence(t *testing.T) {
 	if !strings.Contains(html, `id="verdict">detected<`) {
 		t.Fatal(`an unsafe, detected cell's page does not say "detected"`)
 	}
+}
+
+// cellPageOf writes the saved run's HTML and returns the page of the cell
+// whose file name contains name.
+func cellPageOf(t *testing.T, name string) string {
+	t.Helper()
+	dir := t.TempDir()
+	res, err := reports.WriteHTML(dir, savedRun(t, dir), reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range res.Pages {
+		if strings.Contains(p, name) {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return string(b)
+		}
+	}
+	t.Fatalf("no cell page named like %q in %v", name, res.Pages)
+	return ""
 }

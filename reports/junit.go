@@ -70,6 +70,7 @@ type junitMessage struct {
 // system-err; nothing but failure, error or skipped inside a case).
 func WriteJUnit(dir string, s *Summary) (string, error) {
 	var suites []junitSuite
+	var secs []float64 // each suite's time, summed from its cases
 	index := map[string]int{}
 	host, _ := os.Hostname()
 	if host == "" {
@@ -82,6 +83,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			index[c.Scenario] = i
 			suites = append(suites, junitSuite{Name: "lockchaos/" + c.Scenario, Package: "lockchaos", ID: i,
 				Timestamp: s.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: host, Properties: runProperties(s)})
+			secs = append(secs, 0)
 		}
 		suite := &suites[i]
 		name := c.Scenario + "/" + c.Lock
@@ -117,7 +119,10 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 		}
 		suite.Cases = append(suite.Cases, tc)
 		suite.Tests++
-		suite.Time = seconds(parseSeconds(suite.Time) + c.Elapsed.Seconds())
+		secs[i] += c.Elapsed.Seconds()
+	}
+	for i := range suites {
+		suites[i].Time = seconds(secs[i])
 	}
 	b, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
 	if err != nil {
@@ -144,11 +149,6 @@ func runProperties(s *Summary) *junitProperties {
 	add("shard", s.Shard)
 	add("command", s.Command)
 	return p
-}
-
-func parseSeconds(s string) float64 {
-	f, _ := strconv.ParseFloat(s, 64)
-	return f
 }
 
 func caseDetails(c *results.Cell) string {

@@ -335,23 +335,16 @@ func esc(s string) string { return template.HTMLEscapeString(s) }
 // offset from then on (jumps add up, as on a stepped clock), so a reader
 // sees which node's clock was where.
 func faultLabel(e history.Event, clocks map[string]time.Duration) string {
-	for _, t := range e.Targets() {
-		d, ok := strings.CutPrefix(t, "jump=")
-		if !ok || len(e.Targets()) == 0 {
-			continue
-		}
-		jump, err := time.ParseDuration(d)
-		if err != nil {
-			break
-		}
-		node := e.Targets()[0]
-		if e.Fault() == "replica-clock-skew" && len(e.Targets()) > 1 {
-			node = e.Targets()[1] // primary, replica, jump: the replica's clock runs ahead
-			clocks[node] = jump
-		} else {
-			clocks[node] += jump
-		}
-		return fmt.Sprintf("%s %s clock %+.3fs", e.Fault(), node, clocks[node].Seconds())
+	jump, ok := e.TargetDuration(history.JumpTarget)
+	if !ok {
+		return e.Fault()
 	}
-	return e.Fault()
+	node := e.Targets()[0]
+	if e.Fault() == "replica-clock-skew" && len(e.Targets()) > 1 {
+		node = e.Targets()[1] // primary, replica, jump: the replica's clock runs ahead
+		clocks[node] = jump
+	} else {
+		clocks[node] += jump
+	}
+	return fmt.Sprintf("%s %s clock %+.3fs", e.Fault(), node, clocks[node].Seconds())
 }

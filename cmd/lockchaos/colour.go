@@ -13,10 +13,12 @@ import (
 // (https://no-color.org), TERM not dumb.
 func useColour(w io.Writer) bool {
 	f, ok := w.(*os.File)
-	if !ok || !isatty.IsTerminal(f.Fd()) {
-		return false
-	}
-	return os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	return colourFor(ok && isatty.IsTerminal(f.Fd()), os.Getenv)
+}
+
+// colourFor is useColour's rule, given whether the output is a terminal.
+func colourFor(terminal bool, getenv func(string) string) bool {
+	return terminal && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 }
 
 // outcomeColours are the terminal's version of the HTML palette: what a

@@ -232,12 +232,31 @@ func TestOutcomeColourOnlyWhenAskedFor(t *testing.T) {
 	if got := paint(true, results.Regression, "regression", 13); got != "\x1b[1;31mregression   \x1b[0m" {
 		t.Fatalf("colour on: %q", got)
 	}
-	// A buffer is no terminal; and NO_COLOR turns colour off anywhere.
+	// A buffer is no terminal; on a terminal, NO_COLOR or TERM=dumb turn
+	// colour off.
 	if useColour(&strings.Builder{}) {
 		t.Fatal("colour for a buffer")
 	}
-	t.Setenv("NO_COLOR", "1")
-	if useColour(os.Stdout) {
-		t.Fatal("colour with NO_COLOR set")
+	env := func(k, v string) func(string) string {
+		return func(key string) string {
+			if key == k {
+				return v
+			}
+			return ""
+		}
+	}
+	for _, c := range []struct {
+		terminal bool
+		getenv   func(string) string
+		want     bool
+	}{
+		{true, env("", ""), true},
+		{true, env("NO_COLOR", "1"), false},
+		{true, env("TERM", "dumb"), false},
+		{false, env("", ""), false},
+	} {
+		if got := colourFor(c.terminal, c.getenv); got != c.want {
+			t.Errorf("terminal %v, NO_COLOR %q, TERM %q: colour %v, want %v", c.terminal, c.getenv("NO_COLOR"), c.getenv("TERM"), got, c.want)
+		}
 	}
 }

@@ -12,6 +12,7 @@ package history
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -192,6 +193,26 @@ func (e Event) Targets() []string {
 		return nil
 	}
 	return e.Window.Targets
+}
+
+// Prefixes of the targets a window carries a duration in.
+const (
+	DelayTarget = "delay=" // slow-reply: how long replies were held back
+	JumpTarget  = "jump="  // clock faults: how far a node's clock moved
+)
+
+// TargetDuration reads a duration a window carries among its targets as
+// prefix+duration ("delay=450ms", "jump=-600ms"); ok false when it has
+// none.
+func (e Event) TargetDuration(prefix string) (time.Duration, bool) {
+	for _, t := range e.Targets() {
+		if d, ok := strings.CutPrefix(t, prefix); ok {
+			if dur, err := time.ParseDuration(d); err == nil {
+				return dur, true
+			}
+		}
+	}
+	return 0, false
 }
 
 // Detail is a judgment's sentence ("" for operations).

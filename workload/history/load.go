@@ -202,8 +202,8 @@ func (x *opIndex) get(id int64) (int, bool) {
 func (x *opIndex) put(id int64, pos int) {
 	// Dense while ids stay within twice the events seen (and positions fit).
 	if id >= 0 && id < 2*int64(pos)+1024 && pos < 1<<31-2 {
-		for int64(len(x.dense)) <= id {
-			x.dense = append(x.dense, 0)
+		if n := int(id) + 1 - len(x.dense); n > 0 {
+			x.dense = append(x.dense, make([]int32, n)...)
 		}
 		x.dense[id] = int32(pos + 1)
 		return
