@@ -2,6 +2,7 @@ package faults
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
@@ -116,3 +117,7 @@ func (a AdminOps) WaitLinkUp(ctx context.Context, timeout time.Duration) error {
 		}
 	}
 }
+
+// isNil reports a nil reply (GET of a missing key), which Do returns as an
+// error wrapping redis.Nil.
+func isNil(err error) bool { return errors.Is(err, redis.Nil) }

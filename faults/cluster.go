@@ -20,10 +20,13 @@ const (
 	// replication link runs through a proxy. Clients see one address (slot
 	// 0), which Failover moves to the replica, as Sentinel or a virtual IP would.
 	PrimaryReplica Topology = "primary-replica"
+	// Sentinel is a primary and a replica watched by three Sentinels that
+	// fail over on their own; clients ask the Sentinels for the primary.
+	Sentinel Topology = "sentinel"
 )
 
 // Topologies lists the valid topologies, for error messages and help.
-var Topologies = []Topology{Single, Independent, PrimaryReplica}
+var Topologies = []Topology{Single, Independent, PrimaryReplica, Sentinel}
 
 // ClusterConfig describes a cluster. The zero value is one node, one client.
 type ClusterConfig struct {
@@ -43,6 +46,8 @@ type ClusterConfig struct {
 	SyncTimeout time.Duration
 	// Backend starts the nodes. Default: local redis-server processes.
 	Backend Backend
+	// Sentinel tunes the Sentinels of the Sentinel topology.
+	Sentinel SentinelConfig
 }
 
 // Validate reports a config that cannot work.
@@ -52,9 +57,9 @@ func (c ClusterConfig) Validate() error {
 		if c.Nodes > 1 {
 			return fmt.Errorf("%w: topology %s has 1 node, not %d", ErrInvalidConfig, Single, c.Nodes)
 		}
-	case PrimaryReplica:
+	case PrimaryReplica, Sentinel:
 		if c.Nodes != 0 && c.Nodes != 2 {
-			return fmt.Errorf("%w: topology %s has 2 nodes, not %d", ErrInvalidConfig, PrimaryReplica, c.Nodes)
+			return fmt.Errorf("%w: topology %s has 2 nodes, not %d", ErrInvalidConfig, c.Topology, c.Nodes)
 		}
 	case Independent:
 		if c.Nodes < 0 || c.Nodes > 15 {
@@ -72,6 +77,9 @@ func (c ClusterConfig) Validate() error {
 	if err := c.Node.Validate(); err != nil {
 		return err
 	}
+	if err := c.Sentinel.Validate(); err != nil {
+		return err
+	}
 	return c.Proxies.Validate()
 }
 
@@ -82,7 +90,7 @@ func (c ClusterConfig) withDefaults() ClusterConfig {
 	switch c.Topology {
 	case Single:
 		c.Nodes = 1
-	case PrimaryReplica:
+	case PrimaryReplica, Sentinel:
 		c.Nodes = 2
 	case Independent:
 		if c.Nodes == 0 {
@@ -110,7 +118,10 @@ type Cluster struct {
 	proxies *Proxies
 	links   [][]*Link // [client][slot]
 	repl    *Link
-	primary int // index of the node clients are pointed at (PrimaryReplica)
+	primary int // index of the node clients are pointed at (PrimaryReplica, Sentinel)
+
+	side      []*Link // Sentinel: each data node's sentinel-side proxy
+	sentinels []*Node // Sentinel: the Sentinel processes
 }
 
 // NewCluster starts the nodes and links. On error everything already
@@ -128,6 +139,12 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) 
 	}()
 	if c.proxies, err = NewProxies(cfg.Proxies); err != nil {
 		return nil, err
+	}
+	if cfg.Topology == Sentinel {
+		if err = c.startSentinel(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	for i := range cfg.Nodes {
 		nc := cfg.Node
@@ -205,7 +222,7 @@ func (c *Cluster) SlotLinks(slot int) []*Link {
 // ClientAddrs returns the addresses client should dial, one per slot.
 func (c *Cluster) ClientAddrs(client int) []string {
 	out := make([]string, 0, c.Slots())
-	for _, l := range c.links[client] {
+	for _, l := range c.links[client][:c.Slots()] {
 		out = append(out, l.Addr())
 	}
 	return out
@@ -218,9 +235,10 @@ func (c *Cluster) ReplicationLink() *Link { return c.repl }
 // current primary (the former replica after a Failover), else node 0.
 func (c *Cluster) Primary() RedisNode { return c.nodes[c.primary] }
 
-// Replica returns the current replica (nil unless PrimaryReplica).
+// Replica returns the current replica (nil unless PrimaryReplica or
+// Sentinel).
 func (c *Cluster) Replica() RedisNode {
-	if c.cfg.Topology != PrimaryReplica {
+	if c.cfg.Topology != PrimaryReplica && c.cfg.Topology != Sentinel {
 		return nil
 	}
 	return c.nodes[1-c.primary]
@@ -308,6 +326,10 @@ func (c *Cluster) Proxies() *Proxies { return c.proxies }
 // Close stops the proxies, kills every node and removes their temp dirs.
 func (c *Cluster) Close() error {
 	var errs []error
+	// Sentinels first: they would fail over as the nodes go.
+	for _, s := range c.sentinels {
+		errs = append(errs, s.Close())
+	}
 	if c.proxies != nil {
 		errs = append(errs, c.proxies.Close())
 	}

@@ -46,8 +46,8 @@ type Env struct {
 	// Keys are the cell's lock keys, for faults that probe nodes.
 	Keys []string
 	// Probe records what a fault observed on a node: whether key exists
-	// there. Nil records nothing.
-	Probe func(node, key string, exists bool)
+	// there, and its value. Nil records nothing.
+	Probe func(node, key, value string, exists bool)
 }
 
 func (e *Env) window(fault string, targets ...string) func() {
@@ -81,6 +81,10 @@ type Needs struct {
 	// Clock: it moves nodes' wall clocks (the nodes run under the clock
 	// shim, which needs a C compiler and the process backend).
 	Clock bool `json:"clock,omitempty"`
+	// Sentinel: a primary and a replica under three real Sentinels, the
+	// clients finding the primary through them (process backend; locks
+	// that take go-redis clients from the harness).
+	Sentinel bool `json:"sentinel,omitempty"`
 }
 
 // Kind is a kind of fault, registered once: what it is called, what it

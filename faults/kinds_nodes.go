@@ -162,9 +162,9 @@ func failOver(ctx context.Context, env *Env, fault string, extra ...string) erro
 	return heal(c.Rejoin)
 }
 
-// probeKeys records which of the cell's keys the node has right now (the
-// promoted replica, just after promotion): the evidence a lock key was
-// lost, read from the node, not assumed.
+// probeKeys records which of the cell's keys the node has right now, and
+// their values (the promoted replica, just after promotion): the evidence
+// a lock key was lost, read from the node, not assumed.
 func probeKeys(env *Env, n RedisNode) {
 	if env.Probe == nil {
 		return
@@ -172,12 +172,12 @@ func probeKeys(env *Env, n RedisNode) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	for _, k := range env.Keys {
-		v, err := n.Do(ctx, "EXISTS", k)
-		if err != nil {
+		v, err := n.Do(ctx, "GET", k)
+		if err != nil && !isNil(err) {
 			continue
 		}
-		count, _ := v.(int64)
-		env.Probe(n.Name(), k, count == 1)
+		s, _ := v.(string)
+		env.Probe(n.Name(), k, s, err == nil)
 	}
 }
 

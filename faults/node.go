@@ -39,6 +39,11 @@ type NodeConfig struct {
 	// Clock runs the server under the clock shim, so ShiftClock can move
 	// its wall clock (clock faults). It needs a C compiler, once per run.
 	Clock bool
+	// SentinelConf, if set, runs the process as a Redis Sentinel with this
+	// configuration (sentinel monitor ... lines): written once to the
+	// node's dir, where Sentinel rewrites it as it learns, so a restarted
+	// Sentinel remembers what it knew. Process backend only.
+	SentinelConf string
 }
 
 const defaultStartTimeout = 10 * time.Second
@@ -191,8 +196,15 @@ func (n *Node) PID() int {
 var errAddrInUse = errors.New("address already in use")
 
 func (n *Node) args() []string {
-	return ServerArgs(n.cfg, n.port, n.dir, "--daemonize", "no", "--logfile", "")
+	args := ServerArgs(n.cfg, n.port, n.dir, "--daemonize", "no", "--logfile", "")
+	if n.cfg.SentinelConf != "" {
+		// The config file must come first; Sentinel mode after it.
+		args = append([]string{n.sentinelConfPath(), "--sentinel"}, args...)
+	}
+	return args
 }
+
+func (n *Node) sentinelConfPath() string { return filepath.Join(n.dir, "sentinel.conf") }
 
 func (n *Node) start(ctx context.Context) error {
 	n.mu.Lock()
@@ -205,6 +217,14 @@ func (n *Node) start(ctx context.Context) error {
 		// and redis-server loads dump.rdb at start even with --save "".
 		// Remove it so that a restart really comes back empty.
 		_ = os.Remove(filepath.Join(n.dir, "dump.rdb"))
+	}
+	if n.cfg.SentinelConf != "" {
+		if _, err := os.Stat(n.sentinelConfPath()); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(n.sentinelConfPath(), []byte(n.cfg.SentinelConf), 0o644); err != nil {
+				n.mu.Unlock()
+				return fmt.Errorf("faults: sentinel %s: config: %w", n.cfg.Name, err)
+			}
+		}
 	}
 	logf, err := os.OpenFile(n.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

@@ -50,6 +50,39 @@ func NewRedisClient(addr string, cfg ClientConfig) (*redis.Client, error) {
 		return nil, err
 	}
 	Quiet()
+	o := clientOptions(addr, cfg)
+	return redis.NewClient(&o), nil
+}
+
+// NewFailoverClient returns a go-redis client that asks the Sentinels at
+// sentinels (monitoring master) for the primary before every new
+// connection and follows their switch announcements, with the same choices
+// as NewRedisClient. route maps an address the Sentinels report to the one
+// to dial (the pod's own proxy to that process); it runs before
+// cfg.Dialer.
+func NewFailoverClient(master string, sentinels []string, route func(string) string, cfg ClientConfig) (*redis.Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	Quiet()
+	o := clientOptions("", cfg)
+	dial := o.Dialer
+	if dial == nil {
+		d := &net.Dialer{Timeout: o.DialTimeout}
+		dial = d.DialContext
+	}
+	return redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName: master, SentinelAddrs: sentinels,
+		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			return dial(ctx, network, route(addr))
+		},
+		Protocol: o.Protocol, DisableIdentity: o.DisableIdentity, ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		MaxRetries: o.MaxRetries, DialerRetries: o.DialerRetries, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout,
+	}), nil
+}
+
+func clientOptions(addr string, cfg ClientConfig) redis.Options {
 	def := func(v, d time.Duration) time.Duration {
 		if v == 0 {
 			return d
@@ -64,7 +97,7 @@ func NewRedisClient(addr string, cfg ClientConfig) (*redis.Client, error) {
 	if pool == 0 {
 		pool = 4
 	}
-	return redis.NewClient(&redis.Options{
+	return redis.Options{
 		Addr:                  addr,
 		Protocol:              2,
 		DisableIdentity:       true,
@@ -77,7 +110,7 @@ func NewRedisClient(addr string, cfg ClientConfig) (*redis.Client, error) {
 		PoolSize:              pool,
 		PoolTimeout:           def(cfg.ReadTimeout, time.Second) + time.Second,
 		Dialer:                cfg.Dialer,
-	}), nil
+	}
 }
 
 // quietLogger drops go-redis's internal log lines ("failed to dial..."):

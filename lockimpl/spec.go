@@ -37,6 +37,11 @@ type Spec struct {
 	// SignalsLoss says Lease.Lost closes when the lock learns it lost the
 	// lease.
 	SignalsLoss bool
+	// BringsClient says the lock connects to Env.Addrs with a client of its
+	// own instead of using Env.Clients (a driver process). Cells behind
+	// Sentinel, whose clients find the primary through the Sentinels and
+	// have no fixed address, skip such a lock.
+	BringsClient bool
 	// New builds one pod's Locker. It is called once per pod per cell, for
 	// every pod at once (from as many goroutines), before any traffic.
 	New func(Env) (Locker, error)
@@ -191,7 +196,7 @@ const (
 )
 
 func init() {
-	for _, s := range []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec} {
+	for _, s := range []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec, tokenWaitSpec} {
 		if err := Register(s); err != nil {
 			panic(err)
 		}

@@ -212,9 +212,13 @@ func (s Scenario) needs() faults.Needs {
 		n.Nodes = max(n.Nodes, k.Needs.Nodes)
 		n.Clock = n.Clock || k.Needs.Clock
 		n.Persistence = n.Persistence || k.Needs.Persistence
+		n.Sentinel = n.Sentinel || k.Needs.Sentinel
 	}
-	if s.Topology == faults.PrimaryReplica {
+	switch s.Topology {
+	case faults.PrimaryReplica:
 		n.Replica = true
+	case faults.Sentinel:
+		n.Sentinel = true
 	}
 	return n
 }

@@ -92,7 +92,9 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 // startCluster starts the cell's deployment, which every part shares.
 func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, error) {
 	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: p.Topology, Nodes: p.Nodes,
-		Clients: p.Scenario.Clients, Backend: p.Backend, Node: faults.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI}})
+		Clients: p.Scenario.Clients, Backend: p.Backend, Node: faults.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI},
+		// Sentinel's timings stretch with the cell's, as a lease does.
+		Sentinel: faults.SentinelConfig{DownAfter: scaleDuration(200*time.Millisecond, p.TimeScale), FailoverTimeout: scaleDuration(time.Second, p.TimeScale)}})
 	if err != nil {
 		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
 	}
@@ -101,6 +103,8 @@ func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, 
 	}
 	return cluster, nil
 }
+
+func scaleDuration(d time.Duration, k float64) time.Duration { return time.Duration(float64(d) * k) }
 
 // live runs one part of the cell on its deployment and returns the
 // recorded history, also when it fails half-way, so what was recorded can
@@ -150,13 +154,13 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*hi
 }
 
 // probes records what faults observe on nodes.
-func probes(rec *history.Recorder) func(node, key string, exists bool) {
-	return func(node, key string, exists bool) {
+func probes(rec *history.Recorder) func(node, key, value string, exists bool) {
+	return func(node, key, value string, exists bool) {
 		var v int64
 		if exists {
 			v = 1
 		}
-		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Window: &history.Window{Targets: []string{node}}})
+		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Window: history.NewWindow("", []string{node}, value)})
 	}
 }
 

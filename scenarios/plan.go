@@ -278,14 +278,19 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 		return strings.Join(names, ", ")
 	}
 	switch {
-	case lock.Nodes > 1 && needs.Replica:
+	case lock.Nodes > 1 && (needs.Replica || needs.Sentinel):
 		return "", 0, fmt.Sprintf("not applicable: %s needs a primary with a replica; %s needs %d independent nodes",
-			faultsNeeding(func(n faults.Needs) bool { return n.Replica }), lock.Name, lock.Nodes)
+			faultsNeeding(func(n faults.Needs) bool { return n.Replica || n.Sentinel }), lock.Name, lock.Nodes)
 	case lock.Nodes > 1:
 		return faults.Independent, lock.Nodes, ""
 	case needs.Nodes > 1:
 		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent nodes; %s uses %s",
 			faultsNeeding(func(n faults.Needs) bool { return n.Nodes > 1 }), needs.Nodes, lock.Name, lock.Describe())
+	case needs.Sentinel && needs.Replica:
+		return "", 0, fmt.Sprintf("not applicable: %s fails over by the harness's hand; under Sentinel the Sentinels fail over",
+			faultsNeeding(func(n faults.Needs) bool { return n.Replica }))
+	case needs.Sentinel:
+		return faults.Sentinel, 2, ""
 	case needs.Replica:
 		return faults.PrimaryReplica, 2, ""
 	}
@@ -294,8 +299,16 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 
 // unsupported says why the backend cannot run the planned cell, or "".
 func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
-	if !b.NodeControl() && (needs.NodeControl || needs.Replica) {
+	if !b.NodeControl() && (needs.NodeControl || needs.Replica || needs.Sentinel) {
 		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+	}
+	if needs.Sentinel {
+		if _, ok := b.(faults.SentinelBackend); !ok {
+			return "skipped: this scenario runs real Sentinels beside the nodes, which the " + b.Name() + " backend cannot do (the process backend can)"
+		}
+		if p.Lock.BringsClient {
+			return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; behind Sentinel the harness hands out go-redis failover clients (driver protocol v1 has no Sentinel addresses)"
+		}
 	}
 	if needs.Persistence {
 		pb, ok := b.(faults.PowerLossBackend)

@@ -28,7 +28,16 @@ func (slowBackend) NodeOpTime() time.Duration { return 400 * time.Millisecond }
 func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 	myFencing := lockimpl.Spec{Name: "my-fencing-lock", Nodes: 1, Fencing: true, New: lock(lockimpl.NameFenced).New}
 	myQuorum := lockimpl.Spec{Name: "my-quorum-lock", Nodes: 5, New: lock(lockimpl.NameRedlock).New}
+	myDriver := lockimpl.Spec{Name: "my-driver", Nodes: 1, BringsClient: true, New: lock(lockimpl.NameToken).New}
+	sentinel := scenarios.Scenario{Name: "under-sentinel", Faults: []faults.Spec{{Kind: "sentinel-failover"}}}
+	mixed := scenarios.Scenario{Name: "mixed", Faults: []faults.Spec{{Kind: "sentinel-failover"}, {Kind: "failover"}}}
 	get := func(name string) scenarios.Scenario {
+		switch name {
+		case sentinel.Name:
+			return sentinel
+		case mixed.Name:
+			return mixed
+		}
 		s, err := scenarios.Get(name)
 		if err != nil {
 			t.Fatal(err)
@@ -49,6 +58,10 @@ func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 		{"failover", myQuorum, "", 0, workload.FenceOff, "failover needs a primary with a replica; my-quorum-lock needs 5 independent nodes"},
 		{"minority-partition", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "minority-partition needs 3 independent nodes"},
 		{"baseline", lock(lockimpl.NameMutex), faults.Single, 1, workload.FenceOff, ""},
+		{"under-sentinel", lock(lockimpl.NameTokenWait), faults.Sentinel, 2, workload.FenceOff, ""},
+		{"under-sentinel", myQuorum, "", 0, workload.FenceOff, "sentinel-failover needs a primary with a replica; my-quorum-lock needs 5 independent nodes"},
+		{"under-sentinel", myDriver, faults.Sentinel, 2, workload.FenceOff, "skipped: my-driver connects to fixed node addresses with its own client"},
+		{"mixed", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "failover fails over by the harness's hand; under Sentinel the Sentinels fail over"},
 	}
 	for _, c := range cases {
 		p := scenarios.NewPlan(scenarios.Cell{Scenario: get(c.scenario), Lock: c.lock, Expect: scenarios.Either}, scenarios.Options{Seed: 5})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net"
 	"path/filepath"
 	"sync"
 	"time"
@@ -62,18 +63,20 @@ func (ps *pods) locker(pod int) (lockimpl.Locker, error) { return ps.built[pod],
 func (ps *pods) make(pod int) (lockimpl.Locker, error) {
 	dial := ps.control.Dial(pod)
 	addrs := ps.cluster.ClientAddrs(pod)
+	if _, ok := ps.cluster.SentinelRoute(pod); ok {
+		addrs = nil // behind Sentinel no node has a fixed address
+	}
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
 		OnRenew: workload.RenewalRecorder(ps.rec, pod),
 		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) }}
 	if ps.p.History != "" {
 		env.Dir = filepath.Dir(ps.p.History)
 	}
-	for _, addr := range addrs {
-		rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout,
-			WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial})
-		if err != nil {
-			return nil, err
-		}
+	clients, err := ps.clients(pod, dial)
+	if err != nil {
+		return nil, err
+	}
+	for _, rdb := range clients {
 		ps.mu.Lock()
 		ps.rdbs = append(ps.rdbs, rdb)
 		ps.mu.Unlock()
@@ -87,6 +90,26 @@ func (ps *pods) make(pod int) (lockimpl.Locker, error) {
 	ps.lockers = append(ps.lockers, l)
 	ps.mu.Unlock()
 	return l, nil
+}
+
+// clients makes one pod's go-redis clients: one per node address, or
+// behind Sentinel one failover client that finds the primary through the
+// Sentinels (every connection through the pod's own proxies).
+func (ps *pods) clients(pod int, dial func(context.Context, string, string) (net.Conn, error)) ([]*redis.Client, error) {
+	cfg := lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout, WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial}
+	if r, ok := ps.cluster.SentinelRoute(pod); ok {
+		rdb, err := lockimpl.NewFailoverClient(r.Master, r.Sentinels, r.Route, cfg)
+		return []*redis.Client{rdb}, err
+	}
+	var out []*redis.Client
+	for _, addr := range ps.cluster.ClientAddrs(pod) {
+		rdb, err := lockimpl.NewRedisClient(addr, cfg)
+		if err != nil {
+			return out, err
+		}
+		out = append(out, rdb)
+	}
+	return out, nil
 }
 
 // close shuts the pods down: lockers that hold goroutines (watchdogs) stop

@@ -1,0 +1,226 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// The fault kinds of the Sentinel topology: the harness breaks the
+// primary, and the Sentinels decide on their own when and whether to fail
+// over; the fault only watches, probes and heals.
+func init() {
+	for _, k := range []Kind{
+		{Name: "sentinel-failover", Doc: "right after a fresh lock acquisition, whose critical section runs Duration (default 0.9x TTL, to outlast the failover), kill the primary before its replica has the key (replication lags Latency, default TTL/100, well under the Sentinels' down-after); the Sentinels promote the replica on their own timing",
+			Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the dead primary", Danger: promotedUnderLease,
+			Needs: Needs{NodeControl: true, Sentinel: true},
+			Build: func(s Spec, ttl time.Duration) Fault {
+				return &SentinelFailover{Lag: or(s.Latency, ttl/100), Hold: or(s.Duration, ttl*9/10)}
+			}},
+		{Name: "sentinel-partition", Doc: "cut the primary off from the Sentinels and its replica (the pods still reach it) until the Sentinels promote the replica; then heal, and the old primary rejoins as a replica, losing what it took meanwhile",
+			Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the cut-off primary", Danger: promotedUnderLease,
+			Needs: Needs{NodeControl: true, Sentinel: true},
+			Build: func(s Spec, ttl time.Duration) Fault { return &SentinelFailover{cutOff: true} }},
+	} {
+		if err := RegisterKind(k); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// SentinelFailover breaks the primary of a Sentinel deployment and lets
+// the Sentinels fail over: killed right after a fresh acquisition, whose
+// key the lagging replication has not delivered (the seed's claim: a
+// freshly written lock key is lost); or, with cutOff, cut off from the
+// Sentinels and the replica while the pods still reach it, so locks taken
+// there meanwhile exist only on a primary about to be demoted.
+type SentinelFailover struct {
+	// Lag holds replication back (on the primary's side proxy), so the
+	// fresh key is still in flight when the primary dies. Not used cut off.
+	// The Sentinels' pings take the same proxy: a lag near their
+	// down-after would make them fail over on their own.
+	Lag time.Duration
+	// Hold is how long the fresh holder's critical section runs: long
+	// enough that it still works when the Sentinels have failed over
+	// (their timing, not ours: 0.6 s quiet, over 2 s on a busy machine).
+	Hold   time.Duration
+	cutOff bool
+}
+
+// Name implements Fault.
+func (f *SentinelFailover) Name() string {
+	if f.cutOff {
+		return "sentinel-partition"
+	}
+	return "sentinel-failover"
+}
+
+// Inject implements Fault.
+func (f *SentinelFailover) Inject(ctx context.Context, env *Env) error {
+	c := env.Cluster
+	if c.Topology() != Sentinel {
+		return fmt.Errorf("%s needs the Sentinel topology: %w", f.Name(), ErrTopology)
+	}
+	// The Sentinels are the truth about which node is primary: they may
+	// have failed over on their own (a node that answered too slowly).
+	if i := c.SentinelPrimary(ctx); i >= 0 {
+		c.primary = i
+	}
+	oldIdx := c.primary
+	old, replica := c.Primary(), c.Replica()
+	side := c.SideLink(oldIdx)
+	if f.cutOff {
+		if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
+			return nil
+		}
+	} else {
+		if err := f.lagReplication(ctx, env); err != nil {
+			return err
+		}
+		// A fresh acquisition (its key still in the lagging stream), whose
+		// holder goes on working through the failover.
+		if _, _, ok := env.Pods.AwaitSlow(ctx, f.Hold); !ok {
+			return nil
+		}
+	}
+	end := env.window(f.Name(), old.Name(), replica.Name())
+	defer end()
+	// Whatever the side proxy still holds back is lost with the primary, as
+	// writes in a dying primary's replication buffer are.
+	if err := side.Disable(); err != nil {
+		return err
+	}
+	if !f.cutOff {
+		if err := old.Kill(); err != nil {
+			return err
+		}
+	}
+	failedOver := f.awaitFailover(ctx, env, replica, 1-oldIdx)
+	if failedOver {
+		c.primary = 1 - oldIdx
+		// Let the pods find the new primary and work on it for a lease.
+		sleepCtx(ctx, env.TTL)
+	}
+	return heal(func(hctx context.Context) error { return f.rejoin(hctx, c, old, oldIdx, failedOver) })
+}
+
+// lagReplication puts the lag on the current primary's side proxy only
+// (the previous primary's lag, if any, goes), and lets it settle once.
+func (f *SentinelFailover) lagReplication(ctx context.Context, env *Env) error {
+	c := env.Cluster
+	for i := range c.Nodes() {
+		l := c.SideLink(i)
+		has := slices.Contains(l.Toxics(), "latency_downstream")
+		switch {
+		case i == c.primary && !has:
+			if err := l.Latency(Downstream, f.Lag, 0); err != nil {
+				return err
+			}
+			sleepCtx(ctx, f.Lag+env.TTL)
+		case i != c.primary && has:
+			if err := l.Heal(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// awaitFailover waits for the Sentinels: the replica turning primary (then
+// its keys are probed at once, before any client is told to use it), and
+// the Sentinels naming it. False if they did not within their election
+// timeout and a margin (a failover that never came is reported by the
+// window's judgment, not faked).
+func (f *SentinelFailover) awaitFailover(ctx context.Context, env *Env, replica RedisNode, replicaIdx int) bool {
+	sc := env.Cluster.cfg.Sentinel.withDefaults()
+	deadline := time.Now().Add(10*sc.DownAfter + 4*sc.FailoverTimeout + 2*time.Second)
+	probed := false
+	for ctx.Err() == nil && time.Now().Before(deadline) {
+		if !probed && isPrimary(ctx, replica) {
+			probeKeys(env, replica)
+			probed = true
+		}
+		if probed && env.Cluster.SentinelPrimary(ctx) == replicaIdx {
+			return true
+		}
+		sleepCtx(ctx, 2*time.Millisecond)
+	}
+	return false
+}
+
+// rejoin brings the old primary back as the replica of the new one: the
+// side proxy open again, the process restarted (empty) if it was killed,
+// and REPLICAOF the new primary, as a restarted node's start-up script
+// does after asking the Sentinels (they would otherwise convert it after
+// their own info period). A cut-off primary drops what it took meanwhile.
+func (f *SentinelFailover) rejoin(ctx context.Context, c *Cluster, old RedisNode, oldIdx int, failedOver bool) error {
+	if err := c.SideLink(oldIdx).Enable(); err != nil {
+		return err
+	}
+	if old.State() == NodeKilled {
+		if err := old.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if !failedOver {
+		// Still the primary as far as the Sentinels know: if it was killed,
+		// its replica must sync from it again.
+		if old.State() == NodeRunning && c.Replica() != nil {
+			return c.Replica().WaitLinkUp(ctx, c.cfg.SyncTimeout)
+		}
+		return nil
+	}
+	if err := old.ReplicaOf(ctx, c.SideLink(c.primary).Addr()); err != nil {
+		return err
+	}
+	return old.WaitLinkUp(ctx, c.cfg.SyncTimeout)
+}
+
+// promotedUnderLease is the Sentinel faults' danger: the Sentinels
+// promoted the replica (the fault probed it the moment it turned primary)
+// while a pod believed it held a lease it took from the old primary. What
+// became of that lease's key is the lock's business: without a wait for
+// the replica it is often gone (the sentence says which); a lock that
+// waits for a replica keeps it. Without a promotion, or with nobody
+// holding, the Sentinels' failover threatened nobody's lease.
+func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
+	for _, e := range v.Events {
+		if e.Call > w.Return {
+			break
+		}
+		if e.Kind != history.Probe || e.Call < w.Call {
+			continue
+		}
+		for _, h := range v.holdsAt(e.Call) {
+			if h.key != e.Key || h.acquire > w.Call || h.expiry(v.TTL) <= e.Call {
+				continue
+			}
+			had := "it lacked the key"
+			switch found := e.Detail(); {
+			case e.Value == 0:
+			case h.token == "" || found == h.token:
+				had = "it had the key"
+			default:
+				had = "it had an older lease's key, not this one"
+			}
+			return e.Call, fmt.Sprintf("the Sentinels promoted %s at %s while %s believed it held %s (acquired at %s, %s): %s",
+				e.Targets()[0], secs(e.Call), clientText(h.client), h.key, secs(h.acquire), ttlText(v), had), true
+		}
+	}
+	if !hasProbe(w, v) {
+		return w.Call, "the Sentinels did not promote the replica within the window", false
+	}
+	return w.Call, "no pod held a lease from the old primary when the Sentinels promoted the replica", false
+}
+
+func hasProbe(w history.Event, v *View) bool {
+	for _, e := range v.Events {
+		if e.Kind == history.Probe && e.Call >= w.Call && e.Call <= w.Return {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,74 @@
+package lockimpl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// NameTokenWait is the token lock that waits for a replica.
+const NameTokenWait = "token-wait"
+
+// TokenWait is the token lock with the usual mitigation for asynchronous
+// replication: after SET NX PX it runs WAIT 1 and believes it holds the
+// lock only once a replica has the key, so a failover to that replica
+// cannot lose it. Without the acknowledgement within the wait it deletes
+// its key again and reports the lock not acquired.
+type TokenWait struct {
+	Token
+	wait time.Duration
+}
+
+// NewTokenWait returns the lock on one Redis service with at least one
+// replica; wait bounds the WAIT (default TTL/4).
+func NewTokenWait(rdb redis.UniversalClient, cfg TokenConfig, wait time.Duration) (*TokenWait, error) {
+	t, err := NewToken(rdb, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if wait <= 0 {
+		wait = t.ttl / 4
+	}
+	return &TokenWait{Token: *t, wait: wait}, nil
+}
+
+// ErrNotReplicated wraps ErrNotAcquired when no replica acknowledged the
+// lock key within the wait.
+var ErrNotReplicated = fmt.Errorf("%w: no replica acknowledged the lock key", ErrNotAcquired)
+
+// Acquire runs SET NX PX, then WAIT 1.
+func (t *TokenWait) Acquire(ctx context.Context, key string) (Lease, error) {
+	l, err := t.acquire(ctx, key)
+	if err != nil {
+		return nil, err
+	}
+	acks, err := t.rdb.Do(ctx, "WAIT", 1, t.wait.Milliseconds()).Int64()
+	if err == nil && acks >= 1 {
+		return l, nil
+	}
+	// Not durable: take the key back so nobody waits on a lock we do not
+	// claim. If that fails too, the outcome is unknown, as the error says.
+	if rerr := l.Release(ctx); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
+		return nil, fmt.Errorf("lockimpl: token-wait acquire %s: WAIT: %v; release: %w", key, err, rerr)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lockimpl: token-wait acquire %s: WAIT: %w", key, err)
+	}
+	return nil, ErrNotReplicated
+}
+
+var tokenWaitSpec = Spec{
+	Name:  NameTokenWait,
+	Doc:   "token lock that believes it holds only once a replica has the key (WAIT 1)",
+	Nodes: 1,
+	New: func(env Env) (Locker, error) {
+		wait := env.TTL / 4
+		if env.CallTimeout > 0 {
+			wait = min(wait, env.CallTimeout/2) // the WAIT must end before the call times out
+		}
+		return NewTokenWait(env.Clients[0], TokenConfig{TTL: env.TTL}, wait)
+	},
+}
