@@ -65,9 +65,10 @@ type junitMessage struct {
 // its evidence floor or was interrupted, skipped for n/a. Each suite
 // carries the run's seed, backend, versions and time scale as properties;
 // a case's details appear once (in its failure or error, else in the
-// suite's system-out). The shape follows the Ant JUnit schema most
+// suite's system-out). The shape follows the Ant JUnit structure most
 // reporters read (suites with package and id, properties, system-out and
-// system-err; nothing but failure, error or skipped inside a case).
+// system-err; nothing but failure, error or skipped inside a case), as
+// docs/schema/junit.xsd states it; the tests validate against it.
 func WriteJUnit(dir string, s *Summary) (string, error) {
 	var suites []junitSuite
 	var secs []float64 // each suite's time, summed from its cases

@@ -15,6 +15,32 @@ import (
 const redisImageUsage = "image for the docker backend (default " + docker.DefaultRedisImage +
 	", built by make redis-image, else " + docker.FallbackRedisImage + "; a missing image is pulled if a registry answers)"
 
+// backends are the values of --backend, with what each means.
+var backends = []struct{ name, doc string }{
+	{"auto", "process if redis-server is installed, else docker"},
+	{"process", "a redis-server process per node"},
+	{"docker", "a container per node"},
+	{"external", "your own servers, from --redis-addr"},
+}
+
+func isBackend(name string) bool {
+	for _, b := range backends {
+		if b.name == name {
+			return true
+		}
+	}
+	return false
+}
+
+// backendNames is "auto, process, docker, external", for messages.
+func backendNames() string {
+	names := make([]string, len(backends))
+	for i, b := range backends {
+		names[i] = b.name
+	}
+	return strings.Join(names, ", ")
+}
+
 // chooseBackend turns --backend into a Backend and the Redis version it
 // runs. auto prefers local processes, then Docker, else says how to get
 // either.

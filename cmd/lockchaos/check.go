@@ -3,11 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
@@ -30,22 +31,37 @@ out of budget, or a pass below the evidence floor the history records).
 Flags:
 `
 
-func cmdCheck(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("check", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	budget := fs.Duration("budget", 30*time.Second, "porcupine search budget per property; running out gives inconclusive, never pass")
-	asJSON := fs.Bool("json", false, "print the report as JSON")
-	maxV := fs.Int("max-violations", 20, "violations to print per property (all are counted)")
-	fs.Usage = func() { fmt.Fprint(stderr, checkUsage); fs.PrintDefaults() }
-	files, code, ok := parseArgs(fs, args, stderr)
-	if !ok {
-		return code
+func newCheckCmd(cl *cli) *cobra.Command {
+	var budget time.Duration
+	var asJSON bool
+	var maxV int
+	c := &cobra.Command{
+		Use: "check HISTORY.jsonl", Short: "re-check a recorded history", Long: checkUsage,
+		Args: cobra.ArbitraryArgs, // check words its own "want exactly one history file"
+		RunE: func(_ *cobra.Command, files []string) error {
+			return done(cmdCheck(files, budget, asJSON, maxV, cl.stdout, cl.stderr))
+		},
+		ValidArgsFunction: func(_ *cobra.Command, args []string, _ string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			if len(args) > 0 {
+				return nil, cobra.ShellCompDirectiveNoFileComp
+			}
+			return []cobra.Completion{"jsonl"}, cobra.ShellCompDirectiveFilterFileExt
+		},
 	}
+	fs := c.Flags()
+	fs.DurationVar(&budget, "budget", 30*time.Second, "porcupine search budget per property; running out gives inconclusive, never pass")
+	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	fs.IntVar(&maxV, "max-violations", 20, "violations to print per property (all are counted)")
+	noCompletionForTheRest(c)
+	return c
+}
+
+func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
 		fmt.Fprintf(stderr, "lockchaos check: want exactly one history file, got %d\nRun 'lockchaos check --help' for its flags.\n", len(files))
 		return exitUsage
 	}
-	if *budget <= 0 || *maxV <= 0 {
+	if budget <= 0 || maxV <= 0 {
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
 	}
@@ -55,8 +71,8 @@ func cmdCheck(args []string, stdout, stderr io.Writer) int {
 		return exitUsage
 	}
 	judgeIfMissing(h)
-	rep := checker.Check(context.Background(), h, checker.Options{Budget: *budget, MaxViolations: *maxV})
-	if *asJSON {
+	rep := checker.Check(context.Background(), h, checker.Options{Budget: budget, MaxViolations: maxV})
+	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
 		if err := enc.Encode(rep); err != nil {

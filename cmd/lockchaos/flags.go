@@ -1,11 +1,7 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
-	"io"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -73,35 +69,70 @@ func commandLine(args []string) string {
 	return strings.TrimSpace("lockchaos run " + strings.Join(q, " "))
 }
 
-// intPtr and floatPtr parse a flag into a pointer set only when the flag
-// is given, so an unset flag keeps the scenario's own value.
-func intPtr(p **int) func(string) error {
-	return func(v string) error {
-		n, err := strconv.Atoi(v)
-		if err != nil {
-			return fmt.Errorf("want a whole number, got %q", v)
-		}
-		*p = &n
-		return nil
+// optInt and optFloat are flags stored in a pointer set only when the
+// flag is given, so an unset flag keeps the scenario's own value.
+type optInt struct{ p **int }
+
+func (o optInt) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
 	}
+	return strconv.Itoa(**o.p)
 }
 
-func floatPtr(p **float64) func(string) error {
-	return func(v string) error {
-		f, err := strconv.ParseFloat(v, 64)
-		if err != nil {
-			return fmt.Errorf("want a number, got %q", v)
-		}
-		*p = &f
-		return nil
+func (o optInt) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a whole number, got %q", v)
 	}
+	*o.p = &n
+	return nil
 }
+
+func (optInt) Type() string { return "int" }
+
+type optFloat struct{ p **float64 }
+
+func (o optFloat) String() string {
+	if o.p == nil || *o.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(**o.p, 'g', -1, 64)
+}
+
+func (o optFloat) Set(v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil {
+		return fmt.Errorf("want a number, got %q", v)
+	}
+	*o.p = &f
+	return nil
+}
+
+func (optFloat) Type() string { return "float" }
+
+// stringList is a flag of comma-separated names that may also be repeated.
+type stringList []string
+
+func (s *stringList) String() string { return strings.Join(*s, ",") }
+func (s *stringList) Set(v string) error {
+	for _, p := range strings.Split(v, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			*s = append(*s, p)
+		}
+	}
+	return nil
+}
+
+// Type is the value's name in the help: "--lock list".
+func (s *stringList) Type() string { return "list" }
 
 // multiList is a repeatable flag whose values may contain commas.
 type multiList []string
 
 func (m *multiList) String() string     { return strings.Join(*m, " ") }
 func (m *multiList) Set(v string) error { *m = append(*m, v); return nil }
+func (m *multiList) Type() string       { return "string" }
 
 // loadCatalog is the built-in catalog with the scenario files applied and
 // every driver lock (from the files and from --lock-driver) registered.
@@ -129,82 +160,4 @@ func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, er
 		}
 	}
 	return catalog, nil
-}
-
-// parseArgs parses a command's flags wherever they stand among its
-// arguments ("check FILE --json" as well as "check --json FILE"; after
-// "--" everything is an argument) and returns the arguments. On --help it
-// prints the usage and returns exitOK; on a bad flag it says what is wrong,
-// suggests the flag that was probably meant, and returns exitUsage,
-// without the whole usage text.
-func parseArgs(fs *flag.FlagSet, args []string, stderr io.Writer) ([]string, int, bool) {
-	var tail []string
-	if i := slices.Index(args, "--"); i >= 0 {
-		args, tail = args[:i], args[i+1:]
-	}
-	// The flag package prints the whole usage on any error; we print one
-	// line and a suggestion instead, and the usage only when asked.
-	usage := fs.Usage
-	fs.Usage = func() {}
-	fs.SetOutput(io.Discard)
-	defer func() { fs.Usage = usage; fs.SetOutput(stderr) }()
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			fs.SetOutput(stderr)
-			if errors.Is(err, flag.ErrHelp) {
-				usage()
-				return nil, exitOK, false
-			}
-			fmt.Fprintf(stderr, "lockchaos %s: %v%s\nRun 'lockchaos %s --help' for its flags.\n", fs.Name(), err, suggestFlag(fs, err), fs.Name())
-			return nil, exitUsage, false
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			break
-		}
-		positional = append(positional, rest[0])
-		args = rest[1:]
-	}
-	return append(positional, tail...), exitOK, true
-}
-
-// suggestFlag names the defined flag closest to an undefined one.
-func suggestFlag(fs *flag.FlagSet, err error) string {
-	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
-	if !ok {
-		return ""
-	}
-	name = strings.TrimLeft(name, "-")
-	best, bestDist := "", 3
-	fs.VisitAll(func(f *flag.Flag) {
-		if d := editDistance(name, f.Name); d < bestDist || (strings.HasPrefix(f.Name, name) && bestDist > 1) {
-			best, bestDist = f.Name, min(d, 1)
-		}
-	})
-	if best == "" {
-		return ""
-	}
-	return " (did you mean --" + best + "?)"
-}
-
-// editDistance is Levenshtein's distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

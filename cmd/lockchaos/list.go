@@ -2,10 +2,11 @@ package main
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -25,19 +26,28 @@ Examples:
 Flags:
 `
 
-func cmdList(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("list", flag.ContinueOnError)
-	fs.SetOutput(stderr)
+func newListCmd(cl *cli) *cobra.Command {
 	var files stringList
-	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios and driver locks (repeatable)")
 	var lockDrivers multiList
-	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable)")
-	asJSON := fs.Bool("json", false, "print the listing as one JSON document")
-	fs.Usage = func() { fmt.Fprint(stderr, listUsage); fs.PrintDefaults() }
-	rest, code, ok := parseArgs(fs, args, stderr)
-	if !ok {
-		return code
+	var asJSON bool
+	c := &cobra.Command{
+		Use: "list", Short: "scenarios, locks, expectations, fault kinds", Long: listUsage,
+		Args: cobra.ArbitraryArgs, // list says itself that it takes no arguments
+		RunE: func(_ *cobra.Command, rest []string) error {
+			return done(cmdList(rest, files, lockDrivers, asJSON, cl.stdout, cl.stderr))
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+	fs := c.Flags()
+	fs.Var(&files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable)")
+	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable)")
+	fs.BoolVar(&asJSON, "json", false, "print the listing as one JSON document")
+	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	noCompletionForTheRest(c)
+	return c
+}
+
+func cmdList(rest, files, lockDrivers []string, asJSON bool, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		fmt.Fprintf(stderr, "lockchaos list: unexpected argument %q (list takes flags only)\n", rest[0])
 		return exitUsage
@@ -47,7 +57,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockchaos list: %v\n", err)
 		return exitUsage
 	}
-	if *asJSON {
+	if asJSON {
 		return listJSON(stdout, stderr, catalog)
 	}
 	locks := lockimpl.Names()
@@ -89,7 +99,7 @@ func cmdList(args []string, stdout, stderr io.Writer) int {
 	for _, k := range faults.Kinds() {
 		fmt.Fprintf(stdout, "  %-22s %s\n", k.Name, k.Doc)
 	}
-	fmt.Fprintln(stdout, "\nExpectations: safe (must pass), unsafe (must be detected), either (reported, not gated), n/a (not run), - (not in this scenario)")
+	fmt.Fprintln(stdout, "\nExpectations: "+expectationLegend())
 	return exitOK
 }
 

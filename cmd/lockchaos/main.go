@@ -10,13 +10,17 @@
 //	3  the harness could not run (Redis would not start, ...)
 //	4  inconclusive: a checker ran out of budget (never reported as a pass)
 //	130, 143  interrupted by SIGINT, SIGTERM
+//
+// Commands and flags are spf13/cobra's (cli.go): flags anywhere among the
+// arguments, completion scripts for bash, zsh, fish and PowerShell with
+// values from the registries, and the command shape Go users know from
+// kubectl, gh and docker.
 package main
 
 import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 )
 
 // Exit codes, documented above and in the README.
@@ -35,10 +39,12 @@ Usage:
   lockchaos list                          scenarios, locks, expectations, fault kinds
   lockchaos check [flags] HISTORY.jsonl   re-check a recorded history
   lockchaos report [--out DIR] DIR...     rebuild the HTML reports (merging shards)
+  lockchaos completion SHELL              shell completion (bash, zsh, fish, powershell)
   lockchaos version                       the version of this build
   lockchaos help                          this text
 
 Run "lockchaos COMMAND --help" for a command's flags and examples.
+Completion in bash: source <(lockchaos completion bash)
 
 Exit codes: 0 pass, 1 violation, 2 usage or bad input, 3 harness could not run,
 4 inconclusive (a checker ran out of budget), 130/143 interrupted.
@@ -46,27 +52,18 @@ Exit codes: 0 pass, 1 violation, 2 usage or bad input, 3 harness could not run,
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 
+// run executes one command line and returns its exit code. Every call
+// builds its own command tree, so the tests can run many command lines in
+// one process without flag values leaking from one to the next.
 func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	switch args[0] {
-	case "run":
-		return cmdRun(args[1:], stdout, stderr)
-	case "list":
-		return cmdList(args[1:], stdout, stderr)
-	case "check":
-		return cmdCheck(args[1:], stdout, stderr)
-	case "report":
-		return cmdReport(args[1:], stdout, stderr)
-	case "version", "--version":
-		fmt.Fprintf(stdout, "lockchaos %s (%s)\n", version, runtime.Version())
-		return exitOK
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
-		return exitOK
-	}
-	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, report, version, help)\n\n%s", args[0], usage)
-	return exitUsage
+	cl := &cli{stdout: stdout, stderr: stderr}
+	root := newRoot(cl)
+	cl.args = longFlags(root, args)
+	root.SetArgs(cl.args)
+	cmd, err := root.ExecuteC()
+	return cl.exitFor(root, cmd, err)
 }

@@ -1,10 +1,11 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"path/filepath"
+
+	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/reports"
 )
@@ -28,16 +29,27 @@ Examples:
 Flags:
 `
 
-func cmdReport(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	out := fs.String("out", "", "where to write the HTML (default: the first DIR)")
-	markdown := fs.String("markdown", "", "write the lock x scenario table into this Markdown file's markers (- for stdout) instead of HTML")
-	fs.Usage = func() { fmt.Fprint(stderr, reportUsage); fs.PrintDefaults() }
-	dirs, code, ok := parseArgs(fs, args, stderr)
-	if !ok {
-		return code
+func newReportCmd(cl *cli) *cobra.Command {
+	var out, markdown string
+	c := &cobra.Command{
+		Use: "report DIR...", Short: "rebuild the HTML reports (merging shards)", Long: reportUsage,
+		Args: cobra.ArbitraryArgs, // report words its own "want at least one results directory"
+		RunE: func(_ *cobra.Command, dirs []string) error {
+			return done(cmdReport(dirs, out, markdown, cl.stdout, cl.stderr))
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		},
 	}
+	fs := c.Flags()
+	fs.StringVar(&out, "out", "", "where to write the HTML (default: the first DIR)")
+	fs.StringVar(&markdown, "markdown", "", "write the lock x scenario table into this Markdown file's markers (- for stdout) instead of HTML")
+	must(c.MarkFlagDirname("out"))
+	must(c.MarkFlagFilename("markdown", "md"))
+	return c
+}
+
+func cmdReport(dirs []string, out, markdown string, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 {
 		fmt.Fprintln(stderr, "lockchaos report: want at least one results directory\nRun 'lockchaos report --help' for its flags.")
 		return exitUsage
@@ -51,30 +63,30 @@ func cmdReport(args []string, stdout, stderr io.Writer) int {
 		}
 		sums = append(sums, s)
 	}
-	if *out == "" {
-		*out = dirs[0]
+	if out == "" {
+		out = dirs[0]
 	}
-	merged := reports.Merge(*out, sums, dirs)
-	if *markdown != "" {
+	merged := reports.Merge(out, sums, dirs)
+	if markdown != "" {
 		table := reports.Markdown(merged)
-		if *markdown == "-" {
+		if markdown == "-" {
 			fmt.Fprint(stdout, table)
 			return exitOK
 		}
-		if err := reports.WriteMarkdownInto(*markdown, table); err != nil {
+		if err := reports.WriteMarkdownInto(markdown, table); err != nil {
 			fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
 			return exitUsage
 		}
-		fmt.Fprintf(stdout, "wrote the table into %s\n", *markdown)
+		fmt.Fprintf(stdout, "wrote the table into %s\n", markdown)
 		return exitOK
 	}
-	res, err := reports.WriteHTML(*out, merged, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{})
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
 		return exitHarness
 	}
 	if len(dirs) > 1 {
-		if _, err := reports.WriteJSON(*out, merged); err != nil {
+		if _, err := reports.WriteJSON(out, merged); err != nil {
 			fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
 			return exitHarness
 		}

@@ -3,17 +3,16 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
 	"runtime"
-	"sort"
-	"strings"
 	"syscall"
 	"time"
+
+	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/reports"
@@ -46,142 +45,138 @@ written).
 Flags:
 `
 
-type stringList []string
-
-func (s *stringList) String() string { return strings.Join(*s, ",") }
-func (s *stringList) Set(v string) error {
-	for _, p := range strings.Split(v, ",") {
-		if p = strings.TrimSpace(p); p != "" {
-			*s = append(*s, p)
-		}
+func newRunCmd(cl *cli) *cobra.Command {
+	f := &runFlags{}
+	c := &cobra.Command{
+		Use: "run", Short: "run the scenario matrix (the CI gate)", Long: runUsage,
+		Args: cobra.ArbitraryArgs, // run says itself that it takes no arguments
+		RunE: func(_ *cobra.Command, rest []string) error {
+			return done(cmdRun(f, rest, cl.argsAfter("run"), cl.stdout, cl.stderr))
+		},
+		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	return nil
+	f.bind(c.Flags())
+	f.complete(c)
+	return c
 }
 
-func cmdRun(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	var scen, locks, files stringList
-	fs.Var(&scen, "scenario", "scenarios to run, comma separated (default: all)")
-	fs.Var(&locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
-	fs.Var(&files, "scenarios-file", "YAML file of extra scenarios and driver locks (repeatable)")
-	var lockDrivers multiList
-	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
-	var expects stringList
-	fs.Var(&expects, "expect", "only cells with these expectations (safe, unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
-	seed := fs.Int64("seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
-	duration := fs.Duration("duration", 0, "override each scenario's duration")
-	clients := fs.Int("clients", 0, "override each scenario's number of clients")
-	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external")
-	var addrs stringList
-	fs.Var(&addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
-	image := fs.String("redis-image", "", redisImageUsage)
-	out := fs.String("out", "out/chaos", "output directory")
-	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
-	parallel := fs.Int("parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
-	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
-	asJSON := fs.Bool("json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
-	budget := fs.Duration("budget", 30*time.Second, "checker budget per property")
-	toxAPI := fs.String("toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
-	timeScale := fs.Float64("time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
-	maxDuration := fs.Duration("max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
-	partLength := fs.Duration("part-length", 0, "a cell longer than this runs in parts, each recorded and checked on its own, in flat memory (default 2m)")
-	var floor scenarios.FloorOverride
-	fs.Func("min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)", intPtr(&floor.MinExercised))
-	fs.Func("min-cycles", "evidence floor: completed acquire-release cycles (default 20)", intPtr(&floor.MinCycles))
-	fs.Func("max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)", floatPtr(&floor.MaxIndefinite))
-	fs.Usage = func() { fmt.Fprint(stderr, runUsage); fs.PrintDefaults() }
-	rest, code, ok := parseArgs(fs, args, stderr)
-	if !ok {
-		return code
-	}
-	if len(rest) > 0 {
-		fmt.Fprintf(stderr, "lockchaos run: unexpected argument %q (run takes flags only)\n", rest[0])
-		return exitUsage
-	}
+// cmdRun runs the cells the flags select; args is the command line as
+// typed after "run", recorded in summary.json.
+func cmdRun(f *runFlags, rest, args []string, stdout, stderr io.Writer) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lockchaos run: "+format+"\n", a...)
 		return exitUsage
 	}
-	if *repeat < 1 || *parallel < 1 || *duration < 0 || *clients < 0 || *budget <= 0 {
-		return usageErr("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
+	if len(rest) > 0 {
+		return usageErr("unexpected argument %q (run takes flags only)", rest[0])
 	}
-	if *timeScale < 0 || *timeScale > 0 && *timeScale < 0.1 || *timeScale > 100 {
-		return usageErr("--time-scale %v: want 0 (measure) or a factor in 0.1..100", *timeScale)
-	}
-	if err := (scenarios.Options{Duration: *duration, Clients: *clients, MaxDuration: *maxDuration, Floor: floor, PartLength: *partLength}).Validate(); err != nil {
+	if err := f.check(); err != nil {
 		return usageErr("%v", err)
 	}
-	switch *backend {
-	case "auto", "process", "docker", "external":
-	default:
-		return usageErr("unknown backend %q (valid: auto, process, docker, external)", *backend)
-	}
-	if *toxAPI != "" {
-		if err := (faults.ProxiesConfig{APIAddr: *toxAPI}).Validate(); err != nil {
-			return usageErr("--toxiproxy-api: %v", err)
-		}
-		if _, port, _ := net.SplitHostPort(*toxAPI); port != "0" && *parallel > 1 {
-			return usageErr("--toxiproxy-api %s: a fixed port serves one cell at a time; add --parallel 1, or use port 0", *toxAPI)
-		}
-	}
-	if (*backend == "external") != (len(addrs) > 0) {
-		return usageErr("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
-	}
-	catalog, err := loadCatalog(files, lockDrivers)
+	cells, shardLabel, err := selectCells(f, stderr)
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	cells, err := scenarios.Select(catalog, scen, locks)
+	return execute(f, cells, shardLabel, args, stdout, stderr)
+}
+
+// check says what is wrong with the flags' values before anything starts.
+func (f *runFlags) check() error {
+	if f.repeat < 1 || f.parallel < 1 || f.duration < 0 || f.clients < 0 || f.budget <= 0 {
+		return errors.New("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
+	}
+	if f.timeScale < 0 || f.timeScale > 0 && f.timeScale < 0.1 || f.timeScale > 100 {
+		return fmt.Errorf("--time-scale %v: want 0 (measure) or a factor in 0.1..100", f.timeScale)
+	}
+	if err := (scenarios.Options{Duration: f.duration, Clients: f.clients, MaxDuration: f.maxDuration, Floor: f.floor, PartLength: f.partLength}).Validate(); err != nil {
+		return err
+	}
+	if !isBackend(f.backend) {
+		return fmt.Errorf("unknown backend %q (valid: %s)", f.backend, backendNames())
+	}
+	if f.toxAPI != "" {
+		if err := (faults.ProxiesConfig{APIAddr: f.toxAPI}).Validate(); err != nil {
+			return fmt.Errorf("--toxiproxy-api: %w", err)
+		}
+		if _, port, _ := net.SplitHostPort(f.toxAPI); port != "0" && f.parallel > 1 {
+			return fmt.Errorf("--toxiproxy-api %s: a fixed port serves one cell at a time; add --parallel 1, or use port 0", f.toxAPI)
+		}
+	}
+	if (f.backend == "external") != (len(f.addrs) > 0) {
+		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
+	}
+	return nil
+}
+
+// selectCells is the cells the flags name, kept to the wanted
+// expectations and to this shard (from --shard or the CI's variables).
+func selectCells(f *runFlags, stderr io.Writer) ([]scenarios.Cell, string, error) {
+	catalog, err := loadCatalog(f.files, f.lockDrivers)
 	if err != nil {
-		return usageErr("%v", err)
+		return nil, "", err
 	}
-	if len(expects) > 0 {
-		want := map[string]bool{}
-		for _, e := range expects {
-			switch e {
-			case "safe", "unsafe", "either", "n/a":
-				want[e] = true
-			default:
-				return usageErr("--expect %q (valid: safe, unsafe, either, n/a)", e)
-			}
-		}
-		var kept []scenarios.Cell
-		for _, c := range cells {
-			if want[string(c.Expect)] {
-				kept = append(kept, c)
-			}
-		}
-		if len(kept) == 0 {
-			return usageErr("no cell has expectation %v", expects)
-		}
-		cells = kept
+	cells, err := scenarios.Select(catalog, f.scen, f.locks)
+	if err != nil {
+		return nil, "", err
 	}
-	shardLabel := ""
-	if *shard == "" {
+	if cells, err = keepExpected(cells, f.expects); err != nil {
+		return nil, "", err
+	}
+	if f.shard == "" {
 		env, from, err := shardFromEnv(os.Getenv)
 		if err != nil {
-			return usageErr("%v", err)
+			return nil, "", err
 		}
 		if env != "" {
-			*shard = env
+			f.shard = env
 			fmt.Fprintf(stderr, "lockchaos: shard %s from %s\n", env, from)
 		}
 	}
-	if *shard != "" {
-		i, n, err := parseShard(*shard)
-		if err != nil {
-			return usageErr("%v", err)
+	if f.shard == "" {
+		return cells, "", nil
+	}
+	i, n, err := parseShard(f.shard)
+	if err != nil {
+		return nil, "", err
+	}
+	if cells, err = scenarios.Shard(cells, i, n); err != nil {
+		return nil, "", err
+	}
+	if len(cells) == 0 {
+		fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", f.shard)
+	}
+	return cells, f.shard, nil
+}
+
+// keepExpected keeps the cells whose expectation --expect names (all
+// when it names none).
+func keepExpected(cells []scenarios.Cell, expects []string) ([]scenarios.Cell, error) {
+	if len(expects) == 0 {
+		return cells, nil
+	}
+	want := map[results.Expectation]bool{}
+	for _, e := range expects {
+		if !results.Expectation(e).Valid() {
+			return nil, fmt.Errorf("--expect %q (valid: %s)", e, expectationNames())
 		}
-		if cells, err = scenarios.Shard(cells, i, n); err != nil {
-			return usageErr("%v", err)
-		}
-		shardLabel = *shard
-		if len(cells) == 0 {
-			fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", *shard)
+		want[results.Expectation(e)] = true
+	}
+	var kept []scenarios.Cell
+	for _, c := range cells {
+		if want[c.Expect] {
+			kept = append(kept, c)
 		}
 	}
-	be, redisVersion, err := chooseBackend(*backend, *image, addrs)
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("no cell has expectation %v", expects)
+	}
+	return kept, nil
+}
+
+// execute runs the cells and writes the reports; the exit code says how
+// the cells went, or why they could not run.
+func execute(f *runFlags, cells []scenarios.Cell, shardLabel string, args []string, stdout, stderr io.Writer) int {
+	be, redisVersion, err := chooseBackend(f.backend, f.image, f.addrs)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
 		return exitHarness
@@ -189,10 +184,10 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if c, ok := be.(io.Closer); ok {
 		defer c.Close()
 	}
-	if *seed == 0 {
-		*seed = time.Now().UnixNano()%1_000_000_000 + 1
+	if f.seed == 0 {
+		f.seed = time.Now().UnixNano()%1_000_000_000 + 1
 	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
+	if err := os.MkdirAll(f.out, 0o755); err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
 		return exitHarness
 	}
@@ -203,7 +198,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	defer faults.KillAll()
 
 	started := time.Now()
-	scale, calibration, nodeOp := *timeScale, "", time.Duration(0)
+	scale, calibration, nodeOp := f.timeScale, "", time.Duration(0)
 	if scale == 0 {
 		cal, err := scenarios.Calibrate(ctx, be)
 		if err != nil {
@@ -213,20 +208,20 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		scale, calibration, nodeOp = cal.Scale, cal.String(), cal.NodeOp
 		fmt.Fprintf(stderr, "lockchaos: machine now: %s\n", calibration)
 	}
-	progress := newProgress(stderr, len(cells)**repeat)
+	progress := newProgress(stderr, len(cells)*f.repeat)
 	var stream *jsonStream
-	if *asJSON {
+	if f.asJSON {
 		stream = newJSONStream(stdout)
 	}
 	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
-		version, len(cells), *repeat, *seed, be.Name(), redisVersion, *parallel, scale, *out)
-	stream.emit(streamEvent{Type: "start", Version: version, Backend: be.Name(), Cells: len(cells), Repeat: *repeat, Seed: *seed})
+		version, len(cells), f.repeat, f.seed, be.Name(), redisVersion, f.parallel, scale, f.out)
+	stream.emit(streamEvent{Type: "start", Version: version, Backend: be.Name(), Cells: len(cells), Repeat: f.repeat, Seed: f.seed})
 	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
-		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
-			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files) + fmt.Sprintf(" --time-scale %.2f", scale),
-			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
-			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: *maxDuration, Floor: floor, PartLength: *partLength},
-		Parallel: *parallel, Repeat: *repeat,
+		Options: scenarios.Options{Seed: f.seed, OutDir: f.out, Duration: f.duration, Clients: f.clients,
+			Budget: f.budget, Backend: be, RerunFlags: rerunFlags(f.duration, f.clients, f.files) + fmt.Sprintf(" --time-scale %.2f", scale),
+			ToxiproxyAPI: f.toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
+			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: f.maxDuration, Floor: f.floor, PartLength: f.partLength},
+		Parallel: f.parallel, Repeat: f.repeat,
 		Progress: func(r *results.Cell, done, total int) {
 			progress.cell(r, done, total)
 			stream.emit(streamEvent{Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total})
@@ -238,18 +233,18 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	})
 	progress.done()
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
-		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: be.Name(), Seed: *seed, Repeat: *repeat,
+		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: be.Name(), Seed: f.seed, Repeat: f.repeat,
 		Shard: shardLabel, Started: started, Elapsed: time.Since(started), Command: commandLine(args),
 		Interrupted: ctx.Err() != nil, Cells: results, TimeScale: scale, Calibration: calibration}
 	sum.Tally()
-	reports.RelativeHistories(*out, sum)
-	jsonPath, errJSON := reports.WriteJSON(*out, sum)
-	junitPath, errJUnit := reports.WriteJUnit(*out, sum)
-	html, errHTML := reports.WriteHTML(*out, sum, reports.HTMLOptions{})
+	reports.RelativeHistories(f.out, sum)
+	jsonPath, errJSON := reports.WriteJSON(f.out, sum)
+	junitPath, errJUnit := reports.WriteJUnit(f.out, sum)
+	html, errHTML := reports.WriteHTML(f.out, sum, reports.HTMLOptions{})
 	if err := errors.Join(errJSON, errJUnit, errHTML); err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: writing reports: %v\n", err)
 	}
-	if *asJSON {
+	if f.asJSON {
 		stream.emit(streamEvent{Type: "summary", Summary: sum})
 	} else {
 		printMatrix(stdout, sum)
@@ -317,78 +312,4 @@ func signalContext() (context.Context, func(), func() os.Signal) {
 		return got
 	}
 	return ctx, stop, caught
-}
-
-func printMatrix(w io.Writer, s *reports.Summary) {
-	colour := useColour(w)
-	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
-	for _, c := range s.Cells {
-		detail := ""
-		switch {
-		case c.Error != "":
-			detail = c.Error
-		case c.Violations > 0:
-			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s", len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
-		case c.Outcome == results.Inconclusive:
-			detail = strings.Join(c.Evidence.Short, "; ")
-		default:
-			detail = fmt.Sprintf("ran %.1f s", c.Ran.Seconds())
-		}
-		verdict := string(c.Verdict)
-		if verdict == "" {
-			verdict = "-"
-		}
-		evidence := "-"
-		if c.Verdict != "" {
-			evidence = c.Evidence.Summary()
-		}
-		seed := ""
-		if s.Repeat > 1 {
-			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
-		}
-		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
-	}
-	if s.Repeat > 1 {
-		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n", "SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION")
-		for _, a := range s.Aggregates {
-			med := "-"
-			if a.MedianFirstViolation >= 0 {
-				med = a.MedianFirstViolation.Round(time.Millisecond).String()
-			}
-			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
-		}
-	}
-	fmt.Fprintf(w, "\nseed %d, time scale %.2f, %s: %s\n", s.Seed, s.TimeScale, s.Elapsed.Round(time.Millisecond), totalsText(s.Totals))
-	for _, c := range s.Cells {
-		if c.Failed() {
-			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
-		}
-	}
-}
-
-// totalsText renders outcome counts for people, worst first:
-// "1 regression, 3 met".
-func totalsText(t map[string]int) string {
-	order := []results.Outcome{results.Regression, results.Missed, results.HarnessError, results.Unknown,
-		results.Inconclusive, results.Interrupted, results.Skipped, results.Met}
-	var parts []string
-	seen := map[string]bool{}
-	for _, o := range order {
-		if n := t[string(o)]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, o))
-		}
-		seen[string(o)] = true
-	}
-	var rest []string
-	for k, n := range t {
-		if !seen[k] && n > 0 {
-			rest = append(rest, fmt.Sprintf("%d %s", n, k))
-		}
-	}
-	sort.Strings(rest)
-	parts = append(parts, rest...)
-	if len(parts) == 0 {
-		return "no cells"
-	}
-	return strings.Join(parts, ", ")
 }

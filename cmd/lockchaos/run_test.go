@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/reports/reportstest"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/workload/history"
 )
@@ -63,6 +64,7 @@ func TestRunOneCellWritesSummaryJUnitAndHistory(t *testing.T) {
 	if err != nil || len(suites.Suites) != 1 || tests != 2 || suites.Suites[0].Failures != 0 {
 		t.Fatalf("junit: %v %+v\n%s", err, suites, b)
 	}
+	reportstest.ValidJUnit(t, filepath.Join(out, "junit.xml"))
 }
 
 func TestRunServesToxiproxyAPIWhenAsked(t *testing.T) {
@@ -278,6 +280,7 @@ func TestRunBelowTheFloorExitsInconclusive(t *testing.T) {
 	if err != nil || !strings.Contains(string(junit), `<error message="below the evidence floor`) {
 		t.Fatalf("junit.xml: %v\n%s", err, junit)
 	}
+	reportstest.ValidJUnit(t, filepath.Join(out, "junit.xml"))
 }
 
 // TestKilledHarnessLeavesNoDriver: SIGKILL of the harness mid-cell (no

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/lockchaos/lockchaos/reports/reportstest"
 )
 
 // schemaBase is where the schemas' $id place them; the test serves them
@@ -85,6 +87,9 @@ func TestRunJSONStreamAndSummaryMatchTheirSchemas(t *testing.T) {
 		t.Fatal(err)
 	}
 	validate(t, summary, "summary.json", b)
+	// Its junit.xml, with failover/redlock skipped (n/a), matches
+	// docs/schema/junit.xsd.
+	reportstest.ValidJUnit(t, filepath.Join(out, "junit.xml"))
 	// The schema rejects what it should: a summary with an unknown outcome.
 	v, _ := jsonschema.UnmarshalJSON(strings.NewReader(strings.Replace(string(b), `"outcome": "met"`, `"outcome": "fine"`, 1)))
 	if summary.Validate(v) == nil {

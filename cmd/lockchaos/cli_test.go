@@ -1,0 +1,187 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/pflag"
+
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// Command lines written for the flag package (-json, -seed=5) still work:
+// a single-dash long flag is the long flag, its value is left alone, and
+// an unknown one gets the suggestion as with two dashes.
+func TestSingleDashLongFlagsStillWork(t *testing.T) {
+	code, stdout, stderr := runCLI("check", "-json", "-max-violations=3", testdata("lost-update.jsonl"))
+	if code != exitViolation || !strings.HasPrefix(stdout, "{") {
+		t.Fatalf("check -json -max-violations=3: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := runCLI("check", "-budget", "-1s", "x.jsonl"); code != exitUsage || !strings.Contains(stderr, "--budget and --max-violations must be positive") {
+		t.Fatalf("check -budget -1s: the value was taken for a flag: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("run", "-shard=3"); code != exitUsage || !strings.Contains(stderr, "want i/n") {
+		t.Fatalf("run -shard=3: exit %d, %s", code, stderr)
+	}
+	if code, _, stderr := runCLI("list", "-jsn"); code != exitUsage || !strings.Contains(stderr, "did you mean --json?") {
+		t.Fatalf("list -jsn: exit %d, %s", code, stderr)
+	}
+	if code, stdout, _ := runCLI("-version"); code != exitOK || !strings.HasPrefix(stdout, "lockchaos ") {
+		t.Fatalf("-version: exit %d, %q", code, stdout)
+	}
+	root := newRoot(&cli{stdout: &strings.Builder{}, stderr: &strings.Builder{}})
+	got := longFlags(root, []string{"run", "-json", "-lock", "-x", "-h", "--seed", "5", "--", "-scenario"})
+	want := []string{"run", "--json", "--lock", "-x", "-h", "--seed", "5", "--", "-scenario"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("longFlags: %q, want %q", got, want)
+	}
+}
+
+// Every command's --help documents each of its flags; help and
+// "help COMMAND" work.
+func TestHelpDocumentsEveryFlag(t *testing.T) {
+	root := newRoot(&cli{stdout: &strings.Builder{}, stderr: &strings.Builder{}})
+	for _, name := range []string{"run", "list", "check", "report", "completion", "version"} {
+		code, _, stderr := runCLI(name, "--help")
+		if code != exitOK || !strings.HasPrefix(stderr, "Usage: lockchaos "+name) {
+			t.Errorf("%s --help: exit %d\n%s", name, code, stderr)
+			continue
+		}
+		cmd, _, err := root.Find([]string{name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Flags().VisitAll(func(f *pflag.Flag) {
+			if !strings.Contains(stderr, "--"+f.Name+" ") && !strings.Contains(stderr, "--"+f.Name+"[") {
+				t.Errorf("%s --help does not document --%s:\n%s", name, f.Name, stderr)
+			}
+		})
+	}
+	if code, _, stderr := runCLI("help", "run"); code != exitOK || !strings.Contains(stderr, "--scenarios-file file") {
+		t.Errorf("help run: exit %d\n%s", code, stderr)
+	}
+	if code, _, stderr := runCLI("lsit"); code != exitUsage || !strings.Contains(stderr, "did you mean list?") || strings.Count(stderr, "\n") != 2 {
+		t.Errorf("lsit: exit %d, want one line naming list and a pointer to help:\n%s", code, stderr)
+	}
+}
+
+// complete asks the binary for completions as the shell scripts do and
+// returns the values (without their descriptions) and the directive.
+func complete(t *testing.T, args ...string) ([]string, string) {
+	t.Helper()
+	code, stdout, stderr := runCLI(append([]string{"__complete"}, args...)...)
+	if code != exitOK {
+		t.Fatalf("__complete %q: exit %d\n%s", args, code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	var values []string
+	for _, l := range lines[:len(lines)-1] {
+		name, _, _ := strings.Cut(l, "\t")
+		values = append(values, name)
+	}
+	return values, lines[len(lines)-1]
+}
+
+// Flag values complete from the registries, with what the command line
+// already names (a scenarios file, a driver lock) added in.
+func TestCompletionOffersTheRegisteredValues(t *testing.T) {
+	const noFiles, fileExt, dirs = ":4", ":8", ":16"
+	locks, directive := complete(t, "run", "--lock", "")
+	if !slices.Equal(locks, lockimpl.Names()) || directive != noFiles {
+		t.Errorf("--lock: %q %s, want %q", locks, directive, lockimpl.Names())
+	}
+	var catalog []string
+	for _, s := range scenarios.Catalog() {
+		catalog = append(catalog, s.Name)
+	}
+	if got, _ := complete(t, "run", "--scenario", ""); !slices.Equal(got, catalog) {
+		t.Errorf("--scenario: %q, want %q", got, catalog)
+	}
+	for _, c := range []struct {
+		args []string
+		want []string
+		dir  string
+	}{
+		{[]string{"run", "--scenario", "baseline,gc"}, []string{"baseline,gc-pause"}, noFiles},
+		{[]string{"run", "--scenarios-file", "../../scenarios/critiques.yaml", "--scenario", "clock-"}, []string{"clock-jump"}, noFiles},
+		{[]string{"run", "--scenarios-file", "../../drivers/libs.yaml", "--lock-driver", "py=python3 d.py", "--lock", "token,r"},
+			[]string{"token,redlock", "token,redis-py", "token,rueidislock"}, noFiles},
+		{[]string{"run", "--lock-driver", "py=python3 d.py", "--lock", "p"}, []string{"py"}, noFiles},
+		{[]string{"run", "--backend", ""}, []string{"auto", "process", "docker", "external"}, noFiles},
+		{[]string{"run", "--expect", "safe,"}, []string{"safe,unsafe", "safe,either", "safe,n/a"}, noFiles},
+		{[]string{"run", "--seed", ""}, nil, noFiles},
+		{[]string{"run", "--scenarios-file", ""}, []string{"yaml", "yml"}, fileExt},
+		{[]string{"list", "--scenarios-file", ""}, []string{"yaml", "yml"}, fileExt},
+		{[]string{"run", "--out", ""}, nil, dirs},
+		{[]string{"check", ""}, []string{"jsonl"}, fileExt},
+		{[]string{"check", "h.jsonl", ""}, nil, noFiles},
+		{[]string{"report", ""}, nil, dirs},
+		{[]string{"report", "--markdown", ""}, []string{"md"}, fileExt},
+		{[]string{"completion", ""}, []string{"bash", "zsh", "fish", "powershell"}, noFiles},
+		{[]string{"li"}, []string{"list"}, noFiles},
+	} {
+		got, directive := complete(t, c.args...)
+		if !slices.Equal(got, c.want) || directive != c.dir {
+			t.Errorf("%q: %q %s, want %q %s", c.args, got, directive, c.want, c.dir)
+		}
+	}
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		code, stdout, stderr := runCLI("completion", shell)
+		if code != exitOK || !strings.Contains(stdout, "lockchaos") || !strings.Contains(stdout, "__complete") {
+			t.Errorf("completion %s: exit %d, %d bytes\n%s", shell, code, len(stdout), stderr)
+		}
+	}
+	if code, _, stderr := runCLI("completion", "tcsh"); code != exitUsage || !strings.Contains(stderr, "valid: bash, zsh, fish, powershell") {
+		t.Errorf("completion tcsh: exit %d, %s", code, stderr)
+	}
+	if code, _, _ := runCLI("completion"); code != exitUsage {
+		t.Errorf("completion without a shell: exit %d", code)
+	}
+}
+
+// The bash script loads in a real bash and, driven as bash drives it on
+// TAB, asks the built binary for the locks. It uses the bash-completion
+// package when installed (as the README says to); without it, a stand-in
+// for its one function the script calls. compopt only works inside a
+// completion bash itself started, so it is a no-op here.
+func TestBashLoadsTheCompletionScript(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "lockchaos"), ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	script := `set -e
+if [ -f /usr/share/bash-completion/bash_completion ]; then
+  source /usr/share/bash-completion/bash_completion
+else
+  _get_comp_words_by_ref() { cur=${COMP_WORDS[COMP_CWORD]}; prev=${COMP_WORDS[COMP_CWORD-1]}; words=("${COMP_WORDS[@]}"); cword=$COMP_CWORD; }
+fi
+source <(lockchaos completion bash)
+complete -p lockchaos
+compopt() { :; }
+COMP_WORDS=(lockchaos run --lock "")
+COMP_CWORD=3
+COMP_LINE="lockchaos run --lock "
+COMP_POINT=${#COMP_LINE}
+__start_lockchaos
+printf '%s\n' "${COMPREPLY[@]}"
+`
+	cmd := exec.Command(bash, "-c", script)
+	cmd.Env = append(os.Environ(), "PATH="+dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	if err != nil || len(lines) == 0 || !strings.Contains(lines[0], "__start_lockchaos lockchaos") || !slices.Equal(lines[1:], lockimpl.Names()) {
+		t.Fatalf("bash: %v\n%s", err, out)
+	}
+}

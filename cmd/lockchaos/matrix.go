@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/results"
+)
+
+// The matrix run prints on stdout when not streaming JSON.
+
+func printMatrix(w io.Writer, s *reports.Summary) {
+	colour := useColour(w)
+	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
+	for _, c := range s.Cells {
+		detail := ""
+		switch {
+		case c.Error != "":
+			detail = c.Error
+		case c.Violations > 0:
+			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s", len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
+		case c.Outcome == results.Inconclusive:
+			detail = strings.Join(c.Evidence.Short, "; ")
+		default:
+			detail = fmt.Sprintf("ran %.1f s", c.Ran.Seconds())
+		}
+		verdict := string(c.Verdict)
+		if verdict == "" {
+			verdict = "-"
+		}
+		evidence := "-"
+		if c.Verdict != "" {
+			evidence = c.Evidence.Summary()
+		}
+		seed := ""
+		if s.Repeat > 1 {
+			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
+		}
+		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
+	}
+	if s.Repeat > 1 {
+		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n", "SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION")
+		for _, a := range s.Aggregates {
+			med := "-"
+			if a.MedianFirstViolation >= 0 {
+				med = a.MedianFirstViolation.Round(time.Millisecond).String()
+			}
+			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
+		}
+	}
+	fmt.Fprintf(w, "\nseed %d, time scale %.2f, %s: %s\n", s.Seed, s.TimeScale, s.Elapsed.Round(time.Millisecond), totalsText(s.Totals))
+	for _, c := range s.Cells {
+		if c.Failed() {
+			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
+		}
+	}
+}
+
+// totalsText renders outcome counts for people, worst first:
+// "1 regression, 3 met".
+func totalsText(t map[string]int) string {
+	order := []results.Outcome{results.Regression, results.Missed, results.HarnessError, results.Unknown,
+		results.Inconclusive, results.Interrupted, results.Skipped, results.Met}
+	var parts []string
+	seen := map[string]bool{}
+	for _, o := range order {
+		if n := t[string(o)]; n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", n, o))
+		}
+		seen[string(o)] = true
+	}
+	var rest []string
+	for k, n := range t {
+		if !seen[k] && n > 0 {
+			rest = append(rest, fmt.Sprintf("%d %s", n, k))
+		}
+	}
+	sort.Strings(rest)
+	parts = append(parts, rest...)
+	if len(parts) == 0 {
+		return "no cells"
+	}
+	return strings.Join(parts, ", ")
+}

@@ -1,0 +1,66 @@
+package main
+
+import (
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// runFlags are run's flags. A zero value means the scenario's own value or
+// the documented default; check says what is wrong with them.
+type runFlags struct {
+	scen, locks, files, expects, addrs stringList
+	lockDrivers                        multiList
+
+	seed                                      int64
+	clients, repeat, parallel                 int
+	duration, budget, maxDuration, partLength time.Duration
+	timeScale                                 float64
+	backend, image, out, shard, toxAPI        string
+	asJSON                                    bool
+	floor                                     scenarios.FloorOverride
+}
+
+func (f *runFlags) bind(fs *pflag.FlagSet) {
+	fs.Var(&f.scen, "scenario", "scenarios to run, comma separated (default: all)")
+	fs.Var(&f.locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
+	fs.Var(&f.files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable)")
+	fs.Var(&f.lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
+	fs.Var(&f.expects, "expect", "only cells with these expectations (safe, unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
+	fs.Int64Var(&f.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
+	fs.DurationVar(&f.duration, "duration", 0, "override each scenario's duration")
+	fs.IntVar(&f.clients, "clients", 0, "override each scenario's number of clients")
+	fs.StringVar(&f.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external")
+	fs.Var(&f.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
+	fs.StringVar(&f.image, "redis-image", "", redisImageUsage)
+	fs.StringVar(&f.out, "out", "out/chaos", "output directory")
+	fs.IntVar(&f.repeat, "repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
+	fs.IntVar(&f.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
+	fs.StringVar(&f.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
+	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
+	fs.DurationVar(&f.budget, "budget", 30*time.Second, "checker budget per property")
+	fs.StringVar(&f.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
+	fs.Float64Var(&f.timeScale, "time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
+	fs.DurationVar(&f.maxDuration, "max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
+	fs.DurationVar(&f.partLength, "part-length", 0, "a cell longer than this runs in parts, each recorded and checked on its own, in flat memory (default 2m)")
+	fs.Var(optInt{&f.floor.MinExercised}, "min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
+	fs.Var(optInt{&f.floor.MinCycles}, "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
+	fs.Var(optFloat{&f.floor.MaxIndefinite}, "max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
+}
+
+// complete registers the values shells may offer for run's flags: names
+// from the registries (and from the --scenarios-file and --lock-driver
+// already typed), file and directory names where a flag takes one, and
+// nothing (rather than file names) for the other flags.
+func (f *runFlags) complete(c *cobra.Command) {
+	must(c.RegisterFlagCompletionFunc("scenario", listCompletion(func() []cobra.Completion { return scenarioChoices(f.files) })))
+	must(c.RegisterFlagCompletionFunc("lock", listCompletion(func() []cobra.Completion { return lockChoices(f.files, f.lockDrivers) })))
+	must(c.RegisterFlagCompletionFunc("expect", listCompletion(expectationChoices)))
+	must(c.RegisterFlagCompletionFunc("backend", choiceCompletion(backendChoices)))
+	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	must(c.MarkFlagDirname("out"))
+	noCompletionForTheRest(c)
+}
