@@ -123,6 +123,10 @@ func newClock(node string) (*clock, error) {
 	if err != nil {
 		return nil, err
 	}
+	return mapClock(f)
+}
+
+func mapClock(f *os.File) (*clock, error) {
 	mem, err := syscall.Mmap(int(f.Fd()), 0, 4096, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED)
 	if err != nil {
 		f.Close()
@@ -152,4 +156,62 @@ func (c *clock) preload(cmd *exec.Cmd) error {
 	cmd.ExtraFiles = []*os.File{lib, c.f}
 	cmd.Env = append(os.Environ(), "LD_PRELOAD=/proc/self/fd/3", "LOCKCHAOS_CLOCK_FD=4")
 	return nil
+}
+
+// FileClock is a node's clock offset in a file of its own, for nodes that
+// cannot inherit a descriptor: a container maps it through a bind mount
+// (the shim reads LOCKCHAOS_CLOCK_FILE). Writes take effect at once, as
+// with the memfd a process node gets: both map the same page.
+type FileClock struct {
+	c    *clock
+	path string
+}
+
+// NewFileClock creates the offset file at path (zero offset).
+func NewFileClock(path string) (*FileClock, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("faults: clock file: %w", err)
+	}
+	if err := f.Truncate(4096); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("faults: clock file: %w", err)
+	}
+	c, err := mapClock(f)
+	if err != nil {
+		return nil, err
+	}
+	return &FileClock{c: c, path: path}, nil
+}
+
+// Shift moves the clock by d on top of earlier shifts.
+func (fc *FileClock) Shift(d time.Duration) { fc.c.shift(d) }
+
+// Offset is the total shift so far.
+func (fc *FileClock) Offset() time.Duration { return fc.c.offset() }
+
+// Close unmaps and removes the file.
+func (fc *FileClock) Close() error {
+	fc.c.close()
+	return os.Remove(fc.path)
+}
+
+// WriteClockShim writes the compiled shim library to path, for a node that
+// preloads it from a file (a container's bind mount).
+func WriteClockShim(path string) error {
+	lib, err := clockShim()
+	if err != nil {
+		return err
+	}
+	b := make([]byte, 0, 64<<10)
+	buf := make([]byte, 32<<10)
+	for off := int64(0); ; {
+		n, err := lib.ReadAt(buf, off)
+		b = append(b, buf[:n]...)
+		off += int64(n)
+		if err != nil {
+			break
+		}
+	}
+	return os.WriteFile(path, b, 0o755)
 }

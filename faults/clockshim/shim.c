@@ -8,7 +8,9 @@
  * are about. Monotonic clocks are left alone.
  *
  * The offset (int64 nanoseconds) lives in a shared memory page: the file
- * descriptor named by LOCKCHAOS_CLOCK_FD (a memfd the harness also maps).
+ * descriptor named by LOCKCHAOS_CLOCK_FD (a memfd the harness also maps),
+ * or the file named by LOCKCHAOS_CLOCK_FILE (a container, which cannot
+ * inherit a descriptor, gets the harness's file through a bind mount).
  * Reading it is one load, so a jump takes effect on the next clock call.
  *
  * It allocates nothing: libfaketime resolves the real functions lazily,
@@ -19,6 +21,7 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
@@ -33,8 +36,15 @@ static int (*real_gettimeofday)();
 
 __attribute__((constructor)) static void lockchaos_clock_init(void) {
 	const char *fd = getenv("LOCKCHAOS_CLOCK_FD");
+	const char *file = getenv("LOCKCHAOS_CLOCK_FILE");
+	int n = -1;
 	if (fd != NULL) {
-		void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, atoi(fd), 0);
+		n = atoi(fd);
+	} else if (file != NULL) {
+		n = open(file, O_RDONLY | O_CLOEXEC);
+	}
+	if (n >= 0) {
+		void *p = mmap(NULL, 4096, PROT_READ, MAP_SHARED, n, 0);
 		if (p != MAP_FAILED) {
 			offset_ns = (volatile int64_t *)p;
 		}

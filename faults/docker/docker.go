@@ -68,6 +68,7 @@ type Backend struct {
 	Swept  int  // leftover containers of dead runs removed at start
 	owner  string
 	closed sync.Once
+	clock  clockFiles
 }
 
 var quietTestcontainers sync.Once
@@ -126,6 +127,7 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 		}
 	}
 	b.Ryuk = !isTrue(os.Getenv(ryukEnv))
+	sweepClockDirs()
 	b.Swept, err = b.sweep(ctx)
 	if err != nil {
 		cli.Close()
@@ -220,7 +222,10 @@ func (b *Backend) Image() string { return b.image }
 // Close releases the engine connection (nodes are closed by their cluster).
 func (b *Backend) Close() error {
 	var err error
-	b.closed.Do(func() { err = b.cli.Close() })
+	b.closed.Do(func() {
+		b.removeClockDir()
+		err = b.cli.Close()
+	})
 	return err
 }
 

@@ -3,7 +3,10 @@ package docker_test
 import (
 	"context"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -138,5 +141,57 @@ func TestDockerMissingImageSaysHowToBuildIt(t *testing.T) {
 	_, err := docker.NewBackend(context.Background(), docker.Config{Image: "lockchaos/no-such-image:0"})
 	if err == nil || !strings.Contains(err.Error(), "make redis-image") {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// A container node runs under the clock shim too: the offset page is a
+// file the container maps through a bind mount, so a shift shows in TIME
+// and expires keys early, survives a restart, and the folder is gone once
+// the node is closed.
+func TestDockerClockShiftExpiresKeysAndLeavesNoFile(t *testing.T) {
+	b := dockerBackend(t)
+	if err := b.ClockControl(); err != nil {
+		t.Skipf("no clock control here: %v", err)
+	}
+	ctx := context.Background()
+	c := dockerCluster(t, faults.ClusterConfig{Node: faults.NodeConfig{Clock: true}})
+	n := c.Node(0).(faults.ClockNode)
+	node := c.Node(0)
+	if _, err := node.Do(ctx, "SET", "lock", "me", "PX", "5000"); err != nil {
+		t.Fatal(err)
+	}
+	if err := n.ShiftClock(10 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	v, err := node.Do(ctx, "TIME")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts := v.([]any)
+	sec, _ := strconv.ParseInt(parts[0].(string), 10, 64)
+	if ahead := time.Unix(sec, 0).Sub(time.Now()); ahead < 8*time.Second || ahead > 12*time.Second {
+		t.Fatalf("after a 10s shift the container's TIME is %v ahead", ahead)
+	}
+	if v, _ := node.Do(ctx, "EXISTS", "lock"); v.(int64) != 0 {
+		t.Fatal("a key with 5s left survived a 10s forward jump in the container")
+	}
+	if err := node.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := node.Do(ctx, "TIME"); err != nil || func() time.Duration {
+		s, _ := strconv.ParseInt(v.([]any)[0].(string), 10, 64)
+		return time.Unix(s, 0).Sub(time.Now())
+	}() < 8*time.Second {
+		t.Fatalf("after a restart the container is not ahead any more (%v, %v)", v, err)
+	}
+	files, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockchaos-docker-clock-*", "*.clock"))
+	if len(files) == 0 {
+		t.Fatal("no offset file while a clock node runs")
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(os.TempDir(), "lockchaos-docker-clock-*", "*.clock")); len(left) != 0 {
+		t.Fatalf("offset files left after close: %v", left)
 	}
 }

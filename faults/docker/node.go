@@ -27,6 +27,7 @@ type Node struct {
 	mu    sync.Mutex
 	state faults.NodeState
 	ctr   *tcredis.RedisContainer
+	clock *faults.FileClock // with cfg.Clock: the offset, kept across restarts
 }
 
 var (
@@ -78,13 +79,24 @@ func (n *Node) start(ctx context.Context) error {
 		if old != nil {
 			_ = testcontainers.TerminateContainer(old)
 		}
+		var env map[string]string
+		var binds []string
+		if n.cfg.Clock {
+			e, bind, err := n.clockSetup()
+			if err != nil {
+				return err
+			}
+			env, binds = e, []string{bind}
+		}
 		ctr, err := tcredis.Run(sctx, n.b.image,
 			testcontainers.WithCmd(n.args()...),
+			testcontainers.WithEnv(env),
 			testcontainers.WithLabels(map[string]string{labelManaged: "true", labelOwner: n.b.owner, "org.lockchaos.node": n.cfg.Name}),
 			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 				// Host network: the node listens on loopback, the proxies
 				// and the replication link work exactly as for a process.
 				hc.NetworkMode = "host"
+				hc.Binds = append(hc.Binds, binds...)
 				hc.PortBindings = nil
 				hc.PublishAllPorts = false
 			}),
@@ -191,8 +203,13 @@ func (n *Node) Close() error {
 	}
 	ctr := n.ctr
 	n.state = faults.NodeClosed
+	clock := n.clock
+	n.clock = nil
 	n.mu.Unlock()
 	faults.UntrackNode(n)
+	if clock != nil {
+		_ = clock.Close()
+	}
 	if ctr == nil {
 		return nil
 	}
