@@ -10,7 +10,7 @@ CHAOS_FLAGS  ?=
 
 PERF_OUT     ?= out/perf
 # The scenarios of scenarios/critiques.yaml.
-CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew,power-loss-everysec,power-loss-always
+CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew,power-loss-everysec,power-loss-always,sentinel-failover,sentinel-partition
 SOAK_RUNS    ?= 40
 
 .PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
@@ -34,7 +34,7 @@ chaos-libs: build
 	@.ci/ensure-redis
 	.ci/chaos-libs $(CHAOS_OUT)-libs $(CHAOS_FLAGS)
 
-## chaos-critiques: the faults the best-known critiques are about (one-way partitions, clock jumps), beyond the 30 s default matrix
+## chaos-critiques: the faults the best-known critiques are about (one-way partitions, clock jumps, power loss, real Sentinel failover), beyond the 30 s default matrix
 chaos-critiques: build
 	@.ci/ensure-redis
 	bin/lockchaos run --scenarios-file scenarios/critiques.yaml --scenario $(CRITIQUES) --out $(CHAOS_OUT)-critiques $(CHAOS_FLAGS)
