@@ -29,7 +29,10 @@ const episodeGap = 100 * time.Millisecond
 
 // incidentsOf groups the decisive violations (all of them when none is
 // decisive) by the fault window they followed: a violation belongs to the
-// latest window that began before it and ended at most two TTLs before it.
+// latest window that began before it, ended at most two TTLs before it and
+// reached its dangerous moment; only without such a window, to the latest
+// one at all. (Windows in quick succession: a later one that harmed
+// nobody is not the cause of what the one before it set up.)
 func incidentsOf(h *history.History, evs []history.Event, results []Result) []Incident {
 	var vs []Violation
 	for _, decisive := range []bool{true, false} {
@@ -62,10 +65,19 @@ func incidentsOf(h *history.History, evs []history.Event, results []Result) []In
 			}
 		}
 	}
+	var exercised []history.Event
+	for _, w := range windows {
+		if _, ok := moment[w.ID]; ok {
+			exercised = append(exercised, w)
+		}
+	}
 	var out []Incident
 	byWindow := map[int64]int{}
 	for _, v := range vs {
-		w, ok := windowBefore(windows, v.At, int64(2*ttl))
+		w, ok := windowBefore(exercised, v.At, int64(2*ttl))
+		if !ok {
+			w, ok = windowBefore(windows, v.At, int64(2*ttl))
+		}
 		if ok {
 			if i, seen := byWindow[w.ID]; seen {
 				out[i].add(v)

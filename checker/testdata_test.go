@@ -159,3 +159,17 @@ func TestRulesReadTheHeaderNotTheLockName(t *testing.T) {
 		t.Fatalf("in-process lock: %s (%s), want a not-applicable pass", r.Status, r.Note)
 	}
 }
+
+// Windows in quick succession: the violation after both is put down to the
+// one that reached its dangerous moment, not the later one that harmed
+// nobody.
+func TestIncidentFollowsTheExercisedWindowNotMerelyTheLatest(t *testing.T) {
+	rep := check(t, load(t, "two-windows.jsonl"))
+	if len(rep.Incidents) != 1 {
+		t.Fatalf("incidents %+v, want one", rep.Incidents)
+	}
+	in := rep.Incidents[0]
+	if in.Window != 10 || !strings.Contains(in.Cause, "client 0 was paused under its lease") {
+		t.Fatalf("incident put down to window %d (%q), want window 10 and its moment", in.Window, in.Cause)
+	}
+}
