@@ -3,6 +3,8 @@ package checker
 import (
 	"context"
 	"fmt"
+	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/lockchaos/lockchaos/workload/history"
@@ -108,4 +110,21 @@ func openOps(evs []history.Event) int {
 		}
 	}
 	return n
+}
+
+// LargeHistory is the size of a history file from which TuneGC lowers the
+// garbage collector's target.
+const LargeHistory = 256 << 20
+
+// TuneGC sets the GC target for checking a history file of size bytes, as
+// `lockchaos check` does: from LargeHistory on, the heap may grow 25% past
+// the live data (Go's default is 100%), which keeps a 10M-event history
+// under 2 GiB at the cost of more collections. A GOGC the user set wins.
+// It returns a function that restores the previous target.
+func TuneGC(size int64) (restore func()) {
+	if size < LargeHistory || os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(25)
+	return func() { debug.SetGCPercent(old) }
 }

@@ -52,37 +52,74 @@ var lockSegmented = segmentedModel{
 	seed: func(s interface{}) interface{} { return &lockInput{op: opSeed, seed: s.(int)} },
 }
 
-// lockOperations turns holds into the lock model's operations: the acquire
-// as it happened, the hold's end as an instant at the release call (the
-// holder stopped believing then, whatever the release's fate).
-func lockOperations(holds []Hold) []porcupine.Operation {
-	// Inputs and metadata live in two backing arrays and the operations
-	// point into them: a million boxed structs would cost a million
-	// allocations and much of the GC's time.
-	ops := make([]porcupine.Operation, 0, 2*len(holds))
-	inputs := make([]lockInput, 0, 2*len(holds))
-	metas := make([]keyed, 0, 2*len(holds))
-	add := func(in lockInput, m keyed, call, ret int64) {
-		inputs = append(inputs, in)
-		metas = append(metas, m)
-		ops = append(ops, porcupine.Operation{ClientId: in.client, Input: &inputs[len(inputs)-1],
-			Call: call, Return: ret, Metadata: &metas[len(metas)-1]})
-	}
-	for _, h := range holds {
-		add(lockInput{op: opAcquire, client: h.Client}, keyed{key: h.Key, eventID: h.AcquireID}, h.acquireCall, h.Start)
+// lockOps is the lock model's operations as an opSource over the holds:
+// the acquire as it happened, the hold's end as an instant at the release
+// call (the holder stopped believing then, whatever the release's fate).
+// Each is a hold's index and which end, four bytes, until a segment is
+// built.
+type lockOps struct {
+	holds []Hold
+	refs  []int32 // hold index << 1, | 1 for the end
+}
+
+func newLockOps(holds []Hold) lockOps {
+	l := lockOps{holds: holds, refs: make([]int32, 0, 2*len(holds))}
+	for i, h := range holds {
+		l.refs = append(l.refs, int32(i)<<1)
 		if h.EndID >= 0 {
-			add(lockInput{op: opRelease, client: h.Client}, keyed{key: h.Key, eventID: h.EndID}, h.End, h.End)
+			l.refs = append(l.refs, int32(i)<<1|1)
 		}
+	}
+	return l
+}
+
+func (l lockOps) hold(i int) (*Hold, bool) { r := l.refs[i]; return &l.holds[r>>1], r&1 == 1 }
+func (l lockOps) Len() int                 { return len(l.refs) }
+func (l lockOps) Key(i int) string         { h, _ := l.hold(i); return h.Key }
+func (l lockOps) Call(i int) int64 {
+	h, end := l.hold(i)
+	if end {
+		return h.End
+	}
+	return h.acquireCall
+}
+func (l lockOps) Return(i int) int64 {
+	h, end := l.hold(i)
+	if end {
+		return h.End
+	}
+	return h.Start
+}
+
+// Build implements opSource, with inputs and metadata in two backing
+// arrays per segment.
+func (l lockOps) Build(idx []int32) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(idx))
+	inputs := make([]lockInput, len(idx))
+	metas := make([]keyed, len(idx))
+	for j, i := range idx {
+		h, end := l.hold(int(i))
+		inputs[j], metas[j] = lockInput{op: opAcquire, client: h.Client}, keyed{key: h.Key, eventID: h.AcquireID}
+		if end {
+			inputs[j].op, metas[j].eventID = opRelease, h.EndID
+		}
+		ops[j] = porcupine.Operation{ClientId: h.Client, Input: &inputs[j], Call: l.Call(int(i)), Return: l.Return(int(i)), Metadata: &metas[j]}
 	}
 	return ops
 }
 
+// lockOperations returns every operation of the lock model, built.
+func lockOperations(holds []Hold) []porcupine.Operation {
+	l := newLockOps(holds)
+	return l.Build(allOf(l))
+}
+
 func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Options, deadline time.Time) Result {
 	start := time.Now()
-	ops := lockOperations(holds)
-	out := lockSegmented.check(ctx, ops, deadline)
+	src := newLockOps(holds)
+	out := lockSegmented.check(ctx, src, deadline)
 	overlaps := Overlaps(holds)
-	r := Result{Property: MutualExclusion, Decisive: true, Operations: len(ops),
+	r := Result{Property: MutualExclusion, Decisive: true, Operations: src.Len(),
 		Segments: out.segments, LargestSegment: out.largest, ViolationCount: len(overlaps)}
 	sort.SliceStable(overlaps, func(i, j int) bool { return overlaps[i].Start < overlaps[j].Start })
 	for _, o := range overlaps {
@@ -112,7 +149,7 @@ func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Opt
 	if opts.InfoLimit > 0 {
 		m := LockModel
 		r.Model = &m
-		r.Info = lockSegmented.info(ops, out.illegal, opts.InfoLimit, deadline)
+		r.Info = lockSegmented.info(src, out.illegal, opts.InfoLimit, deadline)
 	}
 	r.Elapsed = time.Since(start)
 	return r

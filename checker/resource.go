@@ -134,48 +134,76 @@ func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []p
 	return states, carry
 }
 
-// resourceOperations returns the counter model's operations: accepted
-// reads and writes; a write that may have happened gets an open end. A
-// refused request (stale fence) did nothing and is left out, as is a read
-// with no answer (it constrains nothing).
-func resourceOperations(evs []history.Event) []porcupine.Operation {
-	var ops []porcupine.Operation
-	// Backing arrays sized up front, so pointers into them stay valid.
-	n := 0
-	for _, e := range evs {
-		if e.Kind == history.Read || e.Kind == history.Write {
-			n++
+// counterOps is the counter model's operations as an opSource over the
+// history's events: accepted reads and writes; a write that may have
+// happened gets an open end. A refused request (stale fence) did nothing
+// and is left out, as is a read with no answer (it constrains nothing).
+// Four bytes an operation until a segment is built.
+type counterOps struct {
+	evs  []history.Event
+	refs []int32 // indexes of the events that are operations
+}
+
+func newCounterOps(evs []history.Event) counterOps {
+	c := counterOps{evs: evs}
+	for i, e := range evs {
+		if _, ok := counterInputOf(e); ok {
+			c.refs = append(c.refs, int32(i))
 		}
 	}
-	inputs := make([]counterInput, 0, n)
-	metas := make([]keyed, 0, n)
-	for _, e := range evs {
-		var in counterInput
-		ret := e.Return
-		switch {
-		case e.Kind == history.Read && e.Outcome == history.Ok:
-			in = counterInput{op: opRead, value: e.Value}
-		case e.Kind == history.Write && e.Outcome == history.Ok:
-			in = counterInput{op: opWrite, value: e.Value}
-		case e.Kind == history.Write && e.Outcome == history.Indefinite:
-			in = counterInput{op: opWrite, value: e.Value, indefinite: true}
-			ret = Forever
-		default:
-			continue
-		}
-		inputs = append(inputs, in)
-		metas = append(metas, keyed{key: e.Key, eventID: e.ID})
-		ops = append(ops, porcupine.Operation{ClientId: e.Client, Input: &inputs[len(inputs)-1], Call: e.Call, Return: ret,
-			Metadata: &metas[len(metas)-1]})
+	return c
+}
+
+// counterInputOf is the model input of e, if e is one of its operations.
+func counterInputOf(e history.Event) (counterInput, bool) {
+	switch {
+	case e.Kind == history.Read && e.Outcome == history.Ok:
+		return counterInput{op: opRead, value: e.Value}, true
+	case e.Kind == history.Write && e.Outcome == history.Ok:
+		return counterInput{op: opWrite, value: e.Value}, true
+	case e.Kind == history.Write && e.Outcome == history.Indefinite:
+		return counterInput{op: opWrite, value: e.Value, indefinite: true}, true
+	}
+	return counterInput{}, false
+}
+
+func (c counterOps) ev(i int) *history.Event { return &c.evs[c.refs[i]] }
+func (c counterOps) Len() int                { return len(c.refs) }
+func (c counterOps) Key(i int) string        { return c.ev(i).Key }
+func (c counterOps) Call(i int) int64        { return c.ev(i).Call }
+func (c counterOps) Return(i int) int64 {
+	if e := c.ev(i); e.Kind != history.Write || e.Outcome != history.Indefinite {
+		return e.Return
+	}
+	return Forever
+}
+
+// Build implements opSource. Inputs and metadata live in two backing
+// arrays the operations point into: one allocation each per segment.
+func (c counterOps) Build(idx []int32) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(idx))
+	inputs := make([]counterInput, len(idx))
+	metas := make([]keyed, len(idx))
+	for j, i := range idx {
+		e := c.ev(int(i))
+		inputs[j], _ = counterInputOf(*e)
+		metas[j] = keyed{key: e.Key, eventID: e.ID}
+		ops[j] = porcupine.Operation{ClientId: e.Client, Input: &inputs[j], Call: e.Call, Return: c.Return(int(i)), Metadata: &metas[j]}
 	}
 	return ops
 }
 
+// resourceOperations returns every operation of the counter model, built.
+func resourceOperations(evs []history.Event) []porcupine.Operation {
+	c := newCounterOps(evs)
+	return c.Build(allOf(c))
+}
+
 func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts Options, deadline time.Time) Result {
 	start := time.Now()
-	ops := resourceOperations(evs)
-	out := counterSegmented.check(ctx, ops, deadline)
-	r := Result{Property: ResourceLinearizable, Decisive: true, Operations: len(ops),
+	src := newCounterOps(evs)
+	out := counterSegmented.check(ctx, src, deadline)
+	r := Result{Property: ResourceLinearizable, Decisive: true, Operations: src.Len(),
 		Segments: out.segments, LargestSegment: out.largest}
 	var ix *writeIndex
 	if len(out.illegal) > 0 {
@@ -203,7 +231,7 @@ func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts 
 	if opts.InfoLimit > 0 {
 		m := CounterModel
 		r.Model = &m
-		r.Info = counterSegmented.info(ops, out.illegal, opts.InfoLimit, deadline)
+		r.Info = counterSegmented.info(src, out.illegal, opts.InfoLimit, deadline)
 	}
 	r.Elapsed = time.Since(start)
 	return r

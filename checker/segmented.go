@@ -35,48 +35,78 @@ type segmentedModel struct {
 	seed func(s interface{}) interface{}
 }
 
-// cuts calls fn with each stretch of one key's operations (sorted by
+// opSource is a list of operations the segmented checker reads by
+// index; it builds porcupine operations a segment at a time, so a history
+// of millions of operations never has them all built at once.
+type opSource interface {
+	Len() int
+	Key(i int) string
+	Call(i int) int64
+	Return(i int) int64 // Forever for an end still open
+	// Build returns the operations at idx, in that order.
+	Build(idx []int32) []porcupine.Operation
+}
+
+// opSlice is an opSource over operations already built.
+type opSlice []porcupine.Operation
+
+func (s opSlice) Len() int           { return len(s) }
+func (s opSlice) Key(i int) string   { return s[i].Metadata.(*keyed).key }
+func (s opSlice) Call(i int) int64   { return s[i].Call }
+func (s opSlice) Return(i int) int64 { return s[i].Return }
+func (s opSlice) Build(idx []int32) []porcupine.Operation {
+	out := make([]porcupine.Operation, len(idx))
+	for j, i := range idx {
+		out[j] = s[i]
+	}
+	return out
+}
+
+// cuts calls fn with each stretch of one key's operations (idx, sorted by
 // call) between quiescent points: before an operation that starts after
 // every earlier definite one has returned. An operation that may still
 // take effect (return Forever) does not stop the cutting: the model
 // carries it across the cut (see final), so one early timeout cannot turn
 // the rest of a history into one search.
-func cuts(ops []porcupine.Operation, fn func([]porcupine.Operation)) {
+func cuts(src opSource, idx []int32, fn func([]int32)) {
 	start := 0
 	var maxRet int64 = -1 << 63
-	for i, op := range ops {
-		if i > start && op.Call > maxRet {
-			fn(ops[start:i:i])
-			start = i
+	for j, i := range idx {
+		if j > start && src.Call(int(i)) > maxRet {
+			fn(idx[start:j:j])
+			start = j
 		}
-		if op.Return != Forever {
-			maxRet = max(maxRet, op.Return)
+		if r := src.Return(int(i)); r != Forever {
+			maxRet = max(maxRet, r)
 		}
 	}
-	if start < len(ops) {
-		fn(ops[start:])
+	if start < len(idx) {
+		fn(idx[start:])
 	}
 }
 
 // eachSegment groups operations by key, sorts each key's by call, cuts
 // them and calls fn with each segment and its starting state, key by key
-// in order. Only one key's operations are copied at a time, and no list of
-// all segments is built: a serial history has as many segments as
-// operations.
-func (sm segmentedModel) eachSegment(ops []porcupine.Operation, fn func(segment)) {
-	keyOf := func(op porcupine.Operation) string { return op.Metadata.(*keyed).key }
-	// One key (the usual case) needs no grouping; several are grouped by
-	// index, four bytes an operation rather than a copy of each.
-	single := !slices.ContainsFunc(ops, func(op porcupine.Operation) bool { return keyOf(op) != keyOf(ops[0]) })
-	var keys []string
+// in order. Operations are grouped by index, four bytes each, and built
+// one segment at a time; no list of all segments is built: a serial
+// history has as many segments as operations.
+func (sm segmentedModel) eachSegment(src opSource, fn func(segment)) {
+	n := src.Len()
+	if n == 0 {
+		return
+	}
 	byKey := map[string][]int32{}
-	switch {
-	case len(ops) == 0:
-	case single:
-		keys = []string{keyOf(ops[0])}
-	default:
-		for i, op := range ops {
-			k := keyOf(op)
+	var keys []string
+	first := src.Key(0)
+	single := true
+	for i := 1; i < n && single; i++ {
+		single = src.Key(i) == first
+	}
+	if single { // the usual case: no map lookups
+		keys, byKey[first] = []string{first}, allOf(src)
+	} else {
+		for i := range n {
+			k := src.Key(i)
 			if _, ok := byKey[k]; !ok {
 				keys = append(keys, k)
 			}
@@ -84,25 +114,18 @@ func (sm segmentedModel) eachSegment(ops []porcupine.Operation, fn func(segment)
 		}
 	}
 	sort.Strings(keys)
-	byCall := func(a, b porcupine.Operation) int { return cmp.Compare(a.Call, b.Call) }
+	byCall := func(a, b int32) int { return cmp.Compare(src.Call(int(a)), src.Call(int(b))) }
 	for _, k := range keys {
-		var kops []porcupine.Operation
-		if single {
-			kops = ops // ours to reorder: porcupine takes operations in any order
-		} else {
-			kops = make([]porcupine.Operation, len(byKey[k]))
-			for j, i := range byKey[k] {
-				kops[j] = ops[i]
-			}
-			delete(byKey, k)
-		}
-		if !slices.IsSortedFunc(kops, byCall) {
-			slices.SortStableFunc(kops, byCall)
+		idx := byKey[k]
+		delete(byKey, k)
+		if !slices.IsSortedFunc(idx, byCall) {
+			slices.SortStableFunc(idx, byCall)
 		}
 		state := sm.model.Init()
 		var carried []porcupine.Operation
 		index := 0
-		cuts(kops, func(s []porcupine.Operation) {
+		cuts(src, idx, func(seg []int32) {
+			s := src.Build(seg)
 			if len(carried) > 0 {
 				s = append(append([]porcupine.Operation(nil), carried...), s...)
 			}
@@ -123,7 +146,7 @@ type segmentOutcome struct {
 
 // check runs every segment of ops: a lone operation is one model step;
 // longer segments go to porcupine, in parallel, within the deadline.
-func (sm segmentedModel) check(ctx context.Context, ops []porcupine.Operation, deadline time.Time) segmentOutcome {
+func (sm segmentedModel) check(ctx context.Context, ops opSource, deadline time.Time) segmentOutcome {
 	var out segmentOutcome
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -182,10 +205,10 @@ func (sm segmentedModel) check(ctx context.Context, ops []porcupine.Operation, d
 // info computes porcupine's linearization info for the report: over the
 // whole history (partitioned by key) when it has at most limit operations,
 // else over the first failing segments, each seeded with its start state.
-func (sm segmentedModel) info(ops []porcupine.Operation, illegal []segment, limit int, deadline time.Time) *porcupine.LinearizationInfo {
+func (sm segmentedModel) info(src opSource, illegal []segment, limit int, deadline time.Time) *porcupine.LinearizationInfo {
 	var hist []porcupine.Operation
-	if len(ops) <= limit {
-		hist = ops
+	if src.Len() <= limit {
+		hist = src.Build(allOf(src))
 	} else {
 		n := 0
 		for i, s := range illegal {
@@ -215,4 +238,13 @@ func (sm segmentedModel) info(ops []porcupine.Operation, illegal []segment, limi
 	}
 	_, info := porcupine.CheckOperationsVerbose(sm.model, hist, remaining)
 	return &info
+}
+
+// allOf lists every index of src.
+func allOf(src opSource) []int32 {
+	idx := make([]int32, src.Len())
+	for i := range idx {
+		idx[i] = int32(i)
+	}
+	return idx
 }

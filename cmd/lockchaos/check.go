@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -64,6 +65,9 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 	if budget <= 0 || maxV <= 0 {
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
+	}
+	if st, err := os.Stat(files[0]); err == nil {
+		defer checker.TuneGC(st.Size())()
 	}
 	h, err := history.LoadFile(files[0])
 	if err != nil {

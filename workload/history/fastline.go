@@ -214,7 +214,7 @@ func (p *scanner) field(key string, l *line) bool {
 			l.Outcome, ok = ParseOutcome(s)
 		}
 	case "error":
-		l.Err, ok = p.str()
+		l.Err, ok = p.common() // a few error texts repeat on every other line
 	case "fault":
 		l.Fault, ok = p.common()
 	case "detail":
