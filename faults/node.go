@@ -131,7 +131,11 @@ func StartNode(ctx context.Context, cfg NodeConfig) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	dir, err := os.MkdirTemp("", "lockchaos-redis-"+sanitize(cfg.Name)+"-")
+	parent, err := nodeParentDir()
+	if err != nil {
+		return nil, fmt.Errorf("faults: node %s: temp dir: %w", cfg.Name, err)
+	}
+	dir, err := os.MkdirTemp(parent, "lockchaos-redis-"+sanitize(cfg.Name)+"-")
 	if err != nil {
 		return nil, fmt.Errorf("faults: node %s: temp dir: %w", cfg.Name, err)
 	}

@@ -2,13 +2,10 @@ package docker
 
 import (
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/lockchaos/lockchaos/faults"
@@ -32,8 +29,7 @@ type clockFiles struct {
 	once    sync.Once
 	dir     string
 	err     error
-	janitor *exec.Cmd
-	pipe    io.WriteCloser // the janitor's stdin: closing it sets it off
+	janitor func() // removes the folder now; by itself when the harness dies
 }
 
 // ClockControl implements faults.ClockBackend: the shim must build here;
@@ -57,7 +53,7 @@ func (b *Backend) clockDir() (string, error) {
 			return
 		}
 		b.clock.dir = dir
-		b.clock.janitor, b.clock.pipe = janitor(dir)
+		b.clock.janitor = faults.Janitor(dir)
 	})
 	return b.clock.dir, b.clock.err
 }
@@ -67,31 +63,9 @@ func (b *Backend) removeClockDir() {
 	if b.clock.dir != "" {
 		_ = os.RemoveAll(b.clock.dir)
 	}
-	if j := b.clock.janitor; j != nil {
-		_ = b.clock.pipe.Close() // it removes what is left and exits
-		_ = j.Wait()
+	if b.clock.janitor != nil {
+		b.clock.janitor()
 	}
-}
-
-// janitor starts a shell that removes dir once this process is gone, even
-// by SIGKILL: it waits on a pipe only this process writes to, and the
-// kernel closes it when the process dies. Nil if no shell could start (the
-// next run's sweep removes the folder then). The pipe is never closed
-// but by removeClockDir: the pipe is close-on-exec, so no other child
-// holds it open.
-func janitor(dir string) (*exec.Cmd, io.WriteCloser) {
-	cmd := exec.Command("sh", "-c", `cat >/dev/null; rm -rf "$0"`, dir)
-	w, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, nil
-	}
-	// Its own process group: a Ctrl-C at the terminal reaches the harness,
-	// which cleans up itself, not the janitor.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	if err := cmd.Start(); err != nil {
-		return nil, nil
-	}
-	return cmd, w
 }
 
 // sweepClockDirs removes clock folders of harness processes that are gone.

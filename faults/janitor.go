@@ -1,0 +1,60 @@
+package faults
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+)
+
+// Janitor starts a shell that removes dir once this process is gone, by
+// whatever end, SIGKILL included: it waits on a pipe only this process
+// writes to, which the kernel closes when the process dies (the pipe is
+// close-on-exec, so no other child holds it open). done sets it off at
+// once and waits for it. Without a shell, done is a no-op and dir stays
+// until someone removes it. Keep done reachable for as long as dir must
+// stay: the pipe closes when it is collected.
+func Janitor(dir string) (done func()) {
+	cmd := exec.Command("sh", "-c", `cat >/dev/null; rm -rf "$0"`, dir)
+	w, err := cmd.StdinPipe()
+	if err != nil {
+		return func() {}
+	}
+	// Its own process group: a Ctrl-C at the terminal reaches the harness,
+	// which cleans up itself, and not the janitor.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := cmd.Start(); err != nil {
+		return func() {}
+	}
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			_ = w.Close()
+			_ = cmd.Wait()
+		})
+	}
+}
+
+// runDir is this process's folder for node folders, removed by a janitor
+// when the process ends: a harness killed with SIGKILL leaves no node
+// folder (AOF, sentinel.conf, log) behind.
+var runDir struct {
+	once sync.Once
+	dir  string
+	err  error
+	// janitor is kept for the life of the process: its pipe is an os.File,
+	// whose finalizer would close it (and set the janitor off) once
+	// nothing refers to it.
+	janitor func()
+}
+
+func nodeParentDir() (string, error) {
+	runDir.once.Do(func() {
+		runDir.dir, runDir.err = os.MkdirTemp("", fmt.Sprintf("lockchaos-run-%d-", os.Getpid()))
+		if runDir.err == nil {
+			runDir.janitor = Janitor(runDir.dir)
+		}
+	})
+	return runDir.dir, runDir.err
+}
