@@ -195,3 +195,52 @@ func TestDockerClockShiftExpiresKeysAndLeavesNoFile(t *testing.T) {
 		t.Fatalf("offset files left after close: %v", left)
 	}
 }
+
+// BenchmarkDockerClockShiftTakesEffect: how soon a container node's TIME
+// shows a shift (target: 10 ms), as BenchmarkClockShiftTakesEffect does
+// for a process node; the page is a bind-mounted file here.
+//
+//	go test ./faults/docker -run '^$' -bench DockerClockShift -benchtime 200x
+func BenchmarkDockerClockShiftTakesEffect(b *testing.B) {
+	be, err := docker.NewBackend(context.Background(), docker.Config{})
+	if err != nil {
+		b.Skipf("docker backend unavailable: %v", err)
+	}
+	defer be.Close()
+	if err := be.ClockControl(); err != nil {
+		b.Skip(err)
+	}
+	rn, err := be.StartNode(context.Background(), faults.NodeConfig{Name: "clocked", Clock: true})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rn.Close()
+	n := rn.(faults.ClockNode)
+	rdb := faultstest.Client(b, rn.Addr())
+	ctx := context.Background()
+	var worst, total time.Duration
+	for i := range b.N {
+		jump := time.Duration(1+i%2) * time.Second
+		if i%2 == 1 {
+			jump = -jump / 2
+		}
+		before := n.ClockOffset()
+		start := time.Now()
+		if err := n.ShiftClock(jump); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ts, err := rdb.Time(ctx).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if d := time.Until(ts) - (before + jump); d > -50*time.Millisecond && d < 50*time.Millisecond {
+				break
+			}
+		}
+		took := time.Since(start)
+		worst, total = max(worst, took), total+took
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "mean-ms")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+}
