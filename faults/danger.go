@@ -334,52 +334,6 @@ func (v *View) restartsUnder(h hold, w history.Event) []string {
 	return out
 }
 
-// lostOnPromotion is failover's danger: the promoted replica lacked a key a
-// pod believed it held (a probe the fault recorded right after promotion).
-func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
-	var tokens map[string]bool // every token the history handed out, read once
-	for _, e := range v.Events {
-		if e.Call > w.Return {
-			break
-		}
-		if e.Kind != history.Probe || e.Call < w.Call {
-			continue
-		}
-		for _, h := range v.holdsAt(e.Call) {
-			if h.key != e.Key || h.expiry(v.TTL) <= e.Call {
-				continue
-			}
-			if e.Value == 0 {
-				return e.Call, fmt.Sprintf("the promoted replica lacked %s at %s while %s believed it held it (acquired at %s, %s)",
-					e.Key, secs(e.Call), clientText(h.client), secs(h.acquire), ttlText(v)), true
-			}
-			if tokens == nil {
-				tokens = v.tokens()
-			}
-			// Another pod's older key (its release was lost with the
-			// primary): the holder's key is gone all the same. Compared
-			// only when the value is a token the history knows, as locks
-			// store different things.
-			if found := e.Detail(); h.token != "" && found != h.token && tokens[found] {
-				return e.Call, fmt.Sprintf("the promoted replica had an older lease's key for %s at %s, not the one %s believed it held (acquired at %s, %s)",
-					e.Key, secs(e.Call), clientText(h.client), secs(h.acquire), ttlText(v)), true
-			}
-		}
-	}
-	return w.Call, "the promoted replica had every key a pod believed it held", false
-}
-
-// tokens returns every token an acquire returned.
-func (v *View) tokens() map[string]bool {
-	out := map[string]bool{}
-	for _, e := range v.Events {
-		if e.Kind == history.Acquire && e.Token != "" {
-			out[e.Token] = true
-		}
-	}
-	return out
-}
-
 // acquiredDuring is minority-partition's danger: the lock kept working (a
 // successful acquire) while a node was unreachable.
 func acquiredDuring(w history.Event, v *View) (int64, string, bool) {

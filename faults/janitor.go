@@ -16,7 +16,9 @@ import (
 // until someone removes it. Keep done reachable for as long as dir must
 // stay: the pipe closes when it is collected.
 func Janitor(dir string) (done func()) {
-	cmd := exec.Command("sh", "-c", `cat >/dev/null; rm -rf "$0"`, dir)
+	// A second try: a node the kernel is still killing may write a last
+	// file while the first one runs.
+	cmd := exec.Command("sh", "-c", `cat >/dev/null; rm -rf "$0" 2>/dev/null || { sleep 1; rm -rf "$0"; }`, dir)
 	w, err := cmd.StdinPipe()
 	if err != nil {
 		return func() {}

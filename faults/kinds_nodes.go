@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/workload/history"
@@ -173,11 +174,18 @@ func probeKeys(env *Env, n RedisNode) {
 	defer cancel()
 	for _, k := range env.Keys {
 		v, err := n.Do(ctx, "GET", k)
-		if err != nil && !isNil(err) {
-			continue
+		switch {
+		case err == nil || isNil(err):
+			s, _ := v.(string)
+			env.Probe(n.Name(), k, s, err == nil)
+		case strings.Contains(err.Error(), "WRONGTYPE"):
+			// A lock that keeps its key as a hash or a set: whether it is
+			// there is all the probe can say.
+			if c, err := n.Do(ctx, "EXISTS", k); err == nil {
+				count, _ := c.(int64)
+				env.Probe(n.Name(), k, "", count == 1)
+			}
 		}
-		s, _ := v.(string)
-		env.Probe(n.Name(), k, s, err == nil)
 	}
 }
 

@@ -282,6 +282,12 @@ func (n *Node) start(ctx context.Context) error {
 		}
 		return fmt.Errorf("%w: node %s on port %d: %w; log %s:\n%s", ErrNodeStart, n.cfg.Name, n.port, err, n.logPath(), tail)
 	}
+	if n.cfg.Clock {
+		if err := CheckClockMoves(ctx, n); err != nil {
+			_ = n.Kill()
+			return err
+		}
+	}
 	return nil
 }
 
@@ -361,30 +367,6 @@ func (n *Node) Close() error {
 	}
 	return nil
 }
-
-// ShiftClock implements ClockNode: the node's wall clock moves by d on its
-// next clock call (the offset is shared memory the shim reads).
-func (n *Node) ShiftClock(d time.Duration) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.clock == nil {
-		return fmt.Errorf("%w: node %s was not started with Clock", ErrNoClockShim, n.cfg.Name)
-	}
-	n.clock.shift(d)
-	return nil
-}
-
-// ClockOffset implements ClockNode.
-func (n *Node) ClockOffset() time.Duration {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.clock == nil {
-		return 0
-	}
-	return n.clock.offset()
-}
-
-var _ ClockNode = (*Node)(nil)
 
 func (n *Node) logPath() string { return filepath.Join(n.dir, "redis.log") }
 

@@ -4,9 +4,12 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // The Sentinel topology: a primary and a replica watched by three real
@@ -77,7 +80,8 @@ func (c *Cluster) startSentinel(ctx context.Context) error {
 	if _, ok := c.cfg.Backend.(SentinelBackend); !ok {
 		return fmt.Errorf("%w: the %s backend cannot run Sentinels", ErrTopology, c.cfg.Backend.Name())
 	}
-	for i, name := range []string{"primary", "replica"} {
+	// Named by position, not role: the roles swap at every failover.
+	for i, name := range []string{"node0", "node1"} {
 		port, err := FreePort()
 		if err != nil {
 			return err
@@ -89,7 +93,7 @@ func (c *Cluster) startSentinel(ctx context.Context) error {
 		_, sidePort, _ := net.SplitHostPort(side.Addr())
 		nc := c.cfg.Node
 		nc.Name, nc.Port = name, port
-		nc.ExtraArgs = append(slicesClone(nc.ExtraArgs), "--replica-announce-ip", "127.0.0.1", "--replica-announce-port", sidePort)
+		nc.ExtraArgs = append(slices.Clone(nc.ExtraArgs), "--replica-announce-ip", "127.0.0.1", "--replica-announce-port", sidePort)
 		n, err := c.cfg.Backend.StartNode(ctx, nc)
 		if err != nil {
 			return err
@@ -135,8 +139,6 @@ func (c *Cluster) startSentinel(ctx context.Context) error {
 	return c.waitSentinelsAgree(ctx, 20*time.Second)
 }
 
-func slicesClone(s []string) []string { return append([]string(nil), s...) }
-
 func sentinelNodes(s []*Node) []RedisNode {
 	out := make([]RedisNode, len(s))
 	for i, n := range s {
@@ -174,12 +176,13 @@ func (c *Cluster) waitSentinelsAgree(ctx context.Context, timeout time.Duration)
 // SentinelRoute is what one pod needs to reach the deployment through
 // Sentinel: the Sentinels' addresses as the pod sees them, and Route,
 // which maps an address Sentinel reports (a node's side proxy, or another
-// Sentinel) to the pod's own link to the same process. Unknown addresses
-// are returned unchanged.
+// Sentinel) to the pod's own link to the same process. An address it does
+// not know is an error: a connection around the pod's proxies would escape
+// its partitions and pauses.
 type SentinelRoute struct {
 	Master    string
 	Sentinels []string
-	Route     func(addr string) string
+	Route     func(addr string) (string, error)
 }
 
 // SentinelRoute returns client's way in, or false outside the Sentinel
@@ -190,6 +193,9 @@ func (c *Cluster) SentinelRoute(client int) (SentinelRoute, bool) {
 	}
 	row := c.links[client]
 	routes := map[string]string{}
+	for _, l := range row {
+		routes[l.Addr()] = l.Addr() // already the pod's own way in
+	}
 	for i, side := range c.side {
 		routes[side.Addr()] = row[i].Addr()
 	}
@@ -199,11 +205,11 @@ func (c *Cluster) SentinelRoute(client int) (SentinelRoute, bool) {
 		routes[s.Addr()] = l.Addr()
 		r.Sentinels = append(r.Sentinels, l.Addr())
 	}
-	r.Route = func(addr string) string {
+	r.Route = func(addr string) (string, error) {
 		if to, ok := routes[addr]; ok {
-			return to
+			return to, nil
 		}
-		return addr
+		return "", fmt.Errorf("%w: %s is not an address of this deployment; refusing to dial around the pod's proxies", ErrTopology, addr)
 	}
 	return r, true
 }
@@ -224,30 +230,26 @@ func (c *Cluster) Sentinels() []*Node { return c.sentinels }
 // the index of the node whose side proxy they report, -1 if none answers
 // with a known one.
 func (c *Cluster) SentinelPrimary(ctx context.Context) int {
-	for _, s := range c.sentinels {
-		v, err := s.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SentinelMaster)
-		pair, _ := v.([]any)
+	clients := make([]*redis.Client, len(c.sentinels))
+	for i, s := range c.sentinels {
+		clients[i] = admin(s.Addr())
+		defer clients[i].Close()
+	}
+	return c.namedPrimary(ctx, clients)
+}
+
+// namedPrimary is SentinelPrimary over connections the caller keeps.
+func (c *Cluster) namedPrimary(ctx context.Context, sentinels []*redis.Client) int {
+	for _, s := range sentinels {
+		pair, err := s.Do(ctx, "SENTINEL", "GET-MASTER-ADDR-BY-NAME", SentinelMaster).StringSlice()
 		if err != nil || len(pair) != 2 {
 			continue
 		}
-		host, _ := pair[0].(string)
-		port, _ := pair[1].(string)
 		for i, side := range c.side {
-			if side.Addr() == net.JoinHostPort(host, port) {
+			if side.Addr() == net.JoinHostPort(pair[0], pair[1]) {
 				return i
 			}
 		}
 	}
 	return -1
-}
-
-// isPrimary reports whether the node says it is a primary now (ROLE).
-func isPrimary(ctx context.Context, n RedisNode) bool {
-	v, err := n.Do(ctx, "ROLE")
-	role, _ := v.([]any)
-	if err != nil || len(role) == 0 {
-		return false
-	}
-	s, _ := role[0].(string)
-	return strings.EqualFold(s, "master")
 }

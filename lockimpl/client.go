@@ -58,9 +58,9 @@ func NewRedisClient(addr string, cfg ClientConfig) (*redis.Client, error) {
 // sentinels (monitoring master) for the primary before every new
 // connection and follows their switch announcements, with the same choices
 // as NewRedisClient. route maps an address the Sentinels report to the one
-// to dial (the pod's own proxy to that process); it runs before
-// cfg.Dialer.
-func NewFailoverClient(master string, sentinels []string, route func(string) string, cfg ClientConfig) (*redis.Client, error) {
+// to dial (the pod's own proxy to that process), or refuses it; it runs
+// before cfg.Dialer.
+func NewFailoverClient(master string, sentinels []string, route func(string) (string, error), cfg ClientConfig) (*redis.Client, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,11 @@ func NewFailoverClient(master string, sentinels []string, route func(string) str
 	return redis.NewFailoverClient(&redis.FailoverOptions{
 		MasterName: master, SentinelAddrs: sentinels,
 		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			return dial(ctx, network, route(addr))
+			to, err := route(addr)
+			if err != nil {
+				return nil, err
+			}
+			return dial(ctx, network, to)
 		},
 		Protocol: o.Protocol, DisableIdentity: o.DisableIdentity, ContextTimeoutEnabled: o.ContextTimeoutEnabled,
 		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,

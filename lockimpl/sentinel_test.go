@@ -31,6 +31,9 @@ func sentinelClient(t *testing.T, c *faults.Cluster) *redis.Client {
 // through the pod's proxies (cutting the pod's links cuts the client).
 func TestSentinelsFailOverAndClientsFollowThroughTheirProxies(t *testing.T) {
 	c := faultstest.Cluster(t, faults.ClusterConfig{Topology: faults.Sentinel, Clients: 1})
+	if r, _ := c.SentinelRoute(0); func() error { _, err := r.Route("127.0.0.1:1"); return err }() == nil {
+		t.Fatal("the route dials an address that is not the deployment's, around the pod's proxies")
+	}
 	rdb := sentinelClient(t, c)
 	if err := rdb.Set(ctx, "k", "before", 0).Err(); err != nil {
 		t.Fatalf("write through Sentinel: %v", err)

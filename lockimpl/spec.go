@@ -42,6 +42,10 @@ type Spec struct {
 	// Sentinel, whose clients find the primary through the Sentinels and
 	// have no fixed address, skip such a lock.
 	BringsClient bool
+	// NeedsReplica says the lock only works with a replica behind its node
+	// (it waits for one to acknowledge): cells without one are not
+	// applicable.
+	NeedsReplica bool
 	// New builds one pod's Locker. It is called once per pod per cell, for
 	// every pod at once (from as many goroutines), before any traffic.
 	New func(Env) (Locker, error)

@@ -39,13 +39,33 @@ func NewTokenWait(rdb redis.UniversalClient, cfg TokenConfig, wait time.Duration
 // lock key within the wait.
 var ErrNotReplicated = fmt.Errorf("%w: no replica acknowledged the lock key", ErrNotAcquired)
 
-// Acquire runs SET NX PX, then WAIT 1.
+// Acquire runs SET NX PX, then WAIT 1 on the same connection: WAIT counts
+// the replicas that have the writes of its own connection, so two calls
+// from the pool could ask about the wrong one. (Not in one pipeline: Redis
+// 7.0 answers a WAIT read together with its SET with 0 at once, measured.)
 func (t *TokenWait) Acquire(ctx context.Context, key string) (Lease, error) {
-	l, err := t.acquire(ctx, key)
+	tok, err := newToken()
 	if err != nil {
 		return nil, err
 	}
-	acks, err := t.rdb.Do(ctx, "WAIT", 1, t.wait.Milliseconds()).Int64()
+	var cmd interface {
+		redis.Cmdable
+		Do(ctx context.Context, args ...interface{}) *redis.Cmd
+	} = t.rdb
+	if c, ok := t.rdb.(interface{ Conn() *redis.Conn }); ok {
+		conn := c.Conn()
+		defer conn.Close()
+		cmd = conn
+	}
+	ok, err := cmd.SetNX(ctx, key, tok, t.ttl).Result()
+	if err != nil {
+		return nil, fmt.Errorf("lockimpl: token-wait acquire %s: %w", key, err)
+	}
+	if !ok {
+		return nil, ErrNotAcquired
+	}
+	l := &tokenLease{rdb: t.rdb, key: key, token: tok}
+	acks, err := cmd.Do(ctx, "WAIT", 1, t.wait.Milliseconds()).Int64()
 	if err == nil && acks >= 1 {
 		return l, nil
 	}
@@ -61,9 +81,10 @@ func (t *TokenWait) Acquire(ctx context.Context, key string) (Lease, error) {
 }
 
 var tokenWaitSpec = Spec{
-	Name:  NameTokenWait,
-	Doc:   "token lock that believes it holds only once a replica has the key (WAIT 1)",
-	Nodes: 1,
+	Name:         NameTokenWait,
+	Doc:          "token lock that believes it holds only once a replica has the key (WAIT 1)",
+	Nodes:        1,
+	NeedsReplica: true,
 	New: func(env Env) (Locker, error) {
 		wait := env.TTL / 4
 		if env.CallTimeout > 0 {

@@ -286,6 +286,8 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 	case needs.Nodes > 1:
 		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent nodes; %s uses %s",
 			faultsNeeding(func(n faults.Needs) bool { return n.Nodes > 1 }), needs.Nodes, lock.Name, lock.Describe())
+	case lock.NeedsReplica && !needs.Replica && !needs.Sentinel:
+		return "", 0, fmt.Sprintf("not applicable: %s needs a replica behind its node; %s runs a single node", lock.Name, sc.Name)
 	case needs.Sentinel && needs.Replica:
 		return "", 0, fmt.Sprintf("not applicable: %s fails over by the harness's hand; under Sentinel the Sentinels fail over",
 			faultsNeeding(func(n faults.Needs) bool { return n.Replica }))

@@ -59,6 +59,8 @@ func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 		{"minority-partition", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "minority-partition needs 3 independent nodes"},
 		{"baseline", lock(lockimpl.NameMutex), faults.Single, 1, workload.FenceOff, ""},
 		{"under-sentinel", lock(lockimpl.NameTokenWait), faults.Sentinel, 2, workload.FenceOff, ""},
+		{"baseline", lock(lockimpl.NameTokenWait), "", 0, workload.FenceOff, "not applicable: token-wait needs a replica behind its node"},
+		{"failover", lock(lockimpl.NameTokenWait), faults.PrimaryReplica, 2, workload.FenceOff, ""},
 		{"under-sentinel", myQuorum, "", 0, workload.FenceOff, "sentinel-failover needs a primary with a replica; my-quorum-lock needs 5 independent nodes"},
 		{"under-sentinel", myDriver, faults.Sentinel, 2, workload.FenceOff, "skipped: my-driver connects to fixed node addresses with its own client"},
 		{"mixed", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "failover fails over by the harness's hand; under Sentinel the Sentinels fail over"},

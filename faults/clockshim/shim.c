@@ -48,6 +48,7 @@ __attribute__((constructor)) static void lockchaos_clock_init(void) {
 		if (p != MAP_FAILED) {
 			offset_ns = (volatile int64_t *)p;
 		}
+		close(n); /* the mapping stays */
 	}
 	real_clock_gettime = (int (*)(clockid_t, struct timespec *))dlsym(RTLD_NEXT, "clock_gettime");
 	real_gettimeofday = (int (*)())dlsym(RTLD_NEXT, "gettimeofday");

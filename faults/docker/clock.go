@@ -42,8 +42,13 @@ var _ faults.ClockBackend = (*Backend)(nil)
 // clockDir makes the backend's clock folder with the shim in it, once.
 func (b *Backend) clockDir() (string, error) {
 	b.clock.once.Do(func() {
-		dir := filepath.Join(os.TempDir(), clockPrefix+strings.ReplaceAll(b.owner, "/", "-"))
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		// One folder per backend (a process may have several), named after
+		// the owner so the next run's sweep can tell whose it is.
+		dir, err := os.MkdirTemp("", clockPrefix+strings.ReplaceAll(b.owner, "/", "-")+"-")
+		if err == nil {
+			err = os.Chmod(dir, 0o755) // readable by the container's user, whoever it is
+		}
+		if err != nil {
 			b.clock.err = fmt.Errorf("docker: clock folder: %w", err)
 			return
 		}
@@ -68,12 +73,13 @@ func (b *Backend) removeClockDir() {
 	}
 }
 
-// sweepClockDirs removes clock folders of harness processes that are gone.
+// sweepClockDirs removes clock folders of harness processes that are gone
+// (named clockPrefix + pid-start-random).
 func sweepClockDirs() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clockPrefix+"*"))
 	for _, d := range dirs {
-		owner := strings.Replace(strings.TrimPrefix(filepath.Base(d), clockPrefix), "-", "/", 1)
-		if !ownerAlive(owner) {
+		f := strings.SplitN(strings.TrimPrefix(filepath.Base(d), clockPrefix), "-", 3)
+		if len(f) < 2 || !ownerAlive(f[0]+"/"+f[1]) {
 			_ = os.RemoveAll(d)
 		}
 	}

@@ -120,6 +120,15 @@ func (n *Node) start(ctx context.Context) error {
 		_ = n.Kill()
 		return fmt.Errorf("%w: node %s: %v", faults.ErrNodeStart, n.cfg.Name, err)
 	}
+	if n.cfg.Clock {
+		// An image whose C library the host-built shim cannot load, or a
+		// daemon that does not see this machine's temp dir, would run the
+		// node with a clock no fault can move.
+		if err := faults.CheckClockMoves(ctx, n); err != nil {
+			_ = n.Kill()
+			return fmt.Errorf("%w (image %s)", err, n.b.image)
+		}
+	}
 	return nil
 }
 

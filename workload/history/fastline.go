@@ -60,15 +60,30 @@ type scanner struct {
 
 // intern returns s's shared copy (looking up a []byte converted in the
 // index expression allocates nothing).
-func (p *scanner) intern(b []byte) string {
+func (p *scanner) intern(b []byte) string { return p.internUpTo(b, 4096) }
+
+// internUpTo interns b while the table has fewer than limit strings:
+// error texts, which can be unique (ports, addresses), take at most half
+// the table, so they never crowd out the kinds and keys.
+func (p *scanner) internUpTo(b []byte, limit int) string {
 	if v, ok := p.interned[string(b)]; ok {
 		return v
 	}
 	v := string(b)
-	if len(p.interned) < 4096 {
+	if len(p.interned) < limit {
 		p.interned[v] = v
 	}
 	return v
+}
+
+// errText reads an error text, interned: a few repeat on every other line.
+func (p *scanner) errText() (string, bool) {
+	save := p.i
+	if b, ok := p.rawStr(); ok {
+		return p.internUpTo(b, 2048), true
+	}
+	p.i = save
+	return p.str()
 }
 
 // rawStr reads a JSON string without escapes as bytes (ok false if it
@@ -214,7 +229,7 @@ func (p *scanner) field(key string, l *line) bool {
 			l.Outcome, ok = ParseOutcome(s)
 		}
 	case "error":
-		l.Err, ok = p.common() // a few error texts repeat on every other line
+		l.Err, ok = p.errText()
 	case "fault":
 		l.Fault, ok = p.common()
 	case "detail":

@@ -1,0 +1,72 @@
+package checker
+
+import (
+	"github.com/anishathalye/porcupine"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// counterOps is the counter model's operations as an opSource over the
+// history's events: accepted reads and writes; a write that may have
+// happened gets an open end. A refused request (stale fence) did nothing
+// and is left out, as is a read with no answer (it constrains nothing).
+// Four bytes an operation until a segment is built.
+type counterOps struct {
+	evs  []history.Event
+	refs []int32 // indexes of the events that are operations
+}
+
+func newCounterOps(evs []history.Event) counterOps {
+	c := counterOps{evs: evs}
+	for i, e := range evs {
+		if _, ok := counterInputOf(e); ok {
+			c.refs = append(c.refs, int32(i))
+		}
+	}
+	return c
+}
+
+// counterInputOf is the model input of e, if e is one of its operations.
+func counterInputOf(e history.Event) (counterInput, bool) {
+	switch {
+	case e.Kind == history.Read && e.Outcome == history.Ok:
+		return counterInput{op: opRead, value: e.Value}, true
+	case e.Kind == history.Write && e.Outcome == history.Ok:
+		return counterInput{op: opWrite, value: e.Value}, true
+	case e.Kind == history.Write && e.Outcome == history.Indefinite:
+		return counterInput{op: opWrite, value: e.Value, indefinite: true}, true
+	}
+	return counterInput{}, false
+}
+
+func (c counterOps) ev(i int) *history.Event { return &c.evs[c.refs[i]] }
+func (c counterOps) Len() int                { return len(c.refs) }
+func (c counterOps) Key(i int) string        { return c.ev(i).Key }
+func (c counterOps) Call(i int) int64        { return c.ev(i).Call }
+func (c counterOps) Return(i int) int64 {
+	if e := c.ev(i); e.Kind != history.Write || e.Outcome != history.Indefinite {
+		return e.Return
+	}
+	return Forever
+}
+
+// Build implements opSource. Inputs and metadata live in two backing
+// arrays the operations point into: one allocation each per segment.
+func (c counterOps) Build(idx []int32) []porcupine.Operation {
+	ops := make([]porcupine.Operation, len(idx))
+	inputs := make([]counterInput, len(idx))
+	metas := make([]keyed, len(idx))
+	for j, i := range idx {
+		e := c.ev(int(i))
+		inputs[j], _ = counterInputOf(*e)
+		metas[j] = keyed{key: e.Key, eventID: e.ID}
+		ops[j] = porcupine.Operation{ClientId: e.Client, Input: &inputs[j], Call: e.Call, Return: c.Return(int(i)), Metadata: &metas[j]}
+	}
+	return ops
+}
+
+// resourceOperations returns every operation of the counter model, built.
+func resourceOperations(evs []history.Event) []porcupine.Operation {
+	c := newCounterOps(evs)
+	return c.Build(allOf(c))
+}
