@@ -37,6 +37,10 @@ type Spec struct {
 	// SignalsLoss says Lease.Lost closes when the lock learns it lost the
 	// lease.
 	SignalsLoss bool
+	// OutOfProcess says the lock runs in a process of its own (a driver
+	// process), outside the harness's goroutines: a backend in virtual
+	// time cannot run it.
+	OutOfProcess bool
 	// New builds one pod's Locker. It is called once per pod per cell, for
 	// every pod at once (from as many goroutines), before any traffic.
 	New func(Env) (Locker, error)

@@ -184,6 +184,11 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	if needs.NodeControl {
 		scale *= nodeOpScale(max(opts.NodeOpTime, backend.NodeOpTime()))
 	}
+	if _, virtual := backend.(faults.VirtualBackend); virtual {
+		// Virtual time: no machine, however loaded, stretches a cell, so
+		// every scenario runs exactly as designed.
+		scale = 1
+	}
 	sc = sc.scaled(scale)
 	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
 		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: backend, TimeScale: scale,
@@ -296,6 +301,15 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
 	if !b.NodeControl() && (needs.NodeControl || needs.Replica) {
 		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+	}
+	if lb, ok := b.(faults.LimitedBackend); ok {
+		if why := lb.Unsupported(needs); why != "" {
+			return why
+		}
+	}
+	if _, virtual := b.(faults.VirtualBackend); virtual && p.Lock.OutOfProcess {
+		return "skipped: " + p.Lock.Name + " runs in a process of its own, in real time, which the " + b.Name() +
+			" backend's virtual time cannot reach; run it on the process backend"
 	}
 	if needs.Persistence {
 		pb, ok := b.(faults.PowerLossBackend)

@@ -114,15 +114,21 @@ func (w *wire) dial(context.Context) (net.Conn, error) {
 	if stopped {
 		return nil, errRefused
 	}
-	node := lookupNode(upstream)
-	if node == nil {
-		return nil, errRefused
-	}
-	server, err := node.dial()
-	if err != nil {
-		return nil, err
-	}
 	client, mine := net.Pipe()
+	node := lookupNode(upstream)
+	var server net.Conn
+	var err error = errRefused
+	if node != nil {
+		server, err = node.dial()
+	}
+	if err != nil {
+		// As toxiproxy does: the link itself accepts, and closes the
+		// connection when its upstream refuses. The client sees a dial
+		// that worked and then EOF, not a dial error (which would trip
+		// go-redis's dial breaker, as it never trips through a proxy).
+		_ = mine.Close()
+		return client, nil
+	}
 	c := newConn(w, node, mine, server)
 	w.mu.Lock()
 	if w.stopped { // stopped while we dialed
