@@ -38,18 +38,32 @@ type Summary struct {
 	Interrupted  bool          `json:"interrupted,omitempty"`
 	// TimeScale is the factor every cell's times were stretched by, and
 	// Calibration the measurement it came from ("" when forced).
-	TimeScale   float64             `json:"time_scale,omitempty"`
-	Calibration string              `json:"calibration,omitempty"`
-	Totals      map[string]int      `json:"totals"`
-	Cells       []*results.Cell     `json:"cells"`
-	Aggregates  []results.Aggregate `json:"aggregates,omitempty"`
+	TimeScale   float64 `json:"time_scale,omitempty"`
+	Calibration string  `json:"calibration,omitempty"`
+	// Simulated says every cell ran in the simulation (virtual time,
+	// miniredis), not on real Redis.
+	Simulated bool `json:"simulated,omitempty"`
+	// SchedulesPerSecond is how many cell runs (each one fault schedule)
+	// that ran were decided per wall-clock second.
+	SchedulesPerSecond float64             `json:"schedules_per_second,omitempty"`
+	Totals             map[string]int      `json:"totals"`
+	Cells              []*results.Cell     `json:"cells"`
+	Aggregates         []results.Aggregate `json:"aggregates,omitempty"`
 }
 
-// Tally fills Totals (outcome -> count) and Aggregates from Cells.
+// Tally fills Totals (outcome -> count), Aggregates and
+// SchedulesPerSecond from Cells and Elapsed.
 func (s *Summary) Tally() {
 	s.Totals = map[string]int{}
+	ran := 0
 	for _, c := range s.Cells {
 		s.Totals[string(c.Outcome)]++
+		if c.Outcome != results.Skipped {
+			ran++
+		}
+	}
+	if s.Elapsed > 0 {
+		s.SchedulesPerSecond = float64(ran) / s.Elapsed.Seconds()
 	}
 	s.Aggregates = results.Aggregates(s.Cells)
 }

@@ -104,7 +104,12 @@ type Cell struct {
 	History string        `json:"history,omitempty"`
 	Rerun   string        `json:"rerun"`
 	Elapsed time.Duration `json:"elapsed_ns"`
-	Error   string        `json:"error,omitempty"`
+	// Backend names what ran Redis; Simulated says it was a simulation in
+	// virtual time (miniredis, in-memory links), never real Redis: a
+	// simulated result must not pass for a real one anywhere it is shown.
+	Backend   string `json:"backend,omitempty"`
+	Simulated bool   `json:"simulated,omitempty"`
+	Error     string `json:"error,omitempty"`
 
 	// Report and Events are the checker's full report and the history it
 	// checked, kept in memory so the pages need not check again.

@@ -43,7 +43,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	res := &results.Cell{Scenario: p.Scenario.Name, Description: p.Scenario.Description, Lock: p.Lock.Name,
 		LockTraits: p.Lock.Describe(), Expect: p.Expect, RunSeed: p.RunSeed, CellSeed: p.CellSeed,
 		TTL: p.Scenario.TTL, Topology: string(p.Topology), History: p.History, Rerun: p.Rerun,
-		TimeScale: p.TimeScale, Planned: p.Scenario.Duration}
+		TimeScale: p.TimeScale, Planned: p.Scenario.Duration, Backend: p.Backend.Name(), Simulated: p.Simulated()}
 	defer func() { res.Elapsed = time.Since(start) }()
 	switch {
 	case p.Skip != "":
@@ -275,7 +275,7 @@ func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 	floor := p.Floor
 	rec, err := history.NewRecorder(part.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
 		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
-		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor, Nodes: p.Nodes,
+		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor, Nodes: p.Nodes, Backend: p.Backend.Name(), Simulated: p.Simulated(),
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
 			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
 			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})

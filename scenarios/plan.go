@@ -150,6 +150,13 @@ type Part struct {
 // gc-pause/fenced; 2-minute parts at 157-192 MB).
 const DefaultPartLength = 2 * time.Minute
 
+// Simulated says the cell runs in virtual time on a simulated backend, not
+// on real Redis.
+func (p *Plan) Simulated() bool {
+	_, virtual := p.Backend.(faults.VirtualBackend)
+	return virtual
+}
+
 // Name is "scenario/lock".
 func (p *Plan) Name() string { return p.Scenario.Name + "/" + p.Lock.Name }
 

@@ -2,20 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/signal"
-	"runtime"
 	"sort"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/faults/sim"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -72,7 +71,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Int64("seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
 	duration := fs.Duration("duration", 0, "override each scenario's duration")
 	clients := fs.Int("clients", 0, "override each scenario's number of clients")
-	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external")
+	backend := fs.String("backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
 	var addrs stringList
 	fs.Var(&addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
 	image := fs.String("redis-image", "", redisImageUsage)
@@ -114,8 +113,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	}
 	switch *backend {
 	case "auto", "process", "docker", "external":
+	case sim.Name:
+		if *timeScale != 0 && *timeScale != 1 {
+			return usageErr("--time-scale %v with --backend sim: virtual time needs no stretching (leave it out, or 1)", *timeScale)
+		}
+		if *toxAPI != "" {
+			return usageErr("--toxiproxy-api with --backend sim: simulated links are not toxiproxy's")
+		}
 	default:
-		return usageErr("unknown backend %q (valid: auto, process, docker, external)", *backend)
+		return usageErr("unknown backend %q (valid: auto, process, docker, external, sim)", *backend)
 	}
 	if *toxAPI != "" {
 		if err := (faults.ProxiesConfig{APIAddr: *toxAPI}).Validate(); err != nil {
@@ -181,6 +187,14 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", *shard)
 		}
 	}
+	set := runSettings{args: args, cells: cells, seed: *seed, out: *out, repeat: *repeat, parallel: *parallel, asJSON: *asJSON,
+		duration: *duration, clients: *clients, budget: *budget, files: files, toxAPI: *toxAPI, timeScale: *timeScale,
+		maxDuration: *maxDuration, partLength: *partLength, floor: floor, shard: shardLabel}
+	if *backend == sim.Name {
+		// Every cell runs in a synctest bubble, which needs a testing.T:
+		// the whole run goes inside sim.Host, which makes one.
+		return sim.Host(func(b sim.Backend) int { return execute(set, b, sim.ServerVersion(), stdout, stderr) })
+	}
 	be, redisVersion, err := chooseBackend(*backend, *image, addrs)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
@@ -189,85 +203,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	if c, ok := be.(io.Closer); ok {
 		defer c.Close()
 	}
-	if *seed == 0 {
-		*seed = time.Now().UnixNano()%1_000_000_000 + 1
-	}
-	if err := os.MkdirAll(*out, 0o755); err != nil {
-		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
-		return exitHarness
-	}
-
-	ctx, stop, caught := signalContext()
-	defer stop()
-	// Last line of defence: whatever happens, no redis-server outlives us.
-	defer faults.KillAll()
-
-	started := time.Now()
-	scale, calibration, nodeOp := *timeScale, "", time.Duration(0)
-	if scale == 0 {
-		cal, err := scenarios.Calibrate(ctx, be)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
-			return exitHarness
-		}
-		scale, calibration, nodeOp = cal.Scale, cal.String(), cal.NodeOp
-		fmt.Fprintf(stderr, "lockchaos: machine now: %s\n", calibration)
-	}
-	progress := newProgress(stderr, len(cells)**repeat)
-	var stream *jsonStream
-	if *asJSON {
-		stream = newJSONStream(stdout)
-	}
-	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
-		version, len(cells), *repeat, *seed, be.Name(), redisVersion, *parallel, scale, *out)
-	stream.emit(streamEvent{Type: "start", Version: version, Backend: be.Name(), Cells: len(cells), Repeat: *repeat, Seed: *seed})
-	results := scenarios.RunMatrix(ctx, cells, scenarios.MatrixOptions{
-		Options: scenarios.Options{Seed: *seed, OutDir: *out, Duration: *duration, Clients: *clients,
-			Budget: *budget, Backend: be, RerunFlags: rerunFlags(*duration, *clients, files) + fmt.Sprintf(" --time-scale %.2f", scale),
-			ToxiproxyAPI: *toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
-			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: *maxDuration, Floor: floor, PartLength: *partLength},
-		Parallel: *parallel, Repeat: *repeat,
-		Progress: func(r *results.Cell, done, total int) {
-			progress.cell(r, done, total)
-			stream.emit(streamEvent{Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total})
-		},
-		Started: func(name string, seed int64) {
-			progress.started(name, seed)
-			stream.emit(streamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
-		},
-	})
-	progress.done()
-	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
-		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: be.Name(), Seed: *seed, Repeat: *repeat,
-		Shard: shardLabel, Started: started, Elapsed: time.Since(started), Command: commandLine(args),
-		Interrupted: ctx.Err() != nil, Cells: results, TimeScale: scale, Calibration: calibration}
-	sum.Tally()
-	reports.RelativeHistories(*out, sum)
-	jsonPath, errJSON := reports.WriteJSON(*out, sum)
-	junitPath, errJUnit := reports.WriteJUnit(*out, sum)
-	html, errHTML := reports.WriteHTML(*out, sum, reports.HTMLOptions{})
-	if err := errors.Join(errJSON, errJUnit, errHTML); err != nil {
-		fmt.Fprintf(stderr, "lockchaos run: writing reports: %v\n", err)
-	}
-	if *asJSON {
-		stream.emit(streamEvent{Type: "summary", Summary: sum})
-	} else {
-		printMatrix(stdout, sum)
-		fmt.Fprintf(stdout, "\nwrote %s, %s", jsonPath, junitPath)
-		if html != nil {
-			fmt.Fprintf(stdout, ", %s (+%d cell pages, rendered in %s)", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
-		}
-		fmt.Fprintln(stdout)
-	}
-	switch sig := caught(); sig {
-	case syscall.SIGINT:
-		fmt.Fprintln(stderr, "lockchaos run: interrupted (SIGINT); every node stopped, partial results written")
-		return 130
-	case syscall.SIGTERM:
-		fmt.Fprintln(stderr, "lockchaos run: terminated (SIGTERM); every node stopped, partial results written")
-		return 143
-	}
-	return runExit(sum)
+	return execute(set, be, redisVersion, stdout, stderr)
 }
 
 // runExit maps outcomes to the documented exit codes, worst first.
@@ -321,6 +257,9 @@ func signalContext() (context.Context, func(), func() os.Signal) {
 
 func printMatrix(w io.Writer, s *reports.Summary) {
 	colour := useColour(w)
+	if s.Simulated {
+		fmt.Fprintf(w, "\nSIMULATED: backend %s, miniredis in virtual time; these are not results from real Redis (replay a finding on real Redis with --backend process)\n", s.Backend)
+	}
 	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
 	for _, c := range s.Cells {
 		detail := ""
@@ -358,7 +297,8 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
 		}
 	}
-	fmt.Fprintf(w, "\nseed %d, time scale %.2f, %s: %s\n", s.Seed, s.TimeScale, s.Elapsed.Round(time.Millisecond), totalsText(s.Totals))
+	fmt.Fprintf(w, "\nseed %d, backend %s, time scale %.2f, %s: %s; %.1f schedules/s\n", s.Seed, backendText(s), s.TimeScale,
+		s.Elapsed.Round(time.Millisecond), totalsText(s.Totals), s.SchedulesPerSecond)
 	for _, c := range s.Cells {
 		if c.Failed() {
 			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
@@ -391,4 +331,12 @@ func totalsText(t map[string]int) string {
 		return "no cells"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// backendText names the backend, marked when it is a simulation.
+func backendText(s *reports.Summary) string {
+	if s.Simulated {
+		return s.Backend + " (simulated)"
+	}
+	return s.Backend
 }

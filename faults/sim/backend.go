@@ -18,6 +18,7 @@ package sim
 
 import (
 	"context"
+	"runtime/debug"
 	"time"
 
 	"github.com/lockchaos/lockchaos/faults"
@@ -89,4 +90,18 @@ func (Backend) Unsupported(n faults.Needs) string {
 		return "skipped: the sim backend cannot model persistence or power loss (miniredis keeps no append-only file); run it on the process backend"
 	}
 	return ""
+}
+
+// ServerVersion names what plays Redis here, for summaries: miniredis and
+// the version this binary was built with, marked as simulated.
+func ServerVersion() string {
+	v := "(unknown version)"
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		for _, d := range bi.Deps {
+			if d.Path == "github.com/alicebob/miniredis/v2" {
+				v = d.Version
+			}
+		}
+	}
+	return "miniredis " + v + " (simulated, not Redis)"
 }
