@@ -163,6 +163,14 @@ type Aggregate struct {
 	Inconclusive int `json:"inconclusive"`
 	// MedianFirstViolation over the failing runs, or -1.
 	MedianFirstViolation time.Duration `json:"median_first_violation_ns"`
+	// When runs share a seed (run --same-seed): SameSeedRuns is how many
+	// ran (not skipped) with the first run's seed, SameVerdict how many of
+	// them gave the most common verdict, and SameEvidence how many gave the
+	// most common verdict and evidence counts together (fault windows,
+	// exercised moments, cycles, decisive violations). Zero otherwise.
+	SameSeedRuns int `json:"same_seed_runs,omitempty"`
+	SameVerdict  int `json:"same_verdict,omitempty"`
+	SameEvidence int `json:"same_evidence,omitempty"`
 }
 
 // Aggregates groups results by cell, in order.
@@ -202,5 +210,46 @@ func Aggregates(cells []*Cell) []Aggregate {
 		sort.Slice(fs, func(i, j int) bool { return fs[i] < fs[j] })
 		out[idx[k]].MedianFirstViolation = time.Duration(fs[len(fs)/2])
 	}
+	sameSeed(cells, idx, out)
 	return out
+}
+
+// sameSeed fills the agreement counts of cells whose runs share a seed.
+func sameSeed(cells []*Cell, idx map[string]int, out []Aggregate) {
+	type fingerprint struct {
+		verdict                              checker.Status
+		fired, exercised, cycles, violations int
+	}
+	seeds := map[string]int64{}
+	verdicts := map[string]map[checker.Status]int{}
+	prints := map[string]map[fingerprint]int{}
+	runs := map[string]int{}
+	for _, r := range cells {
+		k := r.Name()
+		if r.Outcome == Skipped {
+			continue
+		}
+		if s, ok := seeds[k]; !ok {
+			seeds[k] = r.RunSeed
+			verdicts[k], prints[k] = map[checker.Status]int{}, map[fingerprint]int{}
+		} else if s != r.RunSeed {
+			continue
+		}
+		runs[k]++
+		verdicts[k][r.Verdict]++
+		prints[k][fingerprint{r.Verdict, r.Evidence.Fired, r.Evidence.Exercised, r.Evidence.Cycles, r.Violations}]++
+	}
+	for k, n := range runs {
+		if n < 2 {
+			continue
+		}
+		a := &out[idx[k]]
+		a.SameSeedRuns = n
+		for _, c := range verdicts[k] {
+			a.SameVerdict = max(a.SameVerdict, c)
+		}
+		for _, c := range prints[k] {
+			a.SameEvidence = max(a.SameEvidence, c)
+		}
+	}
 }

@@ -22,7 +22,7 @@ type runSettings struct {
 	seed                      int64
 	out                       string
 	repeat, parallel, clients int
-	asJSON                    bool
+	asJSON, sameSeed          bool
 	duration, budget          time.Duration
 	maxDuration, partLength   time.Duration
 	files                     []string
@@ -78,7 +78,7 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 			Budget: s.budget, Backend: be, RerunFlags: rerunFlags(s.duration, s.clients, s.files) + backendFlag(be) + fmt.Sprintf(" --time-scale %.2f", scale),
 			ToxiproxyAPI: s.toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
 			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength},
-		Parallel: s.parallel, Repeat: s.repeat,
+		Parallel: s.parallel, Repeat: s.repeat, SameSeed: s.sameSeed,
 		Progress: func(r *results.Cell, done, total int) {
 			progress.cell(r, done, total)
 			stream.emit(streamEvent{Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total})

@@ -77,6 +77,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	image := fs.String("redis-image", "", redisImageUsage)
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
+	sameSeed := fs.Bool("same-seed", false, "with --repeat: give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
 	parallel := fs.Int("parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
 	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
 	asJSON := fs.Bool("json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
@@ -187,7 +188,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", *shard)
 		}
 	}
-	set := runSettings{args: args, cells: cells, seed: *seed, out: *out, repeat: *repeat, parallel: *parallel, asJSON: *asJSON,
+	set := runSettings{args: args, cells: cells, seed: *seed, out: *out, repeat: *repeat, sameSeed: *sameSeed, parallel: *parallel, asJSON: *asJSON,
 		duration: *duration, clients: *clients, budget: *budget, files: files, toxAPI: *toxAPI, timeScale: *timeScale,
 		maxDuration: *maxDuration, partLength: *partLength, floor: floor, shard: shardLabel}
 	if *backend == sim.Name {
@@ -296,6 +297,7 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 			}
 			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
 		}
+		printSameSeed(w, s.Aggregates)
 	}
 	fmt.Fprintf(w, "\nseed %d, backend %s, time scale %.2f, %s: %s; %.1f schedules/s\n", s.Seed, backendText(s), s.TimeScale,
 		s.Elapsed.Round(time.Millisecond), totalsText(s.Totals), s.SchedulesPerSecond)
@@ -339,4 +341,21 @@ func backendText(s *reports.Summary) string {
 		return s.Backend + " (simulated)"
 	}
 	return s.Backend
+}
+
+// printSameSeed shows, for runs that shared a seed (--same-seed), how
+// often the seed reproduced its verdict and its evidence counts.
+func printSameSeed(w io.Writer, aggs []results.Aggregate) {
+	header := false
+	for _, a := range aggs {
+		if a.SameSeedRuns < 2 {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\n%-22s %-15s %-16s %s\n", "SCENARIO", "LOCK", "SAME VERDICT", "SAME VERDICT AND EVIDENCE COUNTS")
+			header = true
+		}
+		fmt.Fprintf(w, "%-22s %-15s %-16s %s\n", a.Scenario, a.Lock, fmt.Sprintf("%d/%d", a.SameVerdict, a.SameSeedRuns),
+			fmt.Sprintf("%d/%d", a.SameEvidence, a.SameSeedRuns))
+	}
 }
