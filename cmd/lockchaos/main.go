@@ -35,6 +35,7 @@ Usage:
   lockchaos list                          scenarios, locks, expectations, fault kinds
   lockchaos check [flags] HISTORY.jsonl   re-check a recorded history
   lockchaos report [--out DIR] DIR...     rebuild the HTML reports (merging shards)
+  lockchaos compare DIR_A DIR_B           two runs' outcomes side by side (sim vs process)
   lockchaos version                       the version of this build
   lockchaos help                          this text
 
@@ -60,6 +61,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return cmdCheck(args[1:], stdout, stderr)
 	case "report":
 		return cmdReport(args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr)
 	case "version", "--version":
 		fmt.Fprintf(stdout, "lockchaos %s (%s)\n", version, runtime.Version())
 		return exitOK
@@ -67,6 +70,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return exitOK
 	}
-	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, report, version, help)\n\n%s", args[0], usage)
+	fmt.Fprintf(stderr, "lockchaos: unknown command %q (valid: run, list, check, report, compare, version, help)\n\n%s", args[0], usage)
 	return exitUsage
 }
