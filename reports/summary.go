@@ -45,10 +45,13 @@ type Summary struct {
 	Simulated bool `json:"simulated,omitempty"`
 	// SchedulesPerSecond is how many cell runs (each one fault schedule)
 	// that ran were decided per wall-clock second.
-	SchedulesPerSecond float64             `json:"schedules_per_second,omitempty"`
-	Totals             map[string]int      `json:"totals"`
-	Cells              []*results.Cell     `json:"cells"`
-	Aggregates         []results.Aggregate `json:"aggregates,omitempty"`
+	SchedulesPerSecond float64 `json:"schedules_per_second,omitempty"`
+	// Replays are simulated findings rerun on real Redis (run
+	// --replay-on): whether each violation reproduced there.
+	Replays    []results.Replay    `json:"replays,omitempty"`
+	Totals     map[string]int      `json:"totals"`
+	Cells      []*results.Cell     `json:"cells"`
+	Aggregates []results.Aggregate `json:"aggregates,omitempty"`
 }
 
 // Tally fills Totals (outcome -> count), Aggregates and

@@ -253,3 +253,21 @@ func sameSeed(cells []*Cell, idx map[string]int, out []Aggregate) {
 		}
 	}
 }
+
+// Replay is a simulated finding rerun on a real backend: the same cell with
+// the same run seed (so the same fault schedule), on real Redis.
+type Replay struct {
+	Scenario string `json:"scenario"`
+	Lock     string `json:"lock"`
+	RunSeed  int64  `json:"run_seed"`
+	// SimFirst is when the simulation saw its first violation.
+	SimFirst time.Duration `json:"sim_first_violation_ns"`
+	// Backend ran the replay; Verdict, Outcome and Summary are its result.
+	Backend    string         `json:"backend"`
+	Verdict    checker.Status `json:"verdict,omitempty"`
+	Outcome    Outcome        `json:"outcome"`
+	Reproduced bool           `json:"reproduced"`
+	Summary    string         `json:"summary"`
+	History    string         `json:"history,omitempty"`
+	Rerun      string         `json:"rerun"`
+}

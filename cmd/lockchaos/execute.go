@@ -30,6 +30,8 @@ type runSettings struct {
 	timeScale                 float64
 	floor                     scenarios.FloorOverride
 	shard                     string
+	replay                    faults.Backend // --replay-on, or nil
+	replayVersion             string
 }
 
 // execute runs the selected cells on a backend and writes every report;
@@ -73,7 +75,7 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
 		version, len(s.cells), s.repeat, s.seed, be.Name(), redisVersion, s.parallel, scale, s.out)
 	stream.emit(streamEvent{Type: "start", Version: version, Backend: be.Name(), Cells: len(s.cells), Repeat: s.repeat, Seed: s.seed})
-	results := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
+	ran := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
 		Options: scenarios.Options{Seed: s.seed, OutDir: s.out, Duration: s.duration, Clients: s.clients,
 			Budget: s.budget, Backend: be, RerunFlags: rerunFlags(s.duration, s.clients, s.files) + backendFlag(be) + fmt.Sprintf(" --time-scale %.2f", scale),
 			ToxiproxyAPI: s.toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
@@ -89,11 +91,21 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 		},
 	})
 	progress.done()
+	matrixTime := time.Since(started)
+	var replays []results.Replay
+	if s.replay != nil && ctx.Err() == nil {
+		replays = replayFindings(ctx, s, ran, stderr)
+	}
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
 		GoVersion: runtime.Version(), RedisVersion: redisVersion, Backend: be.Name(), Seed: s.seed, Repeat: s.repeat,
 		Shard: s.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args),
-		Interrupted: ctx.Err() != nil, Cells: results, TimeScale: scale, Calibration: calibration, Simulated: virtual}
+		Interrupted: ctx.Err() != nil, Cells: ran, TimeScale: scale, Calibration: calibration, Simulated: virtual, Replays: replays}
 	sum.Tally()
+	if len(replays) > 0 {
+		// Schedules per second are the matrix's, not the replays' (real
+		// Redis, real time).
+		sum.SchedulesPerSecond *= sum.Elapsed.Seconds() / matrixTime.Seconds()
+	}
 	reports.RelativeHistories(s.out, sum)
 	jsonPath, errJSON := reports.WriteJSON(s.out, sum)
 	junitPath, errJUnit := reports.WriteJUnit(s.out, sum)
@@ -105,6 +117,7 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 		stream.emit(streamEvent{Type: "summary", Summary: sum})
 	} else {
 		printMatrix(stdout, sum)
+		printReplays(stdout, sum.Replays)
 		fmt.Fprintf(stdout, "\nwrote %s, %s", jsonPath, junitPath)
 		if html != nil {
 			fmt.Fprintf(stdout, ", %s (+%d cell pages, rendered in %s)", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))

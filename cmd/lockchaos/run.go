@@ -77,6 +77,7 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	image := fs.String("redis-image", "", redisImageUsage)
 	out := fs.String("out", "out/chaos", "output directory")
 	repeat := fs.Int("repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
+	replayOn := fs.String("replay-on", "", "with --backend sim: rerun every cell the simulation found violated on this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
 	sameSeed := fs.Bool("same-seed", false, "with --repeat: give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
 	parallel := fs.Int("parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
 	shard := fs.String("shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
@@ -115,6 +116,11 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 	switch *backend {
 	case "auto", "process", "docker", "external":
 	case sim.Name:
+		switch *replayOn {
+		case "", "process", "docker", "auto":
+		default:
+			return usageErr("--replay-on %q: want a real backend that can kill nodes (process, docker, auto)", *replayOn)
+		}
 		if *timeScale != 0 && *timeScale != 1 {
 			return usageErr("--time-scale %v with --backend sim: virtual time needs no stretching (leave it out, or 1)", *timeScale)
 		}
@@ -123,6 +129,9 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		}
 	default:
 		return usageErr("unknown backend %q (valid: auto, process, docker, external, sim)", *backend)
+	}
+	if *replayOn != "" && *backend != sim.Name {
+		return usageErr("--replay-on goes with --backend sim (it replays simulated findings on real Redis)")
 	}
 	if *toxAPI != "" {
 		if err := (faults.ProxiesConfig{APIAddr: *toxAPI}).Validate(); err != nil {
@@ -192,6 +201,15 @@ func cmdRun(args []string, stdout, stderr io.Writer) int {
 		duration: *duration, clients: *clients, budget: *budget, files: files, toxAPI: *toxAPI, timeScale: *timeScale,
 		maxDuration: *maxDuration, partLength: *partLength, floor: floor, shard: shardLabel}
 	if *backend == sim.Name {
+		replay, replayVersion, err := replayBackend(*replayOn, *image)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos run: --replay-on: %v\n", err)
+			return exitHarness
+		}
+		if c, ok := replay.(io.Closer); ok {
+			defer c.Close()
+		}
+		set.replay, set.replayVersion = replay, replayVersion
 		// Every cell runs in a synctest bubble, which needs a testing.T:
 		// the whole run goes inside sim.Host, which makes one.
 		return sim.Host(func(b sim.Backend) int { return execute(set, b, sim.ServerVersion(), stdout, stderr) })

@@ -97,13 +97,55 @@ func TestRunBackendSimFromTheBinary(t *testing.T) {
 }
 
 // TestRunBackendSimRejectsWhatCannotApply: a time scale other than 1 and
-// the toxiproxy API mean nothing in the simulation, and say so.
+// the toxiproxy API mean nothing in the simulation, and replaying needs
+// one; each says so.
 func TestRunBackendSimRejectsWhatCannotApply(t *testing.T) {
-	for _, args := range [][]string{{"--time-scale", "2"}, {"--toxiproxy-api", "127.0.0.1:0"}} {
+	for _, args := range [][]string{{"--backend", "sim", "--time-scale", "2"}, {"--backend", "sim", "--toxiproxy-api", "127.0.0.1:0"},
+		{"--backend", "process", "--replay-on", "process"}, {"--backend", "sim", "--replay-on", "sim"}} {
 		var stdout, stderr strings.Builder
-		code := run(append([]string{"run", "--backend", "sim"}, args...), &stdout, &stderr)
-		if code != exitUsage || !strings.Contains(stderr.String(), "--backend sim") {
-			t.Errorf("%v: exit %d, stderr %q; want a usage error naming --backend sim", args, code, stderr.String())
+		code := run(append([]string{"run"}, args...), &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), "--backend sim") && !strings.Contains(stderr.String(), "real backend") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error saying why", args, code, stderr.String())
 		}
+	}
+}
+
+// TestReplayOnProcess replays a simulated finding on real redis-server:
+// the same cell and seed, and whether the violation reproduced, in the
+// table and summary.json.
+func TestReplayOnProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real redis-server cells")
+	}
+	bin := filepath.Join(t.TempDir(), "lockchaos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", "--backend", "sim", "--replay-on", "process", "--scenario", "gc-pause", "--lock", "token,fenced",
+		"--seed", "5", "--out", dir)
+	cmd.Env = append(os.Environ(), "CI=true")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "1 of 1 simulated finding(s) reproduced on process") {
+		t.Errorf("no replay line:\n%s", out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	validate(t, compileSchema(t, "summary.v1.json"), "summary.json", b)
+	var sum reports.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Replays) != 1 {
+		t.Fatalf("%d replays, want 1 (gc-pause/token; fenced found nothing): %+v", len(sum.Replays), sum.Replays)
+	}
+	r := sum.Replays[0]
+	if r.Scenario != "gc-pause" || r.Lock != "token" || r.RunSeed != 5 || r.Backend != "process" || !r.Reproduced {
+		t.Errorf("replay %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, r.History)); err != nil {
+		t.Errorf("replay history: %v", err)
 	}
 }
