@@ -148,4 +148,7 @@ func TestReplayOnProcess(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, r.History)); err != nil {
 		t.Errorf("replay history: %v", err)
 	}
+	if html, _ := os.ReadFile(filepath.Join(dir, "index.html")); !strings.Contains(string(html), `id="replays"`) {
+		t.Error("index.html does not show the replays")
+	}
 }
