@@ -171,12 +171,21 @@ func (w *wire) stream(dir faults.Direction) (onStream, <-chan struct{}) {
 	return o, w.changed
 }
 
-// draw returns a jitter in [-j, j].
+// draw returns a jitter in [-j, j], in steps of JitterStep: chunks that
+// land on the same virtual instant are handled in one wake-up of the
+// bubble, and every distinct instant costs one more.
 func (w *wire) draw(j time.Duration) time.Duration {
+	steps := int64(j / JitterStep)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return time.Duration(w.rng.Int64N(2*int64(j)+1)) - j
+	if steps == 0 {
+		return time.Duration(w.rng.Int64N(2*int64(j)+1)) - j
+	}
+	return time.Duration(w.rng.Int64N(2*steps+1)-steps) * JitterStep
 }
+
+// JitterStep is the grain of drawn jitter (see draw).
+const JitterStep = 25 * time.Microsecond
 
 // AddToxic implements faults.Wire.
 func (w *wire) AddToxic(name string, t faults.Toxic) error {
