@@ -137,6 +137,7 @@ func Merge(outDir string, sums []*Summary, dirs []string) *Summary {
 	}
 	m := *sums[0]
 	m.Cells = nil
+	m.Replays = append([]results.Replay(nil), sums[0].Replays...)
 	var shards []string
 	for i, s := range sums {
 		if s.Shard != "" {
@@ -147,6 +148,12 @@ func Merge(outDir string, sums []*Summary, dirs []string) *Summary {
 			m.Started = s.Started
 		}
 		m.Interrupted = m.Interrupted || s.Interrupted
+		// One simulated part makes the merged matrix say so (each cell
+		// keeps its own mark too).
+		m.Simulated = m.Simulated || s.Simulated
+		if i > 0 {
+			m.Replays = append(m.Replays, s.Replays...)
+		}
 		for _, c := range s.Cells {
 			cc := *c
 			if cc.History != "" && !filepath.IsAbs(cc.History) {
