@@ -118,6 +118,8 @@ func printComparison(w io.Writer, a, b *reports.Summary) int {
 			gb, inB := bm[name]
 			note := ""
 			switch ka, kb := kind(ga, inA), kind(gb, inB); {
+			case !inA && !inB:
+				note = "ran on neither"
 			case !inA || !inB:
 				note = "ran on one side only"
 			case ka != kb:
