@@ -5,8 +5,10 @@ import (
 	"strings"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/lockchaos/lockchaos/faults/sim"
+	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -45,5 +47,37 @@ func TestSimMatrix(t *testing.T) {
 	}
 	if ran < 25 {
 		t.Errorf("only %d cells ran on the simulation; the default matrix has 28 it can model", ran)
+	}
+}
+
+// TestSimPlan: on the simulated backend a plan is never stretched, and a
+// cell that needs replication or a driver process is skipped with the
+// reason (planning starts nothing, so no bubble is needed).
+func TestSimPlan(t *testing.T) {
+	b := sim.New(nil)
+	token, _ := lockimpl.Lookup(lockimpl.NameToken)
+	driver := token
+	driver.Name, driver.OutOfProcess = "py-token", true
+	for _, tc := range []struct {
+		scenario string
+		lock     lockimpl.Spec
+		skip     string
+	}{
+		{"gc-pause", token, ""},
+		{"failover", token, "cannot model replication"},
+		{"gc-pause", driver, "process of its own"},
+	} {
+		sc, err := scenarios.Get(tc.scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: tc.lock, Expect: scenarios.Unsafe},
+			scenarios.Options{Backend: b, TimeScale: 3, NodeOpTime: time.Second})
+		if tc.skip == "" && p.Skip != "" || !strings.Contains(p.Skip, tc.skip) {
+			t.Errorf("%s/%s: skip %q, want %q", tc.scenario, tc.lock.Name, p.Skip, tc.skip)
+		}
+		if p.TimeScale != 1 || !p.Simulated() {
+			t.Errorf("%s/%s: time scale %v, simulated %v; want 1, true", tc.scenario, tc.lock.Name, p.TimeScale, p.Simulated())
+		}
 	}
 }
