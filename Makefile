@@ -13,6 +13,9 @@ PERF_OUT     ?= out/perf
 CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew,power-loss-everysec,power-loss-always,sentinel-failover,sentinel-partition
 SOAK_RUNS    ?= 40
 
+SIM_SEED     ?= 1
+
+.PHONY: chaos-sim chaos-sim-vs-process
 .PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
 
 all: test
@@ -44,6 +47,17 @@ libs-table: build
 	@.ci/ensure-redis
 	.ci/chaos-libs $(PERF_OUT)/libs-table --repeat 10 --seed 2000; rc=$$?; \
 	  bin/lockchaos report --markdown README.md $(PERF_OUT)/libs-table && exit $$rc
+
+## chaos-sim: the matrix on the simulated backend (miniredis in virtual time; not the gate, not real Redis)
+chaos-sim: build
+	bin/lockchaos run --backend sim --seed $(SIM_SEED) --out $(CHAOS_OUT)-sim $(CHAOS_FLAGS)
+
+## chaos-sim-vs-process: the matrix on sim and on real redis-server with one seed, outcomes side by side
+chaos-sim-vs-process: build
+	@.ci/ensure-redis
+	-bin/lockchaos run --backend sim --seed $(SIM_SEED) --out $(CHAOS_OUT)-sim $(CHAOS_FLAGS) >/dev/null
+	-bin/lockchaos run --backend process --seed $(SIM_SEED) --out $(CHAOS_OUT)-process $(CHAOS_FLAGS) >/dev/null
+	bin/lockchaos compare $(CHAOS_OUT)-sim $(CHAOS_OUT)-process
 
 ensure-redis:
 	@.ci/ensure-redis

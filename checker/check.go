@@ -73,7 +73,7 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 		}
 	}
 	fo := checkFenceOrder(evs, h.Header.Fencing, opts)
-	rep := &Report{Lock: lock, Results: []Result{me, res, fr, fo}, Holds: holds}
+	rep := &Report{Lock: lock, Backend: h.Header.Backend, Simulated: h.Header.Simulated, Results: []Result{me, res, fr, fo}, Holds: holds}
 	rep.Verdict = Verdict(rep.Results)
 	rep.Stats = computeStats(h, evs, holds)
 	rep.Stats.Overlaps = me.ViolationCount

@@ -99,11 +99,15 @@ func (r Result) Err() error {
 
 // Report is everything the checker says about one history.
 type Report struct {
-	Lock     string   `json:"lock"`
-	Verdict  Status   `json:"verdict"`
-	Results  []Result `json:"results"`
-	Stats    Stats    `json:"stats"`
-	Evidence Evidence `json:"evidence"`
+	Lock string `json:"lock"`
+	// Backend and Simulated are the history's: a verdict on a simulated
+	// history (virtual time, miniredis) says so wherever it is shown.
+	Backend   string   `json:"backend,omitempty"`
+	Simulated bool     `json:"simulated,omitempty"`
+	Verdict   Status   `json:"verdict"`
+	Results   []Result `json:"results"`
+	Stats     Stats    `json:"stats"`
+	Evidence  Evidence `json:"evidence"`
 	// Incidents group the violations by cause, first to last.
 	Incidents []Incident `json:"incidents,omitempty"`
 	Warnings  []string   `json:"warnings,omitempty"`

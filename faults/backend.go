@@ -3,6 +3,7 @@ package faults
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,43 @@ type Backend interface {
 	// NodeControl reports whether nodes can be killed, paused and promoted
 	// (false for a user's own Redis: only network faults apply).
 	NodeControl() bool
+}
+
+// Network makes a cell's links. The embedded toxiproxy (Proxies) is the
+// default; a backend with a network of its own (NetworkBackend) brings one.
+type Network interface {
+	NewLink(name, upstream string) (*Link, error)
+	Links() []*Link
+	Close() error
+}
+
+// NetworkBackend is a Backend whose nodes are reached through a network of
+// its own (the simulation's in-memory links), not through toxiproxy.
+type NetworkBackend interface {
+	NewNetwork() (Network, error)
+}
+
+// Dialer is a Network whose addresses only its own dial reaches (they are
+// not on any real network); clients dial through it.
+type Dialer interface {
+	DialContext(ctx context.Context, network, addr string) (net.Conn, error)
+}
+
+// VirtualBackend is a Backend whose cells run in virtual time: each part of
+// a cell (its nodes, links, pods and faults) runs inside Enter, which
+// returns when everything started inside has ended. The simulation's
+// Enter is a testing/synctest bubble, where time only moves when every
+// goroutine waits, so load on the machine cannot stretch a cell.
+type VirtualBackend interface {
+	Enter(f func())
+}
+
+// LimitedBackend is a Backend that cannot give some of what fault kinds
+// need (the simulation has no replication); Unsupported says why in words
+// ("skipped: ..."), or "" when it can give all of n. A cell that needs
+// what its backend lacks is skipped with that reason, never faked.
+type LimitedBackend interface {
+	Unsupported(n Needs) string
 }
 
 // ClockBackend is a Backend whose nodes can run with a movable wall clock

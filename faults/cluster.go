@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"time"
 )
 
@@ -115,7 +116,7 @@ func (c ClusterConfig) withDefaults() ClusterConfig {
 type Cluster struct {
 	cfg     ClusterConfig
 	nodes   []RedisNode
-	proxies *Proxies
+	network Network
 	links   [][]*Link // [client][slot]
 	repl    *Link
 	primary int // index of the node clients are pointed at (PrimaryReplica, Sentinel)
@@ -137,7 +138,12 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) 
 			_ = c.Close()
 		}
 	}()
-	if c.proxies, err = NewProxies(cfg.Proxies); err != nil {
+	if nb, ok := cfg.Backend.(NetworkBackend); ok {
+		c.network, err = nb.NewNetwork()
+	} else {
+		c.network, err = NewProxies(cfg.Proxies)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if cfg.Topology == Sentinel {
@@ -162,7 +168,7 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) 
 	for client := range cfg.Clients {
 		row := make([]*Link, slots)
 		for s := range slots {
-			l, err := c.proxies.NewLink(fmt.Sprintf("client%d->%s", client, c.nodes[s].Name()), c.nodes[s].Addr())
+			l, err := c.network.NewLink(fmt.Sprintf("client%d->%s", client, c.nodes[s].Name()), c.nodes[s].Addr())
 			if err != nil {
 				return nil, err
 			}
@@ -171,7 +177,7 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) 
 		c.links = append(c.links, row)
 	}
 	if cfg.Topology == PrimaryReplica {
-		if c.repl, err = c.proxies.NewLink("replica->primary", c.nodes[0].Addr()); err != nil {
+		if c.repl, err = c.network.NewLink("replica->primary", c.nodes[0].Addr()); err != nil {
 			return nil, err
 		}
 		if err = c.nodes[1].ReplicaOf(ctx, c.repl.Addr()); err != nil {
@@ -314,14 +320,27 @@ func (c *Cluster) Rejoin(ctx context.Context) error {
 // HealAll removes every toxic and re-enables every link.
 func (c *Cluster) HealAll() error {
 	var errs []error
-	for _, l := range c.proxies.Links() {
+	for _, l := range c.network.Links() {
 		errs = append(errs, l.Heal())
 	}
 	return errors.Join(errs...)
 }
 
-// Proxies returns the embedded toxiproxy (for its API address).
-func (c *Cluster) Proxies() *Proxies { return c.proxies }
+// Proxies returns the embedded toxiproxy (for its API address), or nil
+// when the backend brings its own network.
+func (c *Cluster) Proxies() *Proxies {
+	p, _ := c.network.(*Proxies)
+	return p
+}
+
+// Dialer returns how clients reach the links' addresses: nil for a real
+// network (dial them as they are), the simulation's in-memory dial else.
+func (c *Cluster) Dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d, ok := c.network.(Dialer); ok {
+		return d.DialContext
+	}
+	return nil
+}
 
 // Close stops the proxies, kills every node and removes their temp dirs.
 func (c *Cluster) Close() error {
@@ -330,8 +349,8 @@ func (c *Cluster) Close() error {
 	for _, s := range c.sentinels {
 		errs = append(errs, s.Close())
 	}
-	if c.proxies != nil {
-		errs = append(errs, c.proxies.Close())
+	if c.network != nil {
+		errs = append(errs, c.network.Close())
 	}
 	for _, n := range c.nodes {
 		errs = append(errs, n.Close())

@@ -86,7 +86,7 @@ func (c *Cluster) startSentinel(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		side, err := c.proxies.NewLink("sentinel-side->"+name, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+		side, err := c.network.NewLink("sentinel-side->"+name, net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 		if err != nil {
 			return err
 		}
@@ -128,7 +128,7 @@ func (c *Cluster) startSentinel(ctx context.Context) error {
 	for client := range c.cfg.Clients {
 		var row []*Link
 		for _, n := range append(append([]RedisNode{}, c.nodes...), sentinelNodes(c.sentinels)...) {
-			l, err := c.proxies.NewLink(fmt.Sprintf("client%d->%s", client, n.Name()), n.Addr())
+			l, err := c.network.NewLink(fmt.Sprintf("client%d->%s", client, n.Name()), n.Addr())
 			if err != nil {
 				return err
 			}

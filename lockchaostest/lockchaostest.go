@@ -22,9 +22,11 @@ import (
 	"regexp"
 	"strconv"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/faults/sim"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
@@ -136,7 +138,7 @@ func keptOnFailure(t testing.TB) string {
 func writePage(t testing.TB, dir string, res *results.Cell) string {
 	t.Helper()
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaostest", Seed: res.RunSeed, Repeat: 1,
-		Started: time.Now(), Command: res.Rerun, Cells: []*results.Cell{res}}
+		Started: time.Now(), Command: res.Rerun, Cells: []*results.Cell{res}, Backend: res.Backend, Simulated: res.Simulated}
 	sum.Tally()
 	reports.RelativeHistories(dir, sum)
 	out, err := reports.WriteHTML(dir, sum, reports.HTMLOptions{})
@@ -145,4 +147,14 @@ func writePage(t testing.TB, dir string, res *results.Cell) string {
 		return filepath.Join(dir, "index.html")
 	}
 	return out.Pages[0]
+}
+
+// Sim returns the simulated backend for Options.Backend: each part of the
+// cell runs in a testing/synctest bubble of t's, on miniredis, in virtual
+// time (no redis-server needed; a cell takes milliseconds). Its results
+// are simulated, and say so; replay what matters on real Redis.
+//
+//	lockchaostest.Run(t, myLock, "gc-pause", lockchaostest.Unsafe, lockchaostest.Options{Backend: lockchaostest.Sim(t)})
+func Sim(t *testing.T) faults.Backend {
+	return sim.New(func(f func()) { synctest.Test(t, func(*testing.T) { f() }) })
 }

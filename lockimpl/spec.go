@@ -46,6 +46,10 @@ type Spec struct {
 	// (it waits for one to acknowledge): cells without one are not
 	// applicable.
 	NeedsReplica bool
+	// OutOfProcess says the lock runs in a process of its own (a driver
+	// process), outside the harness's goroutines: a backend in virtual
+	// time cannot run it.
+	OutOfProcess bool
 	// New builds one pod's Locker. It is called once per pod per cell, for
 	// every pod at once (from as many goroutines), before any traffic.
 	New func(Env) (Locker, error)

@@ -36,6 +36,8 @@ type cellView struct {
 	Incidents                                                        []checker.Incident
 	TimeScale                                                        float64
 	Planned, Ran                                                     time.Duration
+	Simulated                                                        bool
+	Backend                                                          string
 }
 
 type violationView struct{ At, Summary string }
@@ -73,7 +75,7 @@ var outcomeNotes = map[results.Outcome]string{
 
 func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) error {
 	pageDir := filepath.Dir(page)
-	v := cellView{CSS: template.CSS(css), Scenario: c.Scenario, Lock: c.Lock, Expect: string(c.Expect),
+	v := cellView{CSS: template.CSS(css), Simulated: c.Simulated, Backend: c.Backend, Scenario: c.Scenario, Lock: c.Lock, Expect: string(c.Expect),
 		Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNotes[c.Outcome], Error: c.Error,
 		Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results}
 	v.IndexLink = relLink(pageDir, filepath.Join(dir, "index.html"))

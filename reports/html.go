@@ -186,11 +186,12 @@ type indexView struct {
 	Repeat                                                              int
 	Started, Elapsed, Version, GoVersion, RedisVersion, Backend, Shards string
 	Command, TimeScale                                                  string
-	Interrupted                                                         bool
+	Interrupted, Simulated                                              bool
 	Totals                                                              []total
 	Locks                                                               []string
 	Rows                                                                []matrixRow
 	Runs                                                                []runRow
+	Replays                                                             []results.Replay
 }
 
 func indexData(s *Summary, links map[*results.Cell]string) indexView {
@@ -198,7 +199,7 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 		LastSeed: s.Seed + int64(max(s.Repeat, 1)) - 1, Repeat: s.Repeat,
 		Started: s.Started.Format(time.RFC3339), Elapsed: s.Elapsed.Round(time.Millisecond).String(), Version: s.Version,
 		GoVersion: s.GoVersion, RedisVersion: orDash(s.RedisVersion), Backend: orDash(s.Backend), Shards: s.Shard,
-		Command: s.Command, Interrupted: s.Interrupted, TimeScale: timeScaleText(s)}
+		Command: s.Command, Interrupted: s.Interrupted, Simulated: s.Simulated, TimeScale: timeScaleText(s), Replays: s.Replays}
 	for k, n := range s.Totals {
 		v.Totals = append(v.Totals, total{k, n})
 	}

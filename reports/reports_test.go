@@ -134,3 +134,31 @@ func TestJUnitCountsAndEscapes(t *testing.T) {
 		t.Fatal("a miss is not explained")
 	}
 }
+
+// TestSimulatedNeverPassesForReal: a merge with one simulated shard says
+// simulated, keeps every replay, and JUnit files simulated cells under
+// their own package with a SIMULATED line.
+func TestSimulatedNeverPassesForReal(t *testing.T) {
+	real := sample()
+	sim := sample()
+	sim.Backend, sim.Simulated = "sim", true
+	sim.Replays = []results.Replay{{Scenario: "gc-pause", Lock: "token", RunSeed: 9, Backend: "process", Reproduced: true}}
+	for _, c := range sim.Cells {
+		c.Backend, c.Simulated = "sim", true
+	}
+	m := reports.Merge(t.TempDir(), []*reports.Summary{real, sim}, []string{"a", "b"})
+	if !m.Simulated || len(m.Replays) != 1 {
+		t.Errorf("merged: simulated %v, %d replays; want true, 1", m.Simulated, len(m.Replays))
+	}
+	dir := t.TempDir()
+	path, err := reports.WriteJUnit(dir, sim)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(path)
+	for _, want := range []string{`package="lockchaos.sim"`, `classname="lockchaos.sim.gc-pause"`, "(sim)", "SIMULATED on backend sim"} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("junit.xml lacks %q", want)
+		}
+	}
+}

@@ -38,18 +38,35 @@ type Summary struct {
 	Interrupted  bool          `json:"interrupted,omitempty"`
 	// TimeScale is the factor every cell's times were stretched by, and
 	// Calibration the measurement it came from ("" when forced).
-	TimeScale   float64             `json:"time_scale,omitempty"`
-	Calibration string              `json:"calibration,omitempty"`
-	Totals      map[string]int      `json:"totals"`
-	Cells       []*results.Cell     `json:"cells"`
-	Aggregates  []results.Aggregate `json:"aggregates,omitempty"`
+	TimeScale   float64 `json:"time_scale,omitempty"`
+	Calibration string  `json:"calibration,omitempty"`
+	// Simulated says every cell ran in the simulation (virtual time,
+	// miniredis), not on real Redis.
+	Simulated bool `json:"simulated,omitempty"`
+	// SchedulesPerSecond is how many cell runs (each one fault schedule)
+	// that ran were decided per wall-clock second.
+	SchedulesPerSecond float64 `json:"schedules_per_second,omitempty"`
+	// Replays are simulated findings rerun on real Redis (run
+	// --replay-on): whether each violation reproduced there.
+	Replays    []results.Replay    `json:"replays,omitempty"`
+	Totals     map[string]int      `json:"totals"`
+	Cells      []*results.Cell     `json:"cells"`
+	Aggregates []results.Aggregate `json:"aggregates,omitempty"`
 }
 
-// Tally fills Totals (outcome -> count) and Aggregates from Cells.
+// Tally fills Totals (outcome -> count), Aggregates and
+// SchedulesPerSecond from Cells and Elapsed.
 func (s *Summary) Tally() {
 	s.Totals = map[string]int{}
+	ran := 0
 	for _, c := range s.Cells {
 		s.Totals[string(c.Outcome)]++
+		if c.Outcome != results.Skipped {
+			ran++
+		}
+	}
+	if s.Elapsed > 0 {
+		s.SchedulesPerSecond = float64(ran) / s.Elapsed.Seconds()
 	}
 	s.Aggregates = results.Aggregates(s.Cells)
 }
@@ -120,6 +137,7 @@ func Merge(outDir string, sums []*Summary, dirs []string) *Summary {
 	}
 	m := *sums[0]
 	m.Cells = nil
+	m.Replays = append([]results.Replay(nil), sums[0].Replays...)
 	var shards []string
 	for i, s := range sums {
 		if s.Shard != "" {
@@ -130,6 +148,12 @@ func Merge(outDir string, sums []*Summary, dirs []string) *Summary {
 			m.Started = s.Started
 		}
 		m.Interrupted = m.Interrupted || s.Interrupted
+		// One simulated part makes the merged matrix say so (each cell
+		// keeps its own mark too).
+		m.Simulated = m.Simulated || s.Simulated
+		if i > 0 {
+			m.Replays = append(m.Replays, s.Replays...)
+		}
 		for _, c := range s.Cells {
 			cc := *c
 			if cc.History != "" && !filepath.IsAbs(cc.History) {

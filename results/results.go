@@ -104,7 +104,12 @@ type Cell struct {
 	History string        `json:"history,omitempty"`
 	Rerun   string        `json:"rerun"`
 	Elapsed time.Duration `json:"elapsed_ns"`
-	Error   string        `json:"error,omitempty"`
+	// Backend names what ran Redis; Simulated says it was a simulation in
+	// virtual time (miniredis, in-memory links), never real Redis: a
+	// simulated result must not pass for a real one anywhere it is shown.
+	Backend   string `json:"backend,omitempty"`
+	Simulated bool   `json:"simulated,omitempty"`
+	Error     string `json:"error,omitempty"`
 
 	// Report and Events are the checker's full report and the history it
 	// checked, kept in memory so the pages need not check again.
@@ -158,6 +163,14 @@ type Aggregate struct {
 	Inconclusive int `json:"inconclusive"`
 	// MedianFirstViolation over the failing runs, or -1.
 	MedianFirstViolation time.Duration `json:"median_first_violation_ns"`
+	// When runs share a seed (run --same-seed): SameSeedRuns is how many
+	// ran (not skipped) with the first run's seed, SameVerdict how many of
+	// them gave the most common verdict, and SameEvidence how many gave the
+	// most common verdict and evidence counts together (fault windows,
+	// exercised moments, cycles, decisive violations). Zero otherwise.
+	SameSeedRuns int `json:"same_seed_runs,omitempty"`
+	SameVerdict  int `json:"same_verdict,omitempty"`
+	SameEvidence int `json:"same_evidence,omitempty"`
 }
 
 // Aggregates groups results by cell, in order.
@@ -197,5 +210,64 @@ func Aggregates(cells []*Cell) []Aggregate {
 		sort.Slice(fs, func(i, j int) bool { return fs[i] < fs[j] })
 		out[idx[k]].MedianFirstViolation = time.Duration(fs[len(fs)/2])
 	}
+	sameSeed(cells, idx, out)
 	return out
+}
+
+// sameSeed fills the agreement counts of cells whose runs share a seed.
+func sameSeed(cells []*Cell, idx map[string]int, out []Aggregate) {
+	type fingerprint struct {
+		verdict                              checker.Status
+		fired, exercised, cycles, violations int
+	}
+	seeds := map[string]int64{}
+	verdicts := map[string]map[checker.Status]int{}
+	prints := map[string]map[fingerprint]int{}
+	runs := map[string]int{}
+	for _, r := range cells {
+		k := r.Name()
+		if r.Outcome == Skipped {
+			continue
+		}
+		if s, ok := seeds[k]; !ok {
+			seeds[k] = r.RunSeed
+			verdicts[k], prints[k] = map[checker.Status]int{}, map[fingerprint]int{}
+		} else if s != r.RunSeed {
+			continue
+		}
+		runs[k]++
+		verdicts[k][r.Verdict]++
+		prints[k][fingerprint{r.Verdict, r.Evidence.Fired, r.Evidence.Exercised, r.Evidence.Cycles, r.Violations}]++
+	}
+	for k, n := range runs {
+		if n < 2 {
+			continue
+		}
+		a := &out[idx[k]]
+		a.SameSeedRuns = n
+		for _, c := range verdicts[k] {
+			a.SameVerdict = max(a.SameVerdict, c)
+		}
+		for _, c := range prints[k] {
+			a.SameEvidence = max(a.SameEvidence, c)
+		}
+	}
+}
+
+// Replay is a simulated finding rerun on a real backend: the same cell with
+// the same run seed (so the same fault schedule), on real Redis.
+type Replay struct {
+	Scenario string `json:"scenario"`
+	Lock     string `json:"lock"`
+	RunSeed  int64  `json:"run_seed"`
+	// SimFirst is when the simulation saw its first violation.
+	SimFirst time.Duration `json:"sim_first_violation_ns"`
+	// Backend ran the replay; Verdict, Outcome and Summary are its result.
+	Backend    string         `json:"backend"`
+	Verdict    checker.Status `json:"verdict,omitempty"`
+	Outcome    Outcome        `json:"outcome"`
+	Reproduced bool           `json:"reproduced"`
+	Summary    string         `json:"summary"`
+	History    string         `json:"history,omitempty"`
+	Rerun      string         `json:"rerun"`
 }

@@ -53,3 +53,22 @@ func TestAggregates(t *testing.T) {
 		t.Fatalf("%+v", a)
 	}
 }
+
+// TestAggregatesSameSeed counts how often runs that share a seed agree on
+// the verdict, and on the verdict with the evidence counts; runs of other
+// seeds and skipped runs are not compared.
+func TestAggregatesSameSeed(t *testing.T) {
+	run := func(seed int64, v checker.Status, cycles int) *results.Cell {
+		return &results.Cell{Scenario: "gc-pause", Lock: "token", RunSeed: seed, Verdict: v, Outcome: results.Met,
+			Evidence: checker.Evidence{Fired: 1, Exercised: 1, Cycles: cycles}}
+	}
+	cells := []*results.Cell{run(7, checker.Fail, 31), run(7, checker.Fail, 31), run(7, checker.Fail, 32), run(7, checker.Pass, 31),
+		run(8, checker.Pass, 40), &results.Cell{Scenario: "gc-pause", Lock: "token", RunSeed: 7, Outcome: results.Skipped}}
+	a := results.Aggregates(cells)[0]
+	if a.SameSeedRuns != 4 || a.SameVerdict != 3 || a.SameEvidence != 2 {
+		t.Errorf("same seed: %d runs, %d same verdict, %d same evidence; want 4, 3, 2", a.SameSeedRuns, a.SameVerdict, a.SameEvidence)
+	}
+	if b := results.Aggregates(cells[3:5])[0]; b.SameSeedRuns != 0 {
+		t.Errorf("runs of different seeds compared: %+v", b)
+	}
+}

@@ -32,3 +32,17 @@ func TestMyLockThroughTheGoAPI(t *testing.T) {
 	t.Run("baseline", func(t *testing.T) { lockchaostest.Run(t, myLockSpec, "baseline", lockchaostest.Safe, opts) })
 	t.Run("gc-pause", func(t *testing.T) { lockchaostest.Run(t, myLockSpec, "gc-pause", lockchaostest.Unsafe, opts) })
 }
+
+// TestMyLockSimulated runs the same cells on the simulated backend: no
+// redis-server, virtual time, milliseconds per cell; the results say they
+// are simulated. A sweep over many seeds belongs here; what it finds is
+// replayed on real Redis with the seed it logs.
+func TestMyLockSimulated(t *testing.T) {
+	for _, seed := range []int64{11, 12, 13} {
+		opts := lockchaostest.Options{Seed: seed, Backend: lockchaostest.Sim(t)}
+		if res := lockchaostest.Run(t, myLockSpec, "gc-pause", lockchaostest.Unsafe, opts); !res.Simulated {
+			t.Errorf("seed %d: a simulated result not marked simulated", seed)
+		}
+		lockchaostest.Run(t, myLockSpec, "baseline", lockchaostest.Safe, opts)
+	}
+}

@@ -43,7 +43,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	res := &results.Cell{Scenario: p.Scenario.Name, Description: p.Scenario.Description, Lock: p.Lock.Name,
 		LockTraits: p.Lock.Describe(), Expect: p.Expect, RunSeed: p.RunSeed, CellSeed: p.CellSeed,
 		TTL: p.Scenario.TTL, Topology: string(p.Topology), History: p.History, Rerun: p.Rerun,
-		TimeScale: p.TimeScale, Planned: p.Scenario.Duration}
+		TimeScale: p.TimeScale, Planned: p.Scenario.Duration, Backend: p.Backend.Name(), Simulated: p.Simulated()}
 	defer func() { res.Elapsed = time.Since(start) }()
 	switch {
 	case p.Skip != "":
@@ -53,17 +53,14 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		res.Outcome, res.Error, res.History = results.Skipped, "interrupted before it ran", ""
 		return res
 	}
-	cluster, err := startCluster(ctx, p, opts)
+	runPart, done, err := deployment(ctx, p, opts)
 	if err != nil {
 		res.Outcome, res.Error = results.HarnessError, err.Error()
 		return res
 	}
-	defer cluster.Close()
-	if p.KeyPrefix != "" {
-		defer deleteOwnKeys(cluster, p.KeyPrefix)
-	}
+	defer done()
 	for _, part := range p.Parts {
-		h, err := live(ctx, p, part, cluster)
+		h, err := runPart(ctx, part)
 		if err != nil {
 			res.Outcome, res.Error = results.HarnessError, err.Error()
 			if errors.Is(err, errInterrupted) {
@@ -88,6 +85,78 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	}
 	return res
 }
+
+// deployment returns how to run each part of the cell, and what to close
+// when the cell ends. On a real backend the deployment (nodes, proxies) is
+// started once and every part shares it. On a virtual one each part runs
+// in a bubble of its own (see virtualPart); the checker always runs out
+// here, in real time, the same code for every backend.
+func deployment(ctx context.Context, p *Plan, opts Options) (func(context.Context, Part) (*history.History, error), func(), error) {
+	if vb, ok := p.Backend.(faults.VirtualBackend); ok {
+		return func(ctx context.Context, part Part) (*history.History, error) {
+			return virtualPart(ctx, vb, p, opts, part)
+		}, func() {}, nil
+	}
+	cluster, err := startCluster(ctx, p, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	done := func() {
+		if p.KeyPrefix != "" {
+			deleteOwnKeys(cluster, p.KeyPrefix)
+		}
+		cluster.Close()
+	}
+	return func(ctx context.Context, part Part) (*history.History, error) { return live(ctx, p, part, cluster) }, done, nil
+}
+
+// virtualPart runs one part of a cell inside the backend's bubble: its own
+// nodes and links (a simulated deployment costs nothing to start, and
+// every part starts from a free lock anyway), pods, faults and recorder,
+// all in virtual time. Everything started inside has ended when it
+// returns.
+//
+// The caller's ctx cannot be waited on inside a bubble (a goroutine
+// blocked on a channel from outside never lets virtual time move), so a
+// watcher polls it every virtual 10 ms and cancels the part's own context.
+func virtualPart(ctx context.Context, vb faults.VirtualBackend, p *Plan, opts Options, part Part) (h *history.History, err error) {
+	vb.Enter(func() {
+		inner, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		watched := make(chan struct{})
+		go func() {
+			defer close(watched)
+			t := time.NewTicker(10 * time.Millisecond)
+			defer t.Stop()
+			for ctx.Err() == nil {
+				select {
+				case <-t.C:
+				case <-inner.Done():
+					return
+				}
+			}
+			cancel()
+		}()
+		defer func() { cancel(); <-watched }()
+		// Last of all (deferred first): go-redis's dial breaker probes a
+		// failing address once a second until it sees its pool closed; a
+		// bubble ends only when every goroutine has, so give those
+		// probes their virtual second (no wall time).
+		defer time.Sleep(drainStragglers)
+		cluster, cerr := startCluster(inner, p, opts)
+		if cerr != nil {
+			err = cerr
+			return
+		}
+		defer cluster.Close()
+		h, err = live(inner, p, part, cluster)
+	})
+	return h, err
+}
+
+// drainStragglers is how long a virtual part waits, after closing
+// everything, for goroutines that only notice on their next wake-up.
+const drainStragglers = 2 * time.Second
 
 // startCluster starts the cell's deployment, which every part shares.
 func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, error) {
@@ -122,6 +191,9 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*hi
 		return nil, err
 	}
 	control := workload.NewControl(p.Scenario.Clients)
+	if dial := cluster.Dialer(); dial != nil {
+		control.UseDialer(dial)
+	}
 	pods := newPods(p, cluster, control, rec)
 	defer pods.close()
 	// Every pod's lock is ready before the first fault or cycle (a driver
@@ -207,7 +279,7 @@ func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 	floor := p.Floor
 	rec, err := history.NewRecorder(part.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
 		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
-		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor, Nodes: p.Nodes,
+		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor, Nodes: p.Nodes, Backend: p.Backend.Name(), Simulated: p.Simulated(),
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
 			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
 			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})

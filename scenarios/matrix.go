@@ -101,6 +101,11 @@ type MatrixOptions struct {
 	// Repeat runs every cell this many times with seeds Seed, Seed+1, ...
 	// Default 1.
 	Repeat int
+	// SameSeed gives every repeat the seed Seed: the same fault schedule
+	// each time, so the repeats measure how often a seed reproduces its
+	// verdict (on the simulation, goroutines runnable at one virtual
+	// instant run in no fixed order; on real Redis, timing varies).
+	SameSeed bool
 	// Progress, if set, is called after each cell (from one goroutine at a
 	// time) with the number done and the total.
 	Progress func(r *results.Cell, done, total int)
@@ -137,6 +142,10 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 				opts.Seed = mo.Seed + int64(j.rep)
 				if mo.Repeat > 1 {
 					opts.HistoryName = fmt.Sprintf("history-seed%d.jsonl", opts.Seed)
+				}
+				if mo.SameSeed {
+					opts.Seed = mo.Seed
+					opts.HistoryName = fmt.Sprintf("history-run%d.jsonl", j.rep+1)
 				}
 				if mo.Started != nil {
 					mu.Lock()

@@ -150,6 +150,13 @@ type Part struct {
 // gc-pause/fenced; 2-minute parts at 157-192 MB).
 const DefaultPartLength = 2 * time.Minute
 
+// Simulated says the cell runs in virtual time on a simulated backend, not
+// on real Redis.
+func (p *Plan) Simulated() bool {
+	_, virtual := p.Backend.(faults.VirtualBackend)
+	return virtual
+}
+
 // Name is "scenario/lock".
 func (p *Plan) Name() string { return p.Scenario.Name + "/" + p.Lock.Name }
 
@@ -183,6 +190,11 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	if needs.NodeControl {
 		scale *= nodeOpScale(max(opts.NodeOpTime, backend.NodeOpTime()))
+	}
+	if _, virtual := backend.(faults.VirtualBackend); virtual {
+		// Virtual time: no machine, however loaded, stretches a cell, so
+		// every scenario runs exactly as designed.
+		scale = 1
 	}
 	sc = sc.scaled(scale)
 	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
@@ -303,6 +315,15 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
 	if !b.NodeControl() && (needs.NodeControl || needs.Replica || needs.Sentinel) {
 		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+	}
+	if lb, ok := b.(faults.LimitedBackend); ok {
+		if why := lb.Unsupported(needs); why != "" {
+			return why
+		}
+	}
+	if _, virtual := b.(faults.VirtualBackend); virtual && p.Lock.OutOfProcess {
+		return "skipped: " + p.Lock.Name + " runs in a process of its own, in real time, which the " + b.Name() +
+			" backend's virtual time cannot reach; run it on the process backend"
 	}
 	if needs.Sentinel {
 		if _, ok := b.(faults.SentinelBackend); !ok {

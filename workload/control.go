@@ -34,6 +34,7 @@ type Control struct {
 	hooks   map[int][]pauseHooks // what to do beyond the pod's own goroutines
 	closed  chan struct{}
 	once    sync.Once
+	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 type pauseHooks struct{ stop, cont func() }
@@ -132,14 +133,31 @@ func (c *Control) Gate(ctx context.Context, pod int) {
 // write waits before it leaves; a reply that arrives waits before it is
 // handed over. Any client library that takes a dialer can use it.
 func (c *Control) Dial(pod int) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	var d net.Dialer
+	dial := c.dial
+	if dial == nil {
+		var d net.Dialer
+		dial = d.DialContext
+	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, network, addr)
+		conn, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &pausableConn{Conn: conn, gate: func() { c.Gate(context.Background(), pod) }}, nil
+		p := &pausableConn{Conn: conn, gate: func() { c.Gate(context.Background(), pod) }}
+		if _, ok := conn.(syscall.Conn); ok {
+			return &pausableSocket{p}, nil
+		}
+		// An in-memory connection has no socket: offering go-redis one to
+		// peek at would fail its health check on every reuse.
+		return p, nil
 	}
+}
+
+// UseDialer makes Dial connect through d instead of the real network (the
+// simulation's links have addresses only its own dial reaches). Call it
+// before the first Dial.
+func (c *Control) UseDialer(d func(ctx context.Context, network, addr string) (net.Conn, error)) {
+	c.dial = d
 }
 
 type pausableConn struct {
@@ -158,13 +176,13 @@ func (p *pausableConn) Read(b []byte) (int, error) {
 	return n, err
 }
 
+// pausableSocket is a pausableConn over a real socket.
+type pausableSocket struct{ *pausableConn }
+
 // SyscallConn lets go-redis's pool health check peek at the socket (it
 // finds connections a healed partition closed).
-func (p *pausableConn) SyscallConn() (syscall.RawConn, error) {
-	if sc, ok := p.Conn.(syscall.Conn); ok {
-		return sc.SyscallConn()
-	}
-	return nil, syscall.EINVAL
+func (p *pausableSocket) SyscallConn() (syscall.RawConn, error) {
+	return p.Conn.(syscall.Conn).SyscallConn()
 }
 
 // acquired records that pod holds key (a Hooks.Acquired).

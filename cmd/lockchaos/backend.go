@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/faults/docker"
+	"github.com/lockchaos/lockchaos/faults/sim"
 )
 
 // redisImageUsage is the help of --redis-image, which chooseBackend hands
@@ -21,6 +22,7 @@ var backends = []struct{ name, doc string }{
 	{"process", "a redis-server process per node"},
 	{"docker", "a container per node"},
 	{"external", "your own servers, from --redis-addr"},
+	{sim.Name, "simulated: miniredis in virtual time, for fast sweeps; not real Redis"},
 }
 
 func isBackend(name string) bool {
@@ -32,7 +34,7 @@ func isBackend(name string) bool {
 	return false
 }
 
-// backendNames is "auto, process, docker, external", for messages.
+// backendNames is "auto, process, docker, external, sim", for messages.
 func backendNames() string {
 	names := make([]string, len(backends))
 	for i, b := range backends {

@@ -129,6 +129,9 @@ func printReport(w io.Writer, name string, h *history.History, rep *checker.Repo
 	hd := h.Header
 	fmt.Fprintf(w, "%s: scenario %s, lock %s, seed %d, %d events over %s\n",
 		name, orDash(hd.Scenario), orDash(rep.Lock), hd.Seed, len(h.Events), history.Seconds(h.End))
+	if rep.Simulated {
+		fmt.Fprintf(w, "SIMULATED: recorded on backend %s (miniredis in virtual time), not on real Redis\n", orDash(rep.Backend))
+	}
 	fmt.Fprintf(w, "verdict: %s\n", rep.Verdict)
 	ev := rep.Evidence
 	fmt.Fprintf(w, "evidence: %s", ev.Summary())

@@ -112,7 +112,7 @@ func TestCompletionOffersTheRegisteredValues(t *testing.T) {
 		{[]string{"run", "--scenarios-file", "../../drivers/libs.yaml", "--lock-driver", "py=python3 d.py", "--lock", "token,r"},
 			[]string{"token,redlock", "token,redis-py", "token,rueidislock"}, noFiles},
 		{[]string{"run", "--lock-driver", "py=python3 d.py", "--lock", "p"}, []string{"py"}, noFiles},
-		{[]string{"run", "--backend", ""}, []string{"auto", "process", "docker", "external"}, noFiles},
+		{[]string{"run", "--backend", ""}, []string{"auto", "process", "docker", "external", "sim"}, noFiles},
 		{[]string{"run", "--expect", "safe,"}, []string{"safe,unsafe", "safe,either", "safe,n/a"}, noFiles},
 		{[]string{"run", "--seed", ""}, nil, noFiles},
 		{[]string{"run", "--scenarios-file", ""}, []string{"yaml", "yml"}, fileExt},

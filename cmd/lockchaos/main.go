@@ -39,6 +39,7 @@ Usage:
   lockchaos list                          scenarios, locks, expectations, fault kinds
   lockchaos check [flags] HISTORY.jsonl   re-check a recorded history
   lockchaos report [--out DIR] DIR...     rebuild the HTML reports (merging shards)
+  lockchaos compare DIR_A DIR_B           two runs' outcomes side by side (sim vs process)
   lockchaos completion SHELL              shell completion (bash, zsh, fish, powershell)
   lockchaos version                       the version of this build
   lockchaos help                          this text

@@ -15,6 +15,9 @@ import (
 
 func printMatrix(w io.Writer, s *reports.Summary) {
 	colour := useColour(w)
+	if s.Simulated {
+		fmt.Fprintf(w, "\nSIMULATED: backend %s, miniredis in virtual time; these are not results from real Redis (replay a finding on real Redis with --backend process)\n", s.Backend)
+	}
 	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
 	for _, c := range s.Cells {
 		detail := ""
@@ -51,8 +54,10 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 			}
 			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
 		}
+		printSameSeed(w, s.Aggregates)
 	}
-	fmt.Fprintf(w, "\nseed %d, time scale %.2f, %s: %s\n", s.Seed, s.TimeScale, s.Elapsed.Round(time.Millisecond), totalsText(s.Totals))
+	fmt.Fprintf(w, "\nseed %d, backend %s, time scale %.2f, %s: %s; %.1f schedules/s\n", s.Seed, backendText(s), s.TimeScale,
+		s.Elapsed.Round(time.Millisecond), totalsText(s.Totals), s.SchedulesPerSecond)
 	for _, c := range s.Cells {
 		if c.Failed() {
 			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
@@ -85,4 +90,29 @@ func totalsText(t map[string]int) string {
 		return "no cells"
 	}
 	return strings.Join(parts, ", ")
+}
+
+// backendText names the backend, marked when it is a simulation.
+func backendText(s *reports.Summary) string {
+	if s.Simulated {
+		return s.Backend + " (simulated)"
+	}
+	return s.Backend
+}
+
+// printSameSeed shows, for runs that shared a seed (--same-seed), how
+// often the seed reproduced its verdict and its evidence counts.
+func printSameSeed(w io.Writer, aggs []results.Aggregate) {
+	header := false
+	for _, a := range aggs {
+		if a.SameSeedRuns < 2 {
+			continue
+		}
+		if !header {
+			fmt.Fprintf(w, "\n%-22s %-15s %-16s %s\n", "SCENARIO", "LOCK", "SAME VERDICT", "SAME VERDICT AND EVIDENCE COUNTS")
+			header = true
+		}
+		fmt.Fprintf(w, "%-22s %-15s %-16s %s\n", a.Scenario, a.Lock, fmt.Sprintf("%d/%d", a.SameVerdict, a.SameSeedRuns),
+			fmt.Sprintf("%d/%d", a.SameEvidence, a.SameSeedRuns))
+	}
 }

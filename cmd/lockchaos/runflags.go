@@ -20,7 +20,8 @@ type runFlags struct {
 	duration, budget, maxDuration, partLength time.Duration
 	timeScale                                 float64
 	backend, image, out, shard, toxAPI        string
-	asJSON                                    bool
+	replayOn                                  string
+	asJSON, sameSeed                          bool
 	floor                                     scenarios.FloorOverride
 }
 
@@ -33,11 +34,13 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.Int64Var(&f.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
 	fs.DurationVar(&f.duration, "duration", 0, "override each scenario's duration")
 	fs.IntVar(&f.clients, "clients", 0, "override each scenario's number of clients")
-	fs.StringVar(&f.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external")
+	fs.StringVar(&f.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
 	fs.Var(&f.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
 	fs.StringVar(&f.image, "redis-image", "", redisImageUsage)
 	fs.StringVar(&f.out, "out", "out/chaos", "output directory")
 	fs.IntVar(&f.repeat, "repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
+	fs.StringVar(&f.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
+	fs.BoolVar(&f.sameSeed, "same-seed", false, "with --repeat: give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
 	fs.IntVar(&f.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
 	fs.StringVar(&f.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
 	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
@@ -60,6 +63,9 @@ func (f *runFlags) complete(c *cobra.Command) {
 	must(c.RegisterFlagCompletionFunc("lock", listCompletion(func() []cobra.Completion { return lockChoices(f.files, f.lockDrivers) })))
 	must(c.RegisterFlagCompletionFunc("expect", listCompletion(expectationChoices)))
 	must(c.RegisterFlagCompletionFunc("backend", choiceCompletion(backendChoices)))
+	must(c.RegisterFlagCompletionFunc("replay-on", choiceCompletion(func() []cobra.Completion {
+		return []cobra.Completion{"process", "docker", "auto"}
+	})))
 	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
 	must(c.MarkFlagDirname("out"))
 	noCompletionForTheRest(c)

@@ -247,6 +247,11 @@ type Header struct {
 	TTL time.Duration `json:"ttl_ns,omitempty"`
 	// Floor is the evidence a pass needs (nil: the checker's default).
 	Floor *Floor `json:"floor,omitempty"`
+	// Backend names what ran Redis ("process", "docker", "external",
+	// "sim"); Simulated says the history was recorded in a simulation, in
+	// virtual time, not on real Redis.
+	Backend   string `json:"backend,omitempty"`
+	Simulated bool   `json:"simulated,omitempty"`
 	// Extra holds free-form settings worth keeping with the history (TTL, backend...).
 	Extra map[string]string `json:"extra,omitempty"`
 }

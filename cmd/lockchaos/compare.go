@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/results"
+)
+
+const compareUsage = `Usage: lockchaos compare DIR_A DIR_B
+
+Prints two runs' outcomes side by side, cell by cell (each DIR holds a
+summary.json): what each found, and whether they agree. Made for the
+simulation against real Redis (make chaos-sim-vs-process), any two runs do.
+A cell agrees when both runs found the same thing: a violation in some run,
+a pass in every decisive run, or nothing decisive (skipped, inconclusive).
+
+Exit codes: 0 every cell that ran on both agrees; 1 some cell differs;
+2 usage or unreadable summaries.
+
+Example:
+  lockchaos compare out/sim out/process
+`
+
+func newCompareCmd(cl *cli) *cobra.Command {
+	return &cobra.Command{
+		Use: "compare DIR_A DIR_B", Short: "two runs' outcomes side by side (sim vs process)", Long: compareUsage,
+		Args: cobra.ArbitraryArgs, // compare words its own "want two result directories"
+		RunE: func(_ *cobra.Command, dirs []string) error {
+			return done(cmdCompare(dirs, cl.stdout, cl.stderr))
+		},
+		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
+			return nil, cobra.ShellCompDirectiveFilterDirs
+		},
+	}
+}
+
+func cmdCompare(dirs []string, stdout, stderr io.Writer) int {
+	if len(dirs) != 2 {
+		fmt.Fprintf(stderr, "lockchaos compare: want two result directories, got %d\n", len(dirs))
+		return exitUsage
+	}
+	var sums [2]*reports.Summary
+	for i, d := range dirs {
+		s, err := reports.ReadJSON(filepath.Join(d, "summary.json"))
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos compare: %v\n", err)
+			return exitUsage
+		}
+		sums[i] = s
+	}
+	return printComparison(stdout, sums[0], sums[1])
+}
+
+// finding is what a run found in one cell, over its repeats.
+func finding(a results.Aggregate) string {
+	switch {
+	case a.Failed > 0:
+		return fmt.Sprintf("fail %d/%d", a.Failed, a.Runs)
+	case a.Decisive > 0 && a.Decisive == a.Runs:
+		return fmt.Sprintf("pass %d/%d", a.Decisive, a.Runs)
+	case a.Decisive > 0:
+		return fmt.Sprintf("pass %d/%d decisive", a.Decisive, a.Runs)
+	case a.Runs == 0:
+		return "-"
+	}
+	return "not decided"
+}
+
+// kind is the part of a finding two runs must share to agree.
+func kind(a results.Aggregate, present bool) string {
+	switch {
+	case !present:
+		return "absent"
+	case a.Failed > 0:
+		return "fail"
+	case a.Decisive > 0:
+		return "pass"
+	}
+	return "none"
+}
+
+func printComparison(w io.Writer, a, b *reports.Summary) int {
+	label := func(s *reports.Summary) string { return backendText(s) }
+	aggs := func(s *reports.Summary) map[string]results.Aggregate {
+		m := map[string]results.Aggregate{}
+		var ran []*results.Cell
+		for _, c := range s.Cells {
+			if c.Outcome != results.Skipped {
+				ran = append(ran, c)
+			}
+		}
+		for _, g := range results.Aggregates(ran) {
+			m[g.Scenario+"/"+g.Lock] = g
+		}
+		return m
+	}
+	am, bm := aggs(a), aggs(b)
+	status := func(s *reports.Summary, m map[string]results.Aggregate, name string) string {
+		if g, ok := m[name]; ok {
+			return finding(g)
+		}
+		for _, c := range s.Cells {
+			if c.Scenario+"/"+c.Lock == name {
+				return "skipped"
+			}
+		}
+		return "not in this run"
+	}
+	fmt.Fprintf(w, "%-22s %-15s %-7s %-22s %-22s %s\n", "SCENARIO", "LOCK", "EXPECT", trim(label(a), 22), trim(label(b), 22), "")
+	differ := 0
+	seen := map[string]bool{}
+	for _, s := range []*reports.Summary{a, b} {
+		for _, c := range s.Cells {
+			name := c.Scenario + "/" + c.Lock
+			if seen[name] {
+				continue
+			}
+			seen[name] = true
+			ga, inA := am[name]
+			gb, inB := bm[name]
+			note := ""
+			switch ka, kb := kind(ga, inA), kind(gb, inB); {
+			case !inA && !inB:
+				note = "ran on neither"
+			case !inA || !inB:
+				note = "ran on one side only"
+			case ka != kb:
+				note = "DIFFERS"
+				differ++
+			default:
+				note = "agrees"
+			}
+			fmt.Fprintf(w, "%-22s %-15s %-7s %-22s %-22s %s\n", c.Scenario, c.Lock, c.Expect, status(a, am, name), status(b, bm, name), note)
+		}
+	}
+	fmt.Fprintf(w, "\n%d cell(s) differ\n", differ)
+	if differ > 0 {
+		return exitViolation
+	}
+	return exitOK
+}
+
+func trim(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}

@@ -1,0 +1,154 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/results"
+)
+
+// TestRunBackendSimFromTheBinary runs the simulated backend from a built
+// binary, as a user would: synctest bubbles need a testing.T, which the
+// command makes with testing.MainStart (sim.Host). It checks the verdicts,
+// that the testing framework's own output ("PASS", "=== RUN") is nowhere,
+// and that every output says the results are simulated.
+func TestRunBackendSimFromTheBinary(t *testing.T) {
+	bin := filepath.Join(t.TempDir(), "lockchaos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", "--backend", "sim", "--scenario", "baseline,gc-pause,failover", "--lock", "token,redlock,fenced",
+		"--seed", "3", "--repeat", "2", "--out", dir)
+	cmd.Env = append(os.Environ(), "CI=true")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run --backend sim: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, noise := range []string{"\nPASS", "=== RUN", "--- PASS", "testing:"} {
+		if strings.Contains(text, noise) {
+			t.Errorf("the testing framework's output %q leaked into the command's:\n%s", noise, text)
+		}
+	}
+	for _, want := range []string{"SIMULATED: backend sim", "backend sim (simulated)", "schedules/s"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, compileSchema(t, "summary.v1.json"), "summary.json", b)
+	var sum reports.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if sum.Backend != "sim" || !sum.Simulated || sum.SchedulesPerSecond <= 0 {
+		t.Errorf("summary: backend %q, simulated %v, %v schedules/s", sum.Backend, sum.Simulated, sum.SchedulesPerSecond)
+	}
+	ran := 0
+	for _, c := range sum.Cells {
+		if !c.Simulated || c.Backend != "sim" {
+			t.Errorf("%s: cell not marked simulated (backend %q)", c.Name(), c.Backend)
+		}
+		if c.Outcome != results.Skipped && !strings.Contains(c.Rerun, "--backend sim") {
+			t.Errorf("%s: rerun line %q would not rerun it simulated", c.Name(), c.Rerun)
+		}
+		switch {
+		case c.Scenario == "failover":
+			if c.Outcome != results.Skipped || !strings.Contains(c.Error, "sim backend") && !strings.HasPrefix(c.Error, "not applicable") {
+				t.Errorf("%s: %s %q, want skipped with the reason", c.Name(), c.Outcome, c.Error)
+			}
+		case c.Outcome != results.Met:
+			t.Errorf("%s: %s", c.Name(), c.Summary())
+		default:
+			ran++
+		}
+	}
+	if ran != 12 { // (baseline, gc-pause) x (token, redlock, fenced) x 2 seeds
+		t.Errorf("%d cell runs met their expectation, want 12", ran)
+	}
+	junit, _ := os.ReadFile(filepath.Join(dir, "junit.xml"))
+	html, _ := os.ReadFile(filepath.Join(dir, "index.html"))
+	for what, doc := range map[string]string{"junit.xml": string(junit), "index.html": string(html)} {
+		if !strings.Contains(doc, "SIMULATED") && !strings.Contains(doc, "lockchaos.sim") {
+			t.Errorf("%s does not say the results are simulated", what)
+		}
+	}
+	hist, err := os.ReadFile(filepath.Join(dir, "gc-pause", "token", "history-seed3.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	header, _, _ := strings.Cut(string(hist), "\n")
+	if !strings.Contains(header, `"backend":"sim","simulated":true`) {
+		t.Errorf("history header does not record the backend: %s", header)
+	}
+	check, _ := exec.Command(bin, "check", filepath.Join(dir, "gc-pause", "token", "history-seed3.jsonl")).CombinedOutput()
+	if !strings.Contains(string(check), "SIMULATED") {
+		t.Errorf("check does not say the history is simulated:\n%s", check)
+	}
+}
+
+// TestRunBackendSimRejectsWhatCannotApply: a time scale other than 1 and
+// the toxiproxy API mean nothing in the simulation, and replaying needs
+// one; each says so.
+func TestRunBackendSimRejectsWhatCannotApply(t *testing.T) {
+	for _, args := range [][]string{{"--backend", "sim", "--time-scale", "2"}, {"--backend", "sim", "--toxiproxy-api", "127.0.0.1:0"},
+		{"--backend", "process", "--replay-on", "process"}, {"--backend", "sim", "--replay-on", "sim"}} {
+		var stdout, stderr strings.Builder
+		code := run(append([]string{"run"}, args...), &stdout, &stderr)
+		if code != exitUsage || !strings.Contains(stderr.String(), "--backend sim") && !strings.Contains(stderr.String(), "real backend") {
+			t.Errorf("%v: exit %d, stderr %q; want a usage error saying why", args, code, stderr.String())
+		}
+	}
+}
+
+// TestReplayOnProcess replays a simulated finding on real redis-server:
+// the same cell and seed, and whether the violation reproduced, in the
+// table and summary.json.
+func TestReplayOnProcess(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs real redis-server cells")
+	}
+	bin := filepath.Join(t.TempDir(), "lockchaos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "run", "--backend", "sim", "--replay-on", "process", "--scenario", "gc-pause", "--lock", "token,fenced",
+		"--seed", "5", "--out", dir)
+	cmd.Env = append(os.Environ(), "CI=true")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), "1 of 1 simulated finding(s) reproduced on process") {
+		t.Errorf("no replay line:\n%s", out)
+	}
+	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
+	validate(t, compileSchema(t, "summary.v1.json"), "summary.json", b)
+	var sum reports.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	if len(sum.Replays) != 1 {
+		t.Fatalf("%d replays, want 1 (gc-pause/token; fenced found nothing): %+v", len(sum.Replays), sum.Replays)
+	}
+	r := sum.Replays[0]
+	if r.Scenario != "gc-pause" || r.Lock != "token" || r.RunSeed != 5 || r.Backend != "process" || !r.Reproduced {
+		t.Errorf("replay %+v", r)
+	}
+	if _, err := os.Stat(filepath.Join(dir, r.History)); err != nil {
+		t.Errorf("replay history: %v", err)
+	}
+	if html, _ := os.ReadFile(filepath.Join(dir, "index.html")); !strings.Contains(string(html), `id="replays"`) {
+		t.Error("index.html does not show the replays")
+	}
+}

@@ -1,0 +1,221 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/redis/go-redis/v9"
+)
+
+// cell starts one node behind one link, in a bubble, and hands the test a
+// client through the link; everything is closed before the bubble ends.
+func cell(t *testing.T, f func(t *testing.T, n *Node, l *faults.Link, rdb *redis.Client)) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		b := New(nil)
+		node, err := b.StartNode(t.Context(), faults.NodeConfig{Name: "node0"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer node.Close()
+		nw, _ := b.NewNetwork()
+		defer nw.Close()
+		l, err := nw.NewLink("client0->node0", node.Addr())
+		if err != nil {
+			t.Fatal(err)
+		}
+		rdb := redis.NewClient(&redis.Options{Addr: l.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+			ContextTimeoutEnabled: true, ReadTimeout: time.Second, WriteTimeout: time.Second, DialerRetries: 1,
+			Dialer: nw.(faults.Dialer).DialContext})
+		defer rdb.Close()
+		// Warm the connection, as the harness does before faults: a fresh
+		// one spends a round trip on its handshake.
+		if err := rdb.Ping(t.Context()).Err(); err != nil {
+			t.Fatal(err)
+		}
+		f(t, node.(*Node), l, rdb)
+	})
+}
+
+func TestTTLFollowsVirtualTime(t *testing.T) {
+	cell(t, func(t *testing.T, _ *Node, _ *faults.Link, rdb *redis.Client) {
+		ctx := context.Background()
+		start := time.Now()
+		if ok, err := rdb.SetNX(ctx, "k", "v", 300*time.Millisecond).Result(); err != nil || !ok {
+			t.Fatalf("SET NX: %v %v", ok, err)
+		}
+		if took := time.Since(start); !rtt(took, 0) {
+			t.Errorf("a call on a healthy link took %v of virtual time, want one wire round trip", took)
+		}
+		time.Sleep(299 * time.Millisecond)
+		if n, _ := rdb.Exists(ctx, "k").Result(); n != 1 {
+			t.Fatal("key gone before its TTL")
+		}
+		time.Sleep(2 * time.Millisecond)
+		if n, _ := rdb.Exists(ctx, "k").Result(); n != 0 {
+			t.Fatal("key still there after its TTL")
+		}
+	})
+}
+
+func TestLatencyDelaysRepliesExactlyAndHealReleasesThem(t *testing.T) {
+	cell(t, func(t *testing.T, _ *Node, l *faults.Link, rdb *redis.Client) {
+		ctx := context.Background()
+		if err := l.Latency(faults.Downstream, 450*time.Millisecond, 0); err != nil {
+			t.Fatal(err)
+		}
+		start := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if took := time.Since(start); !rtt(took, 450*time.Millisecond) {
+			t.Errorf("ping took %v, want 450ms and a wire round trip", took)
+		}
+		// A reply held back is let go the moment the latency is healed.
+		done := make(chan time.Duration)
+		start = time.Now()
+		go func() {
+			_ = rdb.Ping(ctx).Err()
+			done <- time.Since(start)
+		}()
+		time.Sleep(100 * time.Millisecond)
+		if err := l.Heal(); err != nil {
+			t.Fatal(err)
+		}
+		if took := <-done; took != 100*time.Millisecond {
+			t.Errorf("held reply arrived after %v, want exactly 100ms (at the heal)", took)
+		}
+	})
+}
+
+func TestBlackholeIsSilentAndHealClosesTheConnection(t *testing.T) {
+	cell(t, func(t *testing.T, _ *Node, l *faults.Link, rdb *redis.Client) {
+		if err := l.Blackhole(faults.Upstream); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		start := time.Now()
+		err := rdb.Set(ctx, "k", "v", 0).Err()
+		if err == nil || time.Since(start) != 200*time.Millisecond {
+			t.Fatalf("a dropped request: err %v after %v, want a timeout after 200ms", err, time.Since(start))
+		}
+		if err := l.Heal(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.Set(context.Background(), "k", "v", 0).Err(); err != nil {
+			t.Fatalf("after heal: %v", err)
+		}
+		if v, _ := rdb.Get(context.Background(), "k").Result(); v != "v" {
+			t.Fatalf("after heal got %q", v)
+		}
+	})
+}
+
+func TestOneWayDropLetsCommandsLand(t *testing.T) {
+	cell(t, func(t *testing.T, n *Node, l *faults.Link, rdb *redis.Client) {
+		if err := l.Blackhole(faults.Downstream); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		if err := rdb.Set(ctx, "k", "landed", 0).Err(); err == nil {
+			t.Fatal("reply came through a downstream drop")
+		}
+		v, err := n.Do(context.Background(), "GET", "k")
+		if err != nil || v != "landed" {
+			t.Fatalf("the command should have landed: %v %v", v, err)
+		}
+	})
+}
+
+func TestResetAndDisable(t *testing.T) {
+	cell(t, func(t *testing.T, _ *Node, l *faults.Link, rdb *redis.Client) {
+		ctx := context.Background()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Reset(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.Ping(ctx).Err(); err == nil {
+			t.Fatal("ping through a reset link succeeded")
+		}
+		_ = l.Heal()
+		if err := l.Disable(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.Ping(ctx).Err(); !errors.Is(err, errRefused.Err) {
+			t.Fatalf("ping through a disabled link: %v, want connection refused", err)
+		}
+		_ = l.Heal()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			t.Fatalf("after heal: %v", err)
+		}
+	})
+}
+
+func TestKillRestartsEmptyAndPauseFreezesExactly(t *testing.T) {
+	cell(t, func(t *testing.T, n *Node, _ *faults.Link, rdb *redis.Client) {
+		ctx := context.Background()
+		if err := rdb.Set(ctx, "k", "v", 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Kill(); err != nil {
+			t.Fatal(err)
+		}
+		if err := rdb.Ping(ctx).Err(); err == nil {
+			t.Fatal("ping to a killed node succeeded")
+		}
+		if err := n.Start(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := rdb.Exists(ctx, "k").Result(); err != nil || c != 0 {
+			t.Fatalf("restarted node: exists %d, %v; want empty", c, err)
+		}
+		if err := n.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			time.Sleep(70 * time.Millisecond)
+			_ = n.Resume()
+		}()
+		start := time.Now()
+		if err := rdb.Ping(ctx).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The request waited at the node; the reply still crosses the wire.
+		if took := time.Since(start); took < 70*time.Millisecond || took > 70*time.Millisecond+2*(WireLatency+WireJitter) {
+			t.Errorf("ping to a node paused 70ms took %v", took)
+		}
+	})
+}
+
+func TestForwardClockJumpLapsesKeys(t *testing.T) {
+	cell(t, func(t *testing.T, n *Node, _ *faults.Link, rdb *redis.Client) {
+		ctx := context.Background()
+		_ = rdb.Set(ctx, "k", "v", 300*time.Millisecond).Err()
+		if err := n.ShiftClock(600 * time.Millisecond); err != nil {
+			t.Fatal(err)
+		}
+		if c, _ := rdb.Exists(ctx, "k").Result(); c != 0 {
+			t.Fatal("key outlived a forward jump past its TTL")
+		}
+		if err := n.ShiftClock(-time.Second); err == nil {
+			t.Fatal("a backward jump is not modelled and must say so")
+		}
+		if err := n.Promote(ctx); err == nil {
+			t.Fatal("promotion is not modelled and must say so")
+		}
+	})
+}
+
+// rtt reports whether took is extra plus one round trip over the wire (two
+// crossings of WireLatency ± WireJitter).
+func rtt(took, extra time.Duration) bool {
+	return took >= extra+2*(WireLatency-WireJitter) && took <= extra+2*(WireLatency+WireJitter)
+}
