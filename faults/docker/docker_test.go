@@ -215,32 +215,5 @@ func BenchmarkDockerClockShiftTakesEffect(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rn.Close()
-	n := rn.(faults.ClockNode)
-	rdb := faultstest.Client(b, rn.Addr())
-	ctx := context.Background()
-	var worst, total time.Duration
-	for i := range b.N {
-		jump := time.Duration(1+i%2) * time.Second
-		if i%2 == 1 {
-			jump = -jump / 2
-		}
-		before := n.ClockOffset()
-		start := time.Now()
-		if err := n.ShiftClock(jump); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			ts, err := rdb.Time(ctx).Result()
-			if err != nil {
-				b.Fatal(err)
-			}
-			if d := time.Until(ts) - (before + jump); d > -50*time.Millisecond && d < 50*time.Millisecond {
-				break
-			}
-		}
-		took := time.Since(start)
-		worst, total = max(worst, took), total+took
-	}
-	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "mean-ms")
-	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+	faultstest.ClockShift(b, rn.(faults.ClockNode), faultstest.Client(b, rn.Addr()))
 }

@@ -154,3 +154,35 @@ func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bo
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// ClockShift moves n's clock b.N times (alternately forward and back) and
+// measures how soon its TIME, read through rdb, shows each shift: the
+// clock benchmarks of every backend. It reports mean-ms and worst-ms.
+func ClockShift(b *testing.B, n faults.ClockNode, rdb *redis.Client) {
+	ctx := context.Background()
+	var worst, total time.Duration
+	for i := range b.N {
+		jump := time.Duration(1+i%2) * time.Second // alternate, so each shift is visible
+		if i%2 == 1 {
+			jump = -jump / 2
+		}
+		before := n.ClockOffset()
+		start := time.Now()
+		if err := n.ShiftClock(jump); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			ts, err := rdb.Time(ctx).Result()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if d := time.Until(ts) - (before + jump); d > -50*time.Millisecond && d < 50*time.Millisecond {
+				break
+			}
+		}
+		took := time.Since(start)
+		worst, total = max(worst, took), total+took
+	}
+	b.ReportMetric(float64(total.Microseconds())/1000/float64(b.N), "mean-ms")
+	b.ReportMetric(float64(worst.Microseconds())/1000, "worst-ms")
+}
