@@ -98,3 +98,64 @@ func TestEveryKindDefinesItsMoment(t *testing.T) {
 		}
 	}
 }
+
+// judgeOn judges evs as a history of a deployment of the given nodes.
+func judgeOn(nodes int, evs ...history.Event) []Judgment {
+	for i := range evs {
+		evs[i].ID = int64(i)
+	}
+	h := &history.History{Events: evs}
+	h.Header.Nodes = nodes
+	return Judge(h, 300*time.Millisecond)
+}
+
+func probe(key, value string, exists bool, at int64) history.Event {
+	var v int64
+	if exists {
+		v = 1
+	}
+	return history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Call: at * ms, Return: at * ms, Outcome: history.Ok,
+		Window: &history.Window{Targets: []string{"node1"}, Detail: value}}
+}
+
+// TestQuorumAndSentinelMoments: a clock jump on a quorum lock counts only
+// on a node of a holder's bare majority; a Sentinel failover counts under
+// a lease taken from the old primary (killed) or an ask of the cut-off
+// primary (partition), and says what the promoted replica had.
+func TestQuorumAndSentinelMoments(t *testing.T) {
+	ok := history.Ok
+	held := ev(history.Acquire, 1, "k", 0, 10, ok)
+	held.Token = "t1"
+	tried := ev(history.Acquire, 2, "k", 100, 110, history.Refused)
+	for _, c := range []struct {
+		name   string
+		nodes  int
+		evs    []history.Event
+		want   bool
+		phrase string
+	}{
+		{"jump on a bare majority's node", 3, []history.Event{held, window("clock-jump", 50, 350, "node0", "jump=600ms", "bare-majority"), tried}, true, "jumped 600 ms"},
+		{"jump when the holder was on every node", 3, []history.Event{held, window("clock-jump", 50, 350, "node0", "jump=600ms"), tried}, false, "no holder was on a bare majority"},
+		{"jump on a single node", 1, []history.Event{held, window("clock-jump", 50, 350, "node0", "jump=600ms"), tried}, true, "jumped 600 ms"},
+		{"killed primary, key lost", 2, []history.Event{held, window("sentinel-failover", 20, 900, "node0", "node1"), probe("k", "", false, 200)}, true, "it lacked the key"},
+		{"killed primary, an older lease's key", 2, []history.Event{
+			func() history.Event { e := ev(history.Acquire, 3, "k", -500, -490, ok); e.Token = "t0"; return e }(),
+			ev(history.Release, 3, "k", -5, -4, ok), held,
+			window("sentinel-failover", 20, 900, "node0", "node1"), probe("k", "t0", true, 200)}, true, "an older lease's key"},
+		{"killed primary, key kept (WAIT)", 2, []history.Event{held, window("sentinel-failover", 20, 900, "node0", "node1"), probe("k", "t1", true, 200)}, true, "it had the key"},
+		{"killed primary, no promotion", 2, []history.Event{held, window("sentinel-failover", 20, 900, "node0", "node1")}, false, "did not promote"},
+		{"cut-off primary asked before the promotion", 2, []history.Event{window("sentinel-partition", 20, 900, "node0", "node1"),
+			ev(history.Acquire, 2, "k", 100, 110, ok), probe("k", "", false, 600)}, true, "was granted it"},
+		{"nobody asked the cut-off primary", 2, []history.Event{window("sentinel-partition", 20, 900, "node0", "node1"), probe("k", "", false, 600),
+			ev(history.Acquire, 2, "k", 700, 710, ok)}, false, "no pod asked"},
+	} {
+		js := judgeOn(c.nodes, c.evs...)
+		if len(js) != 1 {
+			t.Errorf("%s: %d judgments, want 1", c.name, len(js))
+			continue
+		}
+		if js[0].Exercised != c.want || !strings.Contains(js[0].Detail, c.phrase) {
+			t.Errorf("%s: exercised %v (%q), want %v with %q", c.name, js[0].Exercised, js[0].Detail, c.want, c.phrase)
+		}
+	}
+}

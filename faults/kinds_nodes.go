@@ -206,6 +206,7 @@ func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
 	nodes := env.Cluster.Nodes()
 	n := nodes[f.next%len(nodes)]
 	f.next++
+	targets := []string{jumpTarget + f.Jump.String()}
 	if len(nodes) > 2 {
 		// Look for a bare majority for a few TTLs; a lock that always
 		// writes every node gets the round-robin node instead, so the rest
@@ -218,6 +219,7 @@ func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
 		}
 		if found {
 			n = bare
+			targets = append(targets, bareMajorityTarget)
 		}
 	}
 	if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
@@ -227,7 +229,7 @@ func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
 	if !ok {
 		return fmt.Errorf("%w: node %s cannot move its clock on this backend", ErrNoClockShim, n.Name())
 	}
-	end := env.window(f.Name(), n.Name(), jumpTarget+f.Jump.String())
+	end := env.window(f.Name(), append([]string{n.Name()}, targets...)...)
 	defer end()
 	if err := cn.ShiftClock(f.Jump); err != nil {
 		return err
@@ -267,6 +269,10 @@ func (f *ClockJump) bareMajorityNode(ctx context.Context, env *Env) (RedisNode, 
 // jumpTarget prefixes a clock jump among a window's targets.
 const jumpTarget = history.JumpTarget
 
+// bareMajorityTarget marks a jump on a node of a holder's bare majority:
+// on a quorum lock only such a jump can leave the holder a minority.
+const bareMajorityTarget = "bare-majority"
+
 // jumpedUnder is clock-jump's danger: a forward jump made a live lease's
 // key lapse early on the node (the jump was longer than what the lease had
 // left) and another pod tried for the key before it was due to lapse. A
@@ -275,6 +281,11 @@ const jumpTarget = history.JumpTarget
 func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
 	jump, _ := w.TargetDuration(jumpTarget)
 	node := w.Targets()[0]
+	if v.Nodes > 2 && jump > 0 && !slices.Contains(w.Targets(), bareMajorityTarget) {
+		// The holder's key was on every node (or none was found on a bare
+		// majority in time): one jumped node leaves it a majority.
+		return w.Call, fmt.Sprintf("%s's clock jumped, but no holder was on a bare majority of the %d nodes: one node less left every lease a majority", node, v.Nodes), false
+	}
 	for _, h := range v.holdsAt(w.Call) {
 		due := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
 		if due <= w.Call {
