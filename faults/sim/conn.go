@@ -27,7 +27,8 @@ type conn struct {
 // network makes (two pods each winning a different node of a Redlock
 // majority) become rare: clock-jump/redlock, unsafe on real Redis, was
 // missed (no bare majority to jump in 6 s of virtual time). The jitter
-// is drawn per chunk from the link's own seeded source.
+// is drawn per chunk from the link's own seeded source, to the nanosecond
+// (see draw).
 const (
 	WireLatency = 50 * time.Microsecond
 	WireJitter  = 25 * time.Microsecond

@@ -171,21 +171,16 @@ func (w *wire) stream(dir faults.Direction) (onStream, <-chan struct{}) {
 	return o, w.changed
 }
 
-// draw returns a jitter in [-j, j], in steps of JitterStep: chunks that
-// land on the same virtual instant are handled in one wake-up of the
-// bubble, and every distinct instant costs one more.
+// draw returns a jitter in [-j, j], to the nanosecond. Coarse jitter
+// (25 µs steps, tried to save bubble wake-ups) made chunks of different
+// pods land on the same virtual instant, where goroutine order decides:
+// same-seed runs of fenced and redlock then agreed on their evidence
+// counts in 6-9 of 20 (20 of 20 to the nanosecond) for 9% less CPU.
 func (w *wire) draw(j time.Duration) time.Duration {
-	steps := int64(j / JitterStep)
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if steps == 0 {
-		return time.Duration(w.rng.Int64N(2*int64(j)+1)) - j
-	}
-	return time.Duration(w.rng.Int64N(2*steps+1)-steps) * JitterStep
+	return time.Duration(w.rng.Int64N(2*int64(j)+1)) - j
 }
-
-// JitterStep is the grain of drawn jitter (see draw).
-const JitterStep = 25 * time.Microsecond
 
 // AddToxic implements faults.Wire.
 func (w *wire) AddToxic(name string, t faults.Toxic) error {
