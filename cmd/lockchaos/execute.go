@@ -78,7 +78,7 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 	}
 	fmt.Fprintf(stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
 		version, len(s.cells), s.repeat, s.seed, be.Name(), redisVersion, s.parallel, scale, s.out)
-	stream.emit(streamEvent{Type: "start", Version: version, Backend: be.Name(), Cells: len(s.cells), Repeat: s.repeat, Seed: s.seed})
+	stream.emit(streamEvent{Type: "start", Version: version, Backend: be.Name(), Cells: len(s.cells), Repeat: s.repeat, Seed: s.seed, Simulated: virtual})
 	ran := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
 		Options: scenarios.Options{Seed: s.seed, OutDir: s.out, Duration: s.duration, Clients: s.clients,
 			Budget: s.budget, Backend: be, RerunFlags: rerunFlags(s.duration, s.clients, s.files) + backendFlag(be) + fmt.Sprintf(" --time-scale %.2f", scale),

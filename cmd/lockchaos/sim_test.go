@@ -94,6 +94,21 @@ func TestRunBackendSimFromTheBinary(t *testing.T) {
 	if !strings.Contains(string(check), "SIMULATED") {
 		t.Errorf("check does not say the history is simulated:\n%s", check)
 	}
+	// The JSON stream says it from its first line.
+	jcmd := exec.Command(bin, "run", "--backend", "sim", "--scenario", "baseline", "--lock", "token", "--seed", "3", "--json", "--out", t.TempDir())
+	jout, err := jcmd.Output()
+	if err != nil {
+		t.Fatalf("run --backend sim --json: %v\n%s", err, jout)
+	}
+	first, _, _ := strings.Cut(string(jout), "\n")
+	validate(t, compileSchema(t, "run-stream.v1.json"), "the start line", []byte(first))
+	var start struct {
+		Type      string `json:"type"`
+		Simulated bool   `json:"simulated"`
+	}
+	if err := json.Unmarshal([]byte(first), &start); err != nil || start.Type != "start" || !start.Simulated {
+		t.Errorf("the stream's start line does not say simulated: %s (%v)", first, err)
+	}
 }
 
 // TestRunBackendSimRejectsWhatCannotApply: a time scale other than 1 and

@@ -27,6 +27,9 @@ type streamEvent struct {
 	Cells   int    `json:"cells,omitempty"`
 	Repeat  int    `json:"repeat,omitempty"`
 	Seed    int64  `json:"seed,omitempty"`
+	// Simulated says the run is on the simulated backend (not real Redis),
+	// from the first line on.
+	Simulated bool `json:"simulated,omitempty"`
 
 	// cell-started, cell-finished
 	Cell    string        `json:"cell,omitempty"`
