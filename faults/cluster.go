@@ -183,7 +183,7 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (_ *Cluster, err error) 
 		if err = c.nodes[1].ReplicaOf(ctx, c.repl.Addr()); err != nil {
 			return nil, err
 		}
-		if err = c.nodes[1].WaitLinkUp(ctx, cfg.SyncTimeout); err != nil {
+		if err = waitSynced(ctx, c.nodes[1], c.nodes[0], cfg.SyncTimeout); err != nil {
 			return nil, err
 		}
 	}
@@ -314,7 +314,7 @@ func (c *Cluster) Rejoin(ctx context.Context) error {
 	if err := old.ReplicaOf(ctx, c.repl.Addr()); err != nil {
 		return err
 	}
-	return old.WaitLinkUp(ctx, c.cfg.SyncTimeout)
+	return waitSynced(ctx, old, c.Primary(), c.cfg.SyncTimeout)
 }
 
 // HealAll removes every toxic and re-enables every link.

@@ -184,10 +184,10 @@ func (f *SentinelFailover) rejoin(ctx context.Context, c *Cluster, old RedisNode
 	}
 	c.primary = now
 	if now == oldIdx {
-		return c.Replica().WaitLinkUp(ctx, c.cfg.SyncTimeout)
+		return waitSynced(ctx, c.Replica(), old, c.cfg.SyncTimeout)
 	}
 	if err := old.ReplicaOf(ctx, c.SideLink(now).Addr()); err != nil {
 		return err
 	}
-	return old.WaitLinkUp(ctx, c.cfg.SyncTimeout)
+	return waitSynced(ctx, old, c.Nodes()[now], c.cfg.SyncTimeout)
 }

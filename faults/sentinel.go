@@ -104,7 +104,7 @@ func (c *Cluster) startSentinel(ctx context.Context) error {
 			if err := n.ReplicaOf(ctx, c.side[0].Addr()); err != nil {
 				return err
 			}
-			if err := n.WaitLinkUp(ctx, c.cfg.SyncTimeout); err != nil {
+			if err := waitSynced(ctx, n, c.nodes[0], c.cfg.SyncTimeout); err != nil {
 				return err
 			}
 		}

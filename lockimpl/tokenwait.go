@@ -41,8 +41,7 @@ var ErrNotReplicated = fmt.Errorf("%w: no replica acknowledged the lock key", Er
 
 // Acquire runs SET NX PX, then WAIT 1 on the same connection: WAIT counts
 // the replicas that have the writes of its own connection, so two calls
-// from the pool could ask about the wrong one. (Not in one pipeline: Redis
-// 7.0 answers a WAIT read together with its SET with 0 at once, measured.)
+// from the pool could ask about the wrong one.
 func (t *TokenWait) Acquire(ctx context.Context, key string) (Lease, error) {
 	tok, err := newToken()
 	if err != nil {
