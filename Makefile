@@ -55,6 +55,7 @@ chaos-sim: build
 ## chaos-sim-vs-process: the matrix on sim and on real redis-server with one seed, outcomes side by side
 chaos-sim-vs-process: build
 	@.ci/ensure-redis
+	@rm -rf $(CHAOS_OUT)-sim $(CHAOS_OUT)-process # compare never reads a stale run
 	-bin/lockchaos run --backend sim --seed $(SIM_SEED) --out $(CHAOS_OUT)-sim $(CHAOS_FLAGS) >/dev/null
 	-bin/lockchaos run --backend process --seed $(SIM_SEED) --out $(CHAOS_OUT)-process $(CHAOS_FLAGS) >/dev/null
 	bin/lockchaos compare $(CHAOS_OUT)-sim $(CHAOS_OUT)-process

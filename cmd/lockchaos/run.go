@@ -132,6 +132,9 @@ func (f *runFlags) check() error {
 	if !isBackend(f.backend) {
 		return fmt.Errorf("unknown backend %q (valid: %s)", f.backend, backendNames())
 	}
+	if err := f.checkSim(); err != nil {
+		return err
+	}
 	if f.toxAPI != "" {
 		if err := (faults.ProxiesConfig{APIAddr: f.toxAPI}).Validate(); err != nil {
 			return fmt.Errorf("--toxiproxy-api: %w", err)
@@ -143,7 +146,7 @@ func (f *runFlags) check() error {
 	if (f.backend == "external") != (len(f.addrs) > 0) {
 		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
 	}
-	return f.checkSim()
+	return nil
 }
 
 // checkSim says what does not go with the simulated backend, or with
