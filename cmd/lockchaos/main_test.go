@@ -90,6 +90,19 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
 	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "--same-seed"}, "--same-seed goes with --repeat"},
+		{[]string{"run", "--backend", "sim", "--redis-image", "x"}, "the simulation runs no image"},
+		{[]string{"run", "--backend", "sim", "--toxiproxy-api", "127.0.0.1:8474"}, "simulated links are not toxiproxy's"},
+		{[]string{"run", "--replay-on", "process"}, "--replay-on goes with --backend sim"},
+	} {
+		if code, _, errOut := runCLI(c.args...); code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, errOut, exitUsage, c.want)
+		}
+	}
 	_, _, errOut := runCLI("frobnicate")
 	if !strings.Contains(errOut, "valid: run, list, check") {
 		t.Errorf("unknown command does not list the valid ones: %q", errOut)

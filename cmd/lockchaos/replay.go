@@ -38,8 +38,10 @@ func replayFindings(ctx context.Context, s runSettings, found []*results.Cell, s
 		fmt.Fprintf(stderr, "lockchaos: nothing to replay on %s: the simulation found no violation\n", s.replay.Name())
 		return nil
 	}
-	scale, nodeOp := s.timeScale, time.Duration(0)
-	if scale == 0 {
+	// Always measured: a --time-scale 1 given for the simulation (where
+	// it is the only valid value) says nothing about real Redis here.
+	scale, nodeOp := 0.0, time.Duration(0)
+	{
 		cal, err := scenarios.Calibrate(ctx, s.replay)
 		if err != nil {
 			fmt.Fprintf(stderr, "lockchaos run: replay on %s: %v\n", s.replay.Name(), err)
@@ -56,7 +58,7 @@ func replayFindings(ctx context.Context, s runSettings, found []*results.Cell, s
 		}
 		opts := scenarios.Options{Seed: sim.RunSeed, OutDir: dir, Duration: s.duration, Clients: s.clients, Budget: s.budget,
 			Backend: s.replay, TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength,
-			RerunFlags: rerunFlags(s.duration, s.clients, s.files) + fmt.Sprintf(" --time-scale %.2f", scale)}
+			RerunFlags: rerunFlags(s.duration, s.clients, s.files) + " --backend " + s.replay.Name() + fmt.Sprintf(" --time-scale %.2f", scale)}
 		r := scenarios.RunCell(ctx, byName[sim.Name()], opts)
 		rp := results.Replay{Scenario: sim.Scenario, Lock: sim.Lock, RunSeed: sim.RunSeed, SimFirst: time.Duration(sim.Stats.FirstViolation),
 			Backend: s.replay.Name(), Verdict: r.Verdict, Outcome: r.Outcome, Reproduced: r.Verdict == checker.Fail,

@@ -25,10 +25,11 @@ var version = "dev"
 
 const runUsage = `Usage: lockchaos run [flags]
 
-Runs the scenario matrix (scenario x lock) on real Redis with faults, checks
-every cell's history and compares it with its expectation: a safe cell must
-pass, an unsafe cell must be detected. Writes summary.json, junit.xml and
-each cell's history under --out.
+Runs the scenario matrix (scenario x lock) on real Redis with faults (or,
+with --backend sim, simulated: miniredis in virtual time, for sweeps; never
+the gate), checks every cell's history and compares it with its
+expectation: a safe cell must pass, an unsafe cell must be detected. Writes
+summary.json, junit.xml and each cell's history under --out.
 
 Examples:
   lockchaos run                                   # the default matrix
@@ -36,6 +37,8 @@ Examples:
   lockchaos run --seed 42 --repeat 20             # detection rate per cell
   lockchaos run --shard 2/4 --out out/shard2      # a quarter of the cells
   lockchaos run --scenarios-file my.yaml          # add or override scenarios
+  lockchaos run --backend sim --repeat 1000       # a simulated seed sweep
+  lockchaos run --backend sim --replay-on process # ... its findings rerun on real Redis
 
 Exit codes: 0 every cell met its expectation; 1 a safe cell failed or an
 unsafe cell was not detected; 2 usage or config error; 3 the harness could
@@ -152,6 +155,9 @@ func (f *runFlags) check() error {
 // checkSim says what does not go with the simulated backend, or with
 // --replay-on without it.
 func (f *runFlags) checkSim() error {
+	if f.sameSeed && f.repeat < 2 {
+		return errors.New("--same-seed goes with --repeat N (N >= 2): it reruns one seed N times")
+	}
 	if f.backend != sim.Name {
 		if f.replayOn != "" {
 			return errors.New("--replay-on goes with --backend sim (it replays simulated findings on real Redis)")
@@ -168,6 +174,9 @@ func (f *runFlags) checkSim() error {
 	}
 	if f.toxAPI != "" {
 		return errors.New("--toxiproxy-api with --backend sim: simulated links are not toxiproxy's")
+	}
+	if f.image != "" && f.replayOn == "" {
+		return errors.New("--redis-image with --backend sim: the simulation runs no image (it is for --replay-on docker)")
 	}
 	return nil
 }
