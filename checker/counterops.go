@@ -64,9 +64,3 @@ func (c counterOps) Build(idx []int32) []porcupine.Operation {
 	}
 	return ops
 }
-
-// resourceOperations returns every operation of the counter model, built.
-func resourceOperations(evs []history.Event) []porcupine.Operation {
-	c := newCounterOps(evs)
-	return c.Build(allOf(c))
-}

@@ -108,12 +108,6 @@ func (l lockOps) Build(idx []int32) []porcupine.Operation {
 	return ops
 }
 
-// lockOperations returns every operation of the lock model, built.
-func lockOperations(holds []Hold) []porcupine.Operation {
-	l := newLockOps(holds)
-	return l.Build(allOf(l))
-}
-
 func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Options, deadline time.Time) Result {
 	start := time.Now()
 	src := newLockOps(holds)

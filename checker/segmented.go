@@ -47,21 +47,6 @@ type opSource interface {
 	Build(idx []int32) []porcupine.Operation
 }
 
-// opSlice is an opSource over operations already built.
-type opSlice []porcupine.Operation
-
-func (s opSlice) Len() int           { return len(s) }
-func (s opSlice) Key(i int) string   { return s[i].Metadata.(*keyed).key }
-func (s opSlice) Call(i int) int64   { return s[i].Call }
-func (s opSlice) Return(i int) int64 { return s[i].Return }
-func (s opSlice) Build(idx []int32) []porcupine.Operation {
-	out := make([]porcupine.Operation, len(idx))
-	for j, i := range idx {
-		out[j] = s[i]
-	}
-	return out
-}
-
 // cuts calls fn with each stretch of one key's operations (idx, sorted by
 // call) between quiescent points: before an operation that starts after
 // every earlier definite one has returned. An operation that may still

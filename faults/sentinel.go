@@ -46,6 +46,15 @@ func (c SentinelConfig) Validate() error {
 	return nil
 }
 
+// Scaled returns the config with its defaults filled in and both times
+// stretched by k, as a cell stretches its lease on a slower machine.
+func (c SentinelConfig) Scaled(k float64) SentinelConfig {
+	c = c.withDefaults()
+	c.DownAfter = time.Duration(float64(c.DownAfter) * k)
+	c.FailoverTimeout = time.Duration(float64(c.FailoverTimeout) * k)
+	return c
+}
+
 func (c SentinelConfig) withDefaults() SentinelConfig {
 	if c.DownAfter == 0 {
 		c.DownAfter = 200 * time.Millisecond
@@ -222,9 +231,6 @@ func (c *Cluster) SideLink(i int) *Link {
 	}
 	return nil
 }
-
-// Sentinels returns the Sentinel processes (none outside the topology).
-func (c *Cluster) Sentinels() []*Node { return c.sentinels }
 
 // SentinelPrimary asks the Sentinels which node they name as primary:
 // the index of the node whose side proxy they report, -1 if none answers

@@ -163,7 +163,7 @@ func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, 
 	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: p.Topology, Nodes: p.Nodes,
 		Clients: p.Scenario.Clients, Backend: p.Backend, Node: faults.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI},
 		// Sentinel's timings stretch with the cell's, as a lease does.
-		Sentinel: faults.SentinelConfig{DownAfter: scaleDuration(200*time.Millisecond, p.TimeScale), FailoverTimeout: scaleDuration(time.Second, p.TimeScale)}})
+		Sentinel: faults.SentinelConfig{}.Scaled(p.TimeScale)})
 	if err != nil {
 		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
 	}
@@ -172,8 +172,6 @@ func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, 
 	}
 	return cluster, nil
 }
-
-func scaleDuration(d time.Duration, k float64) time.Duration { return time.Duration(float64(d) * k) }
 
 // live runs one part of the cell on its deployment and returns the
 // recorded history, also when it fails half-way, so what was recorded can
