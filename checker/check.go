@@ -3,8 +3,6 @@ package checker
 import (
 	"context"
 	"fmt"
-	"os"
-	"runtime/debug"
 	"time"
 
 	"github.com/lockchaos/lockchaos/workload/history"
@@ -54,6 +52,12 @@ func (o Options) withDefaults() Options {
 // resource's check decides. A fencing lock whose resource checks nothing
 // is held to mutual exclusion like any other.
 func Check(ctx context.Context, h *history.History, opts Options) *Report {
+	return check(ctx, h, opts, nil)
+}
+
+// check is Check over a whole history (c nil) or one chunk of a history
+// read in chunks, whose carried state c brings in and takes on.
+func check(ctx context.Context, h *history.History, opts Options, c *carry) *Report {
 	opts = opts.withDefaults()
 	lock := opts.Lock
 	if lock == "" {
@@ -64,7 +68,7 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 	deadline := time.Now().Add(opts.Budget)
 	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
 	// The resource gets a fresh budget: a slow lock check must not starve it.
-	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget))
+	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget), c)
 	fr := checkForeignRelease(evs, holds, h.Header.InProcess, opts)
 	if f := h.Header.Fencing; f != "" && f != "off" {
 		me.Decisive = false
@@ -72,17 +76,21 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 			me.Note = "the resource checks fences (" + f + "): overlapping holds are expected; the resource's check decides"
 		}
 	}
-	fo := checkFenceOrder(evs, h.Header.Fencing, opts)
+	fo := checkFenceOrder(evs, h.Header.Fencing, opts, c)
 	rep := &Report{Lock: lock, Backend: h.Header.Backend, Simulated: h.Header.Simulated, Results: []Result{me, res, fr, fo}, Holds: holds}
 	rep.Verdict = Verdict(rep.Results)
-	rep.Stats = computeStats(h, evs, holds)
+	rep.Stats = computeStats(h, evs, holds, c)
 	rep.Stats.Overlaps = me.ViolationCount
 	floor := h.Header.Floor
 	if opts.Floor != nil {
 		floor = opts.Floor
 	}
-	rep.Evidence = evidenceOf(h, evs, rep.Stats, floor)
-	rep.Incidents = incidentsOf(h, evs, rep.Results)
+	rep.Evidence = evidenceOf(h, evs, rep.Stats, floor, c)
+	if c == nil {
+		rep.Incidents = incidentsOf(h, evs, rep.Results)
+	} else {
+		c.keepWindows(evs, rep.Results, h.Header.TTL)
+	}
 	for _, r := range rep.Results {
 		if !r.Decisive {
 			continue
@@ -110,21 +118,4 @@ func openOps(evs []history.Event) int {
 		}
 	}
 	return n
-}
-
-// LargeHistory is the size of a history file from which TuneGC lowers the
-// garbage collector's target.
-const LargeHistory = 256 << 20
-
-// TuneGC sets the GC target for checking a history file of size bytes, as
-// `lockchaos check` does: from LargeHistory on, the heap may grow 25% past
-// the live data (Go's default is 100%), which keeps a 10M-event history
-// under 2 GiB at the cost of more collections. A GOGC the user set wins.
-// It returns a function that restores the previous target.
-func TuneGC(size int64) (restore func()) {
-	if size < LargeHistory || os.Getenv("GOGC") != "" {
-		return func() {}
-	}
-	old := debug.SetGCPercent(25)
-	return func() { debug.SetGCPercent(old) }
 }

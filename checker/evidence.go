@@ -52,9 +52,13 @@ func (e Evidence) Summary() string {
 
 // evidenceOf counts the evidence in a history and holds it to floor (the
 // header's unless the options give one; none at all: no floor).
-func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *history.Floor) Evidence {
+func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *history.Floor, c *carry) Evidence {
 	ev := Evidence{Cycles: stats.Cycles, Floor: floor, Enough: true}
-	ev.Acquires, ev.Indefinite = acquiresOutsideFaults(evs)
+	var earlier []history.Event
+	if c != nil {
+		earlier = c.windows
+	}
+	ev.Acquires, ev.Indefinite = acquiresOutsideFaults(evs, earlier)
 	lastMiss := ""
 	for _, e := range evs {
 		switch e.Kind {
@@ -124,9 +128,9 @@ func (ev Evidence) Add(o Evidence) Evidence {
 
 // acquiresOutsideFaults counts the acquire attempts whose call lies in no
 // fault window, and how many of them ended indefinite. evs are by call.
-func acquiresOutsideFaults(evs []history.Event) (all, indefinite int) {
+func acquiresOutsideFaults(evs, earlier []history.Event) (all, indefinite int) {
 	var windows [][2]int64
-	for _, e := range evs {
+	for _, e := range chain(earlier, evs) {
 		if e.Kind == history.Fault {
 			windows = append(windows, [2]int64{e.Call, e.Return})
 		}

@@ -17,7 +17,10 @@ const FenceOrder Property = "fence-order"
 // request on the same key the resource had already accepted (one that
 // returned before this one was called: certainly earlier). Reads count
 // when the resource checks them (mode reads-and-writes).
-func checkFenceOrder(evs []history.Event, mode string, opts Options) Result {
+//
+// With c non-nil (a history checked in chunks), each key starts from the
+// highest fence accepted before the chunk, and leaves its own behind.
+func checkFenceOrder(evs []history.Event, mode string, opts Options, c *carry) Result {
 	r := Result{Property: FenceOrder, Decisive: true, Status: Pass}
 	if mode == "" || mode == "off" {
 		r.Decisive = false
@@ -31,16 +34,14 @@ func checkFenceOrder(evs []history.Event, mode string, opts Options) Result {
 			byKey[e.Key] = append(byKey[e.Key], e)
 		}
 	}
-	keys := make([]string, 0, len(byKey))
-	for k := range byKey {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
+	for _, k := range sortedKeys(byKey) {
 		byCall := byKey[k] // already in call order
 		byRet := append([]history.Event(nil), byCall...)
 		sort.Slice(byRet, func(i, j int) bool { return byRet[i].Return < byRet[j].Return })
 		var best history.Event
+		if c != nil {
+			best = c.fences[k]
+		}
 		j := 0
 		for _, e := range byCall {
 			r.Operations++
@@ -59,6 +60,13 @@ func checkFenceOrder(evs []history.Event, mode string, opts Options) Result {
 					Events: []int64{best.ID, e.ID}, At: e.Call, Start: best.Call, End: e.Return,
 					Summary: fmt.Sprintf("the resource accepted client %d's %s of %s with fence %d at %s, after accepting fence %d from client %d at %s",
 						e.Client, e.Kind, k, e.Fence, history.Seconds(e.Call), best.Fence, best.Client, history.Seconds(best.Call))})
+			}
+		}
+		if c != nil {
+			for _, e := range byRet {
+				if e.Fence > c.fences[k].Fence {
+					c.fences[k] = e
+				}
 			}
 		}
 	}

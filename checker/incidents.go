@@ -34,25 +34,6 @@ const episodeGap = 100 * time.Millisecond
 // one at all. (Windows in quick succession: a later one that harmed
 // nobody is not the cause of what the one before it set up.)
 func incidentsOf(h *history.History, evs []history.Event, results []Result) []Incident {
-	var vs []Violation
-	for _, decisive := range []bool{true, false} {
-		for _, r := range results {
-			if r.Decisive == decisive {
-				vs = append(vs, r.Violations...)
-			}
-		}
-		if len(vs) > 0 {
-			break
-		}
-	}
-	if len(vs) == 0 {
-		return nil
-	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
-	ttl := h.Header.TTL
-	if ttl == 0 {
-		ttl = time.Second
-	}
 	var windows []history.Event
 	moment := map[int64]string{}
 	for _, e := range evs {
@@ -65,6 +46,44 @@ func incidentsOf(h *history.History, evs []history.Event, results []Result) []In
 			}
 		}
 	}
+	return incidentsFrom(incidentViolations(results), windows, moment, h.Header.TTL)
+}
+
+// incidentViolations are the violations incidents are made of: the
+// decisive ones, or all when none is decisive, by time.
+func incidentViolations(results []Result) []Violation {
+	var vs []Violation
+	for _, decisive := range []bool{true, false} {
+		for _, r := range results {
+			if r.Decisive == decisive {
+				vs = append(vs, r.Violations...)
+			}
+		}
+		if len(vs) > 0 {
+			break
+		}
+	}
+	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
+	return vs
+}
+
+// incidentSlack is how long after a fault window ends a violation may
+// still be its doing: two TTLs (a second lease granted after the first
+// ran out).
+func incidentSlack(ttl time.Duration) int64 {
+	if ttl == 0 {
+		ttl = time.Second
+	}
+	return int64(2 * ttl)
+}
+
+// incidentsFrom groups vs (by time) given the fault windows (by call)
+// and the sentences of those that reached their dangerous moment.
+func incidentsFrom(vs []Violation, windows []history.Event, moment map[int64]string, ttl time.Duration) []Incident {
+	if len(vs) == 0 {
+		return nil
+	}
+	slack := incidentSlack(ttl)
 	var exercised []history.Event
 	for _, w := range windows {
 		if _, ok := moment[w.ID]; ok {
@@ -74,9 +93,9 @@ func incidentsOf(h *history.History, evs []history.Event, results []Result) []In
 	var out []Incident
 	byWindow := map[int64]int{}
 	for _, v := range vs {
-		w, ok := windowBefore(exercised, v.At, int64(2*ttl))
+		w, ok := windowBefore(exercised, v.At, slack)
 		if !ok {
-			w, ok = windowBefore(windows, v.At, int64(2*ttl))
+			w, ok = windowBefore(windows, v.At, slack)
 		}
 		if ok {
 			if i, seen := byWindow[w.ID]; seen {

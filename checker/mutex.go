@@ -111,7 +111,7 @@ func (l lockOps) Build(idx []int32) []porcupine.Operation {
 func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Options, deadline time.Time) Result {
 	start := time.Now()
 	src := newLockOps(holds)
-	out := lockSegmented.check(ctx, src, deadline)
+	out := lockSegmented.check(ctx, src, nil, deadline)
 	overlaps := Overlaps(holds)
 	r := Result{Property: MutualExclusion, Decisive: true, Operations: src.Len(),
 		Segments: out.segments, LargestSegment: out.largest, ViolationCount: len(overlaps)}

@@ -39,8 +39,8 @@ func TestOpSourcesAgreeWithWhatTheyBuild(t *testing.T) {
 				sm = counterSegmented
 			}
 			var a, b []int
-			sm.eachSegment(src, func(s segment) { a = append(a, len(s.ops)) })
-			sm.eachSegment(opSlice(built), func(s segment) { b = append(b, len(s.ops)) })
+			sm.eachSegment(src, nil, func(s segment) { a = append(a, len(s.ops)) })
+			sm.eachSegment(opSlice(built), nil, func(s segment) { b = append(b, len(s.ops)) })
 			if len(a) != len(b) {
 				t.Errorf("%s %s: %d segments from the source, %d from the built operations", f, name, len(a), len(b))
 				continue

@@ -83,7 +83,7 @@ func byKey(ops []porcupine.Operation) map[string][]porcupine.Operation {
 // verdicts returns (segmented, plain porcupine, brute force) for one model.
 func verdicts(t *testing.T, sm segmentedModel, ops []porcupine.Operation, init []interface{}, step func(s, in interface{}) []interface{}, bruteOK bool) (seg, plain, brute bool) {
 	t.Helper()
-	out := sm.check(context.Background(), opSlice(ops), time.Now().Add(10*time.Second))
+	out := sm.check(context.Background(), opSlice(ops), nil, time.Now().Add(10*time.Second))
 	if out.timedOut {
 		t.Fatal("segmented check timed out on a tiny history")
 	}

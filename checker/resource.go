@@ -3,7 +3,9 @@ package checker
 import (
 	"context"
 	"fmt"
+	"iter"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -134,19 +136,38 @@ func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []p
 	return states, carry
 }
 
-func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts Options, deadline time.Time) Result {
+func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts Options, deadline time.Time, c *carry) Result {
 	start := time.Now()
 	src := newCounterOps(evs)
-	out := counterSegmented.check(ctx, src, deadline)
+	var states map[string]carried
+	if c != nil {
+		states = c.counter
+	}
+	out := counterSegmented.check(ctx, src, states, deadline)
 	r := Result{Property: ResourceLinearizable, Decisive: true, Operations: src.Len(),
 		Segments: out.segments, LargestSegment: out.largest}
 	var ix *writeIndex
+	// What a lost update's sentence needs from before a chunk's cut: the
+	// key's recent reads and writes, and the holds they were made under.
+	var earlier []history.Event
+	allHolds := holds
+	if c != nil && len(out.illegal) > 0 {
+		for _, k := range sortedKeys(c.recent) {
+			earlier = append(earlier, c.recent[k]...)
+		}
+		for _, k := range sortedKeys(c.holds) {
+			allHolds = append(slices.Clip(c.holds[k]), allHolds...)
+		}
+	}
 	if len(out.illegal) > 0 {
-		ix = newWriteIndex(evs)
+		ix = newWriteIndex(evs, earlier)
+	}
+	if c != nil {
+		c.keepRecent(evs, holds)
 	}
 	for _, s := range out.illegal {
 		detail := len(r.Violations) < opts.MaxViolations
-		vs, n := explainCounter(s, ix, evs, holds, detail)
+		vs, n := explainCounter(s, ix, evs, earlier, allHolds, detail)
 		r.ViolationCount += n
 		for _, v := range vs {
 			if len(r.Violations) < opts.MaxViolations {
@@ -178,7 +199,7 @@ func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts 
 // no write explains is a stale read. Failing both, the segment as a whole
 // is reported. It returns the sentences (only when detail is set: building
 // them scans the history) and how many violations the segment holds.
-func explainCounter(s segment, ix *writeIndex, evs []history.Event, holds []Hold, detail bool) ([]Violation, int) {
+func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, holds []Hold, detail bool) ([]Violation, int) {
 	var out []Violation
 	n := 0
 	for _, op := range s.ops {
@@ -193,7 +214,7 @@ func explainCounter(s segment, ix *writeIndex, evs []history.Event, holds []Hold
 		}
 		n++
 		if detail {
-			out = append(out, lostUpdate(prev, w, evs, holds))
+			out = append(out, lostUpdate(prev, w, evs, earlier, holds))
 		}
 	}
 	if n > 0 {
@@ -262,9 +283,9 @@ type writeIndex struct {
 	byValue map[string]map[int64][]history.Event
 }
 
-func newWriteIndex(evs []history.Event) *writeIndex {
+func newWriteIndex(evs, earlier []history.Event) *writeIndex {
 	ix := &writeIndex{byID: eventIndex(evs), byValue: map[string]map[int64][]history.Event{}}
-	for _, e := range evs {
+	for _, e := range chain(earlier, evs) {
 		if e.Kind != history.Write || e.Outcome != history.Ok {
 			continue
 		}
@@ -288,12 +309,12 @@ func (ix *writeIndex) earlierWriter(w history.Event) (history.Event, bool) {
 }
 
 // lostUpdate describes two holders that both wrote v.
-func lostUpdate(a, b history.Event, evs []history.Event, holds []Hold) Violation {
+func lostUpdate(a, b history.Event, evs, earlier []history.Event, holds []Hold) Violation {
 	ha, okA := holdAt(holds, a)
 	hb, okB := holdAt(holds, b)
 	ids := []int64{a.ID, b.ID}
 	for _, e := range []history.Event{a, b} {
-		if r, ok := readBefore(evs, e); ok {
+		if r, ok := readBefore(earlier, evs, e); ok {
 			ids = append(ids, r.ID)
 		}
 	}
@@ -327,10 +348,10 @@ func holdAt(holds []Hold, e history.Event) (Hold, bool) {
 }
 
 // readBefore finds the client's last accepted read of the key before e.
-func readBefore(evs []history.Event, e history.Event) (history.Event, bool) {
+func readBefore(earlier, evs []history.Event, e history.Event) (history.Event, bool) {
 	var best history.Event
 	found := false
-	for _, r := range evs {
+	for _, r := range chain(earlier, evs) {
 		if r.Kind == history.Read && r.Outcome == history.Ok && r.Client == e.Client && r.Key == e.Key && r.Return <= e.Call {
 			if !found || r.Call > best.Call {
 				best, found = r, true
@@ -346,4 +367,20 @@ func eventIndex(evs []history.Event) map[int64]int {
 		m[e.ID] = i
 	}
 	return m
+}
+
+// chain yields the events of a, then those of b, without copying either.
+func chain(a, b []history.Event) iter.Seq2[int, history.Event] {
+	return func(yield func(int, history.Event) bool) {
+		for i, e := range a {
+			if !yield(i, e) {
+				return
+			}
+		}
+		for i, e := range b {
+			if !yield(len(a)+i, e) {
+				return
+			}
+		}
+	}
 }

@@ -75,7 +75,11 @@ func cuts(src opSource, idx []int32, fn func([]int32)) {
 // in order. Operations are grouped by index, four bytes each, and built
 // one segment at a time; no list of all segments is built: a serial
 // history has as many segments as operations.
-func (sm segmentedModel) eachSegment(src opSource, fn func(segment)) {
+//
+// With carry non-nil (a history checked in chunks), each key starts from
+// the state and pending operations carry holds for it, and what is left
+// after its last segment is stored back.
+func (sm segmentedModel) eachSegment(src opSource, carry map[string]carried, fn func(segment)) {
 	n := src.Len()
 	if n == 0 {
 		return
@@ -107,18 +111,31 @@ func (sm segmentedModel) eachSegment(src opSource, fn func(segment)) {
 			slices.SortStableFunc(idx, byCall)
 		}
 		state := sm.model.Init()
-		var carried []porcupine.Operation
+		var pending []porcupine.Operation
+		if c, ok := carry[k]; ok {
+			state, pending = c.state, c.pending
+		}
 		index := 0
 		cuts(src, idx, func(seg []int32) {
 			s := src.Build(seg)
-			if len(carried) > 0 {
-				s = append(append([]porcupine.Operation(nil), carried...), s...)
+			if len(pending) > 0 {
+				s = append(append([]porcupine.Operation(nil), pending...), s...)
 			}
 			fn(segment{key: k, index: index, ops: s, init: state})
 			index++
-			state, carried = sm.final(s, state)
+			state, pending = sm.final(s, state)
 		})
+		if carry != nil {
+			carry[k] = carried{state: state, pending: pending}
+		}
 	}
+}
+
+// carried is what one key's model holds at the end of a chunk: the states
+// still possible and the operations that may yet take effect.
+type carried struct {
+	state   interface{}
+	pending []porcupine.Operation
 }
 
 // segmentOutcome is the verdict over all segments.
@@ -131,7 +148,7 @@ type segmentOutcome struct {
 
 // check runs every segment of ops: a lone operation is one model step;
 // longer segments go to porcupine, in parallel, within the deadline.
-func (sm segmentedModel) check(ctx context.Context, ops opSource, deadline time.Time) segmentOutcome {
+func (sm segmentedModel) check(ctx context.Context, ops opSource, carry map[string]carried, deadline time.Time) segmentOutcome {
 	var out segmentOutcome
 	var mu sync.Mutex
 	var wg sync.WaitGroup
@@ -161,7 +178,7 @@ func (sm segmentedModel) check(ctx context.Context, ops opSource, deadline time.
 			}
 		}()
 	}
-	sm.eachSegment(ops, func(s segment) {
+	sm.eachSegment(ops, carry, func(s segment) {
 		out.segments++
 		out.largest = max(out.largest, len(s.ops))
 		if len(s.ops) == 1 {

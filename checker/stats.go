@@ -36,7 +36,10 @@ type Stats struct {
 	FirstViolation int64 `json:"first_violation_ns"`
 }
 
-func computeStats(h *history.History, evs []history.Event, holds []Hold) Stats {
+// With c non-nil (a history checked in chunks), the clients and acquire
+// latencies are also kept in c for the whole file's figures, and the
+// longest free stretch continues across the chunk's ends.
+func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carry) Stats {
 	s := Stats{Duration: h.End, FirstViolation: -1}
 	clients := map[int]bool{}
 	var lat []int64
@@ -81,6 +84,12 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold) Stats {
 		}
 	}
 	s.Clients = len(clients)
+	if c != nil {
+		for cl := range clients {
+			c.clients[cl] = true
+		}
+		c.latencies = append(c.latencies, lat...)
+	}
 	for _, hd := range holds {
 		if hd.EndKind == history.Release {
 			s.Cycles++
@@ -94,23 +103,58 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold) Stats {
 		s.AcquireP50 = lat[(len(lat)-1)*50/100]
 		s.AcquireP99 = lat[(len(lat)-1)*99/100]
 	}
-	s.LongestFree, s.LongestFreeKey, s.LongestFreeAt = longestFree(evs, holds, h.End)
+	s.LongestFree, s.LongestFreeKey, s.LongestFreeAt = longestFree(evs, holds, h.End, c)
 	return s
 }
 
 type span struct{ from, to int64 }
 
+// ck is a client's view of one key.
+type ck struct {
+	client int
+	key    string
+}
+
 // longestFree measures, per key, the time covered by some client trying
 // to acquire (from its first attempt of a cycle to the attempt that
 // succeeded, or to its last attempt) and by no hold.
-func longestFree(evs []history.Event, holds []Hold, end int64) (int64, string, int64) {
-	type ck struct {
-		client int
-		key    string
-	}
+//
+// With c non-nil (a chunk), a client still trying when the chunk ends
+// keeps its first attempt in c, and the next chunk starts its span there.
+// Its span here ends at its last attempt (it may yet give up), so a free
+// stretch it covers is only certain once it wins: c keeps, per key, the
+// free stretches since its first attempt that could still be the longest,
+// and counts the rest of that time as held (measured already).
+func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64, string, int64) {
 	trying := map[string][]span{}
 	first := map[ck]int64{}
 	lastRet := map[ck]int64{}
+	held := map[string][]span{}
+	if c != nil {
+		from := map[string]int64{}
+		for k, f := range c.trying {
+			first[k], lastRet[k] = f, c.lastTry[k]
+			if v, ok := from[k.key]; !ok || f < v {
+				from[k.key] = f
+			}
+		}
+		for key, f := range from {
+			until, ok := c.heldUntil[key]
+			if !ok || until <= f {
+				continue
+			}
+			cur := f
+			for _, g := range c.freeGaps[key] {
+				if g.from > cur {
+					held[key] = append(held[key], span{cur, g.from})
+				}
+				cur = max(cur, g.to)
+			}
+			if until > cur {
+				held[key] = append(held[key], span{cur, until})
+			}
+		}
+	}
 	for _, e := range evs {
 		if e.Kind != history.Acquire {
 			continue
@@ -128,7 +172,6 @@ func longestFree(evs []history.Event, holds []Hold, end int64) (int64, string, i
 	for k, f := range first { // gave up or the run ended while trying
 		trying[k.key] = append(trying[k.key], span{f, lastRet[k]})
 	}
-	held := map[string][]span{}
 	for _, h := range holds {
 		to := h.End
 		if to == Forever {
@@ -165,7 +208,40 @@ func longestFree(evs []history.Event, holds []Hold, end int64) (int64, string, i
 			}
 		}
 	}
+	if c != nil {
+		c.carryFree(first, lastRet, held, best)
+	}
 	return best, bestKey, bestAt
+}
+
+// carryFree keeps, for the next chunk, who is still trying and, per key
+// with someone still trying, the free stretches since the earliest such
+// attempt that are at least as long as the longest yet (no shorter one
+// can matter): if a client still trying wins later, its span covers them.
+func (c *carry) carryFree(first, lastRet map[ck]int64, held map[string][]span, best int64) {
+	c.best = max(c.best, best)
+	c.trying, c.lastTry = first, lastRet
+	for k, hs := range held {
+		for _, h := range hs {
+			c.heldUntil[k] = max(c.heldUntil[k], h.to)
+		}
+	}
+	from := map[string]int64{}
+	for k, f := range first {
+		if v, ok := from[k.key]; !ok || f < v {
+			from[k.key] = f
+		}
+	}
+	c.freeGaps = map[string][]span{}
+	for key, f := range from {
+		cur := f
+		for _, h := range union(held[key]) {
+			if h.from > cur && h.from-cur >= c.best {
+				c.freeGaps[key] = append(c.freeGaps[key], span{cur, h.from})
+			}
+			cur = max(cur, h.to)
+		}
+	}
 }
 
 // union merges spans into sorted disjoint spans.

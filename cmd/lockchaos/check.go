@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -66,16 +67,26 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
 	}
-	if st, err := os.Stat(files[0]); err == nil {
-		defer checker.TuneGC(st.Size())()
-	}
-	h, err := history.LoadFile(files[0])
+	// Judging is for histories with no judgments at all (a crash before
+	// the first, or a run from before they existed); it is decided over
+	// the whole file, since a chunk's judgments may be written past its
+	// cut.
+	judged, err := hasJudgments(files[0])
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
 		return exitUsage
 	}
-	judgeIfMissing(h)
-	rep := checker.Check(context.Background(), h, checker.Options{Budget: budget, MaxViolations: maxV})
+	opts := checker.FileOptions{Options: checker.Options{Budget: budget, MaxViolations: maxV}}
+	if !judged {
+		opts.Prepare = judgeWindows
+	}
+	// Read and checked in chunks of a million events or more, cut where
+	// each key is quiet: memory follows the chunk, not the file.
+	rep, sum, err := checker.CheckFile(context.Background(), files[0], opts)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
+		return exitUsage
+	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -84,7 +95,7 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 			return exitHarness
 		}
 	} else {
-		printReport(stdout, files[0], h, rep)
+		printReport(stdout, files[0], sum, rep)
 	}
 	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
 		return exitInconclusive
@@ -92,17 +103,42 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 	return verdictExit(rep.Verdict)
 }
 
-// judgeIfMissing judges the fault windows of a history that has none of
-// its judgments (a run that crashed before writing them, or one from
-// before they existed), so its evidence counts as a finished run's would.
-func judgeIfMissing(h *history.History) {
+// hasJudgments reports whether the history file records any judgment of
+// a fault window, reading it once without parsing it.
+func hasJudgments(path string) (bool, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return false, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	needle := []byte(`"kind":"exercised"`)
+	buf := make([]byte, 1<<20)
+	var tail []byte
+	for {
+		n, err := f.Read(buf)
+		chunk := append(tail, buf[:n]...)
+		if bytes.Contains(chunk, needle) {
+			return true, nil
+		}
+		tail = append(tail[:0], chunk[max(0, len(chunk)-len(needle)):]...)
+		if err == io.EOF {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("history: %w", err)
+		}
+	}
+}
+
+// judgeWindows judges the fault windows of a history (or a chunk of one)
+// that has none of its judgments, so its evidence counts as a finished
+// run's would.
+func judgeWindows(h *history.History) {
 	windows := false
 	for _, e := range h.Events {
-		switch e.Kind {
-		case history.Exercised:
-			return
-		case history.Fault:
+		if e.Kind == history.Fault {
 			windows = true
+			break
 		}
 	}
 	if !windows {
@@ -125,10 +161,14 @@ func verdictExit(v checker.Status) int {
 	return exitInconclusive
 }
 
-func printReport(w io.Writer, name string, h *history.History, rep *checker.Report) {
-	hd := h.Header
-	fmt.Fprintf(w, "%s: scenario %s, lock %s, seed %d, %d events over %s\n",
-		name, orDash(hd.Scenario), orDash(rep.Lock), hd.Seed, len(h.Events), history.Seconds(h.End))
+func printReport(w io.Writer, name string, sum checker.FileSummary, rep *checker.Report) {
+	hd := sum.Header
+	fmt.Fprintf(w, "%s: scenario %s, lock %s, seed %d, %d events over %s",
+		name, orDash(hd.Scenario), orDash(rep.Lock), hd.Seed, sum.Events, history.Seconds(sum.End))
+	if sum.Chunks > 1 {
+		fmt.Fprintf(w, " (checked in %d chunks, the largest %d events)", sum.Chunks, sum.LargestChunk)
+	}
+	fmt.Fprintln(w)
 	if rep.Simulated {
 		fmt.Fprintf(w, "SIMULATED: recorded on backend %s (miniredis in virtual time), not on real Redis\n", orDash(rep.Backend))
 	}

@@ -92,6 +92,7 @@ type loader struct {
 	h        *History
 	byID     opIndex
 	inFlight map[int]flight
+	nextID   int64 // past every id of the chunks read (ReadChunks)
 }
 
 func (ld *loader) bad(n int, format string, args ...any) error {
@@ -187,13 +188,14 @@ func foreground(k Kind) bool {
 // order, so a slice indexed by id serves almost every history at a tenth
 // of a map's cost; ids far from dense (hand-written files) go to a map.
 type opIndex struct {
+	base   int64   // the id dense[0] stands for (a chunk's first)
 	dense  []int32 // position+1, 0 when absent
 	sparse map[int64]int
 }
 
 func (x *opIndex) get(id int64) (int, bool) {
-	if id >= 0 && id < int64(len(x.dense)) && x.dense[id] != 0 {
-		return int(x.dense[id]) - 1, true
+	if d := id - x.base; d >= 0 && d < int64(len(x.dense)) && x.dense[d] != 0 {
+		return int(x.dense[d]) - 1, true
 	}
 	i, ok := x.sparse[id]
 	return i, ok
@@ -201,11 +203,11 @@ func (x *opIndex) get(id int64) (int, bool) {
 
 func (x *opIndex) put(id int64, pos int) {
 	// Dense while ids stay within twice the events seen (and positions fit).
-	if id >= 0 && id < 2*int64(pos)+1024 && pos < 1<<31-2 {
-		if n := int(id) + 1 - len(x.dense); n > 0 {
+	if d := id - x.base; d >= 0 && d < 2*int64(pos)+1024 && pos < 1<<31-2 {
+		if n := int(d) + 1 - len(x.dense); n > 0 {
 			x.dense = append(x.dense, make([]int32, n)...)
 		}
-		x.dense[id] = int32(pos + 1)
+		x.dense[d] = int32(pos + 1)
 		return
 	}
 	if x.sparse == nil {

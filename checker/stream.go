@@ -1,0 +1,320 @@
+package checker
+
+import (
+	"cmp"
+	"context"
+	"maps"
+	"slices"
+	"time"
+
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// FileOptions tune CheckFile.
+type FileOptions struct {
+	Options
+	// ChunkEvents is the fewest events a chunk holds before the file may
+	// be cut (history.ChunkOptions.MinEvents). Default 1,000,000: smaller
+	// histories are checked whole.
+	ChunkEvents int
+	// Prepare, if set, is called with each chunk before it is checked
+	// (lockchaos check judges the fault windows a crashed run left
+	// unjudged).
+	Prepare func(*history.History)
+}
+
+// FileSummary is what CheckFile read.
+type FileSummary struct {
+	Header       history.Header
+	Events       int
+	End          int64
+	Chunks       int
+	LargestChunk int // events
+}
+
+// CheckFile checks the history file at path without holding it whole: it
+// reads the file in chunks, each key cut where it was quiet (nobody held
+// it, none of its operations in flight), and checks each chunk as it is
+// read, carrying across each cut what the rules need: the resource's
+// possible values and pending writes, the highest fence accepted, recent
+// reads, writes and holds (to tell a lost update whose first write lies
+// before the cut), who was still trying
+// for a key, and the latest fault windows (for the evidence and the
+// incidents' causes). Memory follows the longest stretch a key is never
+// quiet, not the file's length.
+//
+// A history of up to ChunkEvents events is one chunk, and its report is
+// Check's. A report over several chunks has the same verdict, violation
+// counts, evidence and statistics Check would give, with these
+// differences: it carries no holds (Report.Holds is nil), and the
+// violations kept are the first MaxViolations of each property in file
+// order (Check keeps the first by time; they differ only past that many).
+func CheckFile(ctx context.Context, path string, opts FileOptions) (*Report, FileSummary, error) {
+	opts.Options = opts.withDefaults()
+	var sum FileSummary
+	var acc *Report
+	c := newCarry()
+	q := &quiet{keys: map[string]*keyState{}}
+	start := time.Now()
+	header, err := history.ReadChunks(path, q, history.ChunkOptions{MinEvents: opts.ChunkEvents}, func(h *history.History, last bool) error {
+		if opts.Prepare != nil {
+			opts.Prepare(h)
+		}
+		o := opts.Options
+		// The budget bounds each property over the whole file.
+		o.Budget = max(time.Millisecond, opts.Budget-time.Since(start))
+		rep := check(ctx, h, o, c)
+		sum.Chunks++
+		sum.Events += len(h.Events)
+		sum.LargestChunk = max(sum.LargestChunk, len(h.Events))
+		sum.End = h.End
+		if !last || sum.Chunks > 1 {
+			rep.Holds = nil // a file's holds are what chunks avoid holding
+		}
+		if acc == nil {
+			acc = rep
+		} else {
+			acc.merge(rep, opts.MaxViolations)
+		}
+		return nil
+	})
+	sum.Header = header
+	if err != nil {
+		return nil, sum, err
+	}
+	acc.finish(c, sum.End, q.faulty, header.TTL)
+	return acc, sum, nil
+}
+
+// quiet is the checker's Quiescence: a key is quiet while nobody holds it
+// and none of its operations is in flight. There the lock model is free,
+// the resource model's state is what carry keeps, and no hold or
+// operation spans the cut.
+type quiet struct {
+	keys   map[string]*keyState
+	faulty bool // the header names faults
+}
+
+type keyState struct {
+	holds    map[int]bool // clients holding the key
+	inFlight int
+	since    int64 // when it last became quiet
+}
+
+func (q *quiet) Start(h history.Header) { q.faulty = len(h.Faults) > 0 }
+
+func (q *quiet) Applied(e *history.Event, returned bool) {
+	if e.Key == "" {
+		return
+	}
+	k := q.keys[e.Key]
+	if k == nil {
+		k = &keyState{holds: map[int]bool{}}
+		q.keys[e.Key] = k
+	}
+	switch {
+	case returned:
+		k.inFlight--
+	case e.Open:
+		k.inFlight++
+	}
+	switch e.Kind {
+	case history.Acquire:
+		if returned && e.Outcome == history.Ok {
+			k.holds[e.Client] = true
+		}
+	case history.Release, history.Lost:
+		delete(k.holds, e.Client)
+	}
+	if k.inFlight == 0 && len(k.holds) == 0 {
+		// Forward only: a renewal recorded after the fact brings old
+		// times, and a cut inside the hold it renewed would split it.
+		k.since = max(k.since, e.Call, e.Return)
+	}
+}
+
+func (q *quiet) KeyCut(key string, t int64) int64 {
+	if k := q.keys[key]; k != nil && (k.inFlight > 0 || len(k.holds) > 0) {
+		return k.since
+	}
+	return t
+}
+
+// carry is what crosses a cut between chunks.
+type carry struct {
+	counter   map[string]carried         // the resource model per key
+	fences    map[string]history.Event   // the highest fence accepted per key
+	recent    map[string][]history.Event // the latest accepted reads and writes per key
+	holds     map[string][]Hold          // the latest holds per key
+	trying    map[ck]int64               // first attempt of clients still trying
+	lastTry   map[ck]int64               // their latest attempt's return
+	heldUntil map[string]int64           // the latest hold end per key
+	freeGaps  map[string][]span          // free stretches a client still trying may yet cover
+	best      int64                      // the longest free stretch so far
+	clients   map[int]bool
+	latencies []int64 // of successful acquires: 8 bytes each
+	// windows are the latest fault windows, moments the exercised ones'
+	// sentences: a violation just past a cut is put down to its window.
+	windows    []history.Event
+	moments    map[int64]string
+	candidates map[int64]history.Event // windows a kept violation may be put down to
+}
+
+func newCarry() *carry {
+	return &carry{counter: map[string]carried{}, fences: map[string]history.Event{}, recent: map[string][]history.Event{},
+		holds: map[string][]Hold{}, trying: map[ck]int64{}, lastTry: map[ck]int64{}, heldUntil: map[string]int64{},
+		clients: map[int]bool{}, moments: map[int64]string{}, candidates: map[int64]history.Event{}}
+}
+
+// keptWindows is how many of the latest fault windows cross a cut.
+const keptWindows = 64
+
+// keepWindows notes, for the incidents built at the end, the windows each
+// of the chunk's violations may be put down to (those that began before
+// it and ended at most two TTLs earlier, the cut's far side included) and
+// the sentences of windows that reached their dangerous moment, which a
+// judgment may write after the cut.
+func (c *carry) keepWindows(evs []history.Event, results []Result, ttl time.Duration) {
+	var windows []history.Event
+	for _, e := range evs {
+		switch e.Kind {
+		case history.Fault:
+			windows = append(windows, e)
+		case history.Exercised:
+			if e.Outcome == history.Ok {
+				c.moments[e.Value] = e.Detail()
+			}
+		}
+	}
+	all := append(slices.Clip(c.windows), windows...)
+	slack := incidentSlack(ttl)
+	for _, r := range results {
+		for _, v := range r.Violations {
+			for _, w := range all {
+				if w.Call <= v.At && w.Return+slack >= v.At {
+					c.candidates[w.ID] = w
+				}
+			}
+		}
+	}
+	c.windows = lastOf(all, keptWindows)
+	for id := range c.moments {
+		_, candidate := c.candidates[id]
+		if !candidate && !slices.ContainsFunc(c.windows, func(w history.Event) bool { return w.ID == id }) {
+			delete(c.moments, id)
+		}
+	}
+}
+
+// keptRecent is how many of each key's latest reads, writes and holds
+// cross a cut: a lost update's two writes lie within a lease or two of
+// each other.
+const keptRecent = 64
+
+func (c *carry) keepRecent(evs []history.Event, holds []Hold) {
+	for _, e := range evs {
+		if (e.Kind == history.Write || e.Kind == history.Read) && e.Outcome == history.Ok {
+			c.recent[e.Key] = lastOf(append(c.recent[e.Key], e), keptRecent)
+		}
+	}
+	for _, h := range holds {
+		c.holds[h.Key] = lastOf(append(c.holds[h.Key], h), keptRecent)
+	}
+}
+
+// lastOf keeps the last n of s once it holds twice that (amortised).
+func lastOf[T any](s []T, n int) []T {
+	if len(s) > 2*n {
+		s = append(s[:0], s[len(s)-n:]...)
+	}
+	return s
+}
+
+// merge adds a later chunk's report to r.
+func (r *Report) merge(o *Report, maxViolations int) {
+	for i := range r.Results {
+		a, b := &r.Results[i], o.Result(r.Results[i].Property)
+		if b == nil {
+			continue
+		}
+		switch {
+		case a.Status == Fail || b.Status == Fail:
+			a.Status = Fail
+		case a.Status == Unknown || b.Status == Unknown:
+			a.Status = Unknown
+		}
+		if a.Note == "" {
+			a.Note = b.Note
+		}
+		for _, v := range b.Violations {
+			if len(a.Violations) < maxViolations {
+				a.Violations = append(a.Violations, v)
+			}
+		}
+		a.ViolationCount += b.ViolationCount
+		a.Elapsed += b.Elapsed
+		a.Operations += b.Operations
+		a.Segments += b.Segments
+		a.LargestSegment = max(a.LargestSegment, b.LargestSegment)
+	}
+	r.Verdict = Verdict(r.Results)
+	s, t := &r.Stats, o.Stats
+	s.AcquireOK += t.AcquireOK
+	s.AcquireRefused += t.AcquireRefused
+	s.AcquireIndefinite += t.AcquireIndefinite
+	s.Cycles += t.Cycles
+	s.Reads += t.Reads
+	s.Writes += t.Writes
+	s.StaleFence += t.StaleFence
+	s.ReleasesNotHeld += t.ReleasesNotHeld
+	s.LostSignals += t.LostSignals
+	s.RenewalsOK += t.RenewalsOK
+	s.RenewalsFailed += t.RenewalsFailed
+	s.Overlaps += t.Overlaps
+	// Ties go to the first key in order, then the earliest, as in Check.
+	if t.LongestFree > s.LongestFree || (t.LongestFree == s.LongestFree && t.LongestFree > 0 &&
+		(t.LongestFreeKey < s.LongestFreeKey || (t.LongestFreeKey == s.LongestFreeKey && t.LongestFreeAt < s.LongestFreeAt))) {
+		s.LongestFree, s.LongestFreeKey, s.LongestFreeAt = t.LongestFree, t.LongestFreeKey, t.LongestFreeAt
+	}
+	if t.FirstViolation >= 0 && (s.FirstViolation < 0 || t.FirstViolation < s.FirstViolation) {
+		s.FirstViolation = t.FirstViolation
+	}
+	floor := r.Evidence.Floor
+	r.Evidence = r.Evidence.Add(o.Evidence)
+	r.Evidence.Floor = floor
+	for _, w := range o.Warnings {
+		if !slices.Contains(r.Warnings, w) {
+			r.Warnings = append(r.Warnings, w)
+		}
+	}
+}
+
+// finish computes what only the whole file gives: client count, latency
+// percentiles, the rate, and the evidence held to its floor.
+func (r *Report) finish(c *carry, end int64, faulty bool, ttl time.Duration) {
+	s := &r.Stats
+	s.Duration = end
+	s.Clients = len(c.clients)
+	if end > 0 {
+		s.CyclesPerSecond = float64(s.Cycles) / (float64(end) / 1e9)
+	}
+	if lat := c.latencies; len(lat) > 0 {
+		slices.Sort(lat)
+		s.AcquireP50 = lat[(len(lat)-1)*50/100]
+		s.AcquireP99 = lat[(len(lat)-1)*99/100]
+	}
+	r.Evidence = r.Evidence.Hold(r.Evidence.Floor, faulty || r.Evidence.Fired > 0)
+	windows := slices.Collect(maps.Values(c.candidates))
+	slices.SortFunc(windows, func(a, b history.Event) int { return cmp.Or(cmp.Compare(a.Call, b.Call), cmp.Compare(a.ID, b.ID)) })
+	r.Incidents = incidentsFrom(incidentViolations(r.Results), windows, c.moments, ttl)
+}
+
+// sortedKeys returns m's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

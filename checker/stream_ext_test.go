@@ -1,0 +1,91 @@
+package checker_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/workload/history"
+)
+
+// Every testdata history, every generated shape on one key and on ten,
+// and the recorded histories with each mutation applied: checked in
+// chunks (of at least 1 and 1,000 events), they give what Check gives.
+func TestChunkedCheckAgreesWithWholeCheck(t *testing.T) {
+	type named struct {
+		name string
+		h    *history.History
+	}
+	var cases []named
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
+	for _, f := range files {
+		cases = append(cases, named{filepath.Base(f), load(t, filepath.Base(f))})
+	}
+	for _, s := range shapes {
+		for _, keys := range []int{1, 10} {
+			cases = append(cases, named{fmt.Sprintf("%s-%dkeys", s.name, keys), shaped(5_000, keys, s)})
+		}
+	}
+	for _, name := range []string{"recorded-token.jsonl", "recorded-fenced-3keys.jsonl"} {
+		for _, m := range mutations {
+			h := clone(load(t, name))
+			m.apply(t, h)
+			cases = append(cases, named{name + "/" + m.name, h})
+		}
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			whole := checker.Check(context.Background(), c.h, checker.Options{})
+			for _, n := range []int{1, 1000} {
+				rep, sum := checker.CheckInChunks(t, c.h, n)
+				if d := checker.SameReport(whole, rep, 50); len(d) > 0 {
+					t.Fatalf("chunks of %d (%d chunks, largest %d events): %v", n, sum.Chunks, sum.LargestChunk, d)
+				}
+				if sum.Events != len(c.h.Events) {
+					t.Fatalf("chunks of %d: read %d events, the history has %d", n, sum.Events, len(c.h.Events))
+				}
+				if len(c.h.Events) > 4*n && sum.Chunks < 2 {
+					t.Fatalf("chunks of %d: a %d-event history was never cut", n, len(c.h.Events))
+				}
+			}
+		})
+	}
+}
+
+// A chunk ends where each key is quiet: on ten keys that are never all
+// free at once, memory still follows the chunk size, not the history.
+func TestChunksStayNearTheirSizeOnManyKeys(t *testing.T) {
+	h := shaped(200_000, 10, shapes[0])
+	path := filepath.Join(t.TempDir(), "h.jsonl")
+	if err := history.WriteFile(path, h); err != nil {
+		t.Fatal(err)
+	}
+	_, sum, err := checker.CheckFile(context.Background(), path, checker.FileOptions{ChunkEvents: 10_000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Chunks < 15 || sum.LargestChunk > 12_000 {
+		t.Fatalf("%d chunks, largest %d events: want about 20 of about 10,000", sum.Chunks, sum.LargestChunk)
+	}
+}
+
+// Bad input in a chunked read is named by file and line, as LoadFile does.
+func TestChunkedCheckNamesTheBadLine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "bad.jsonl")
+	body := `{"format":2,"scenario":"s","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z"}
+{"op":0,"phase":"call","t":1,"kind":"acquire","client":0,"key":"k"}
+{"op":0,"phase":"return","t":2,"client":0,"outcome":"ok"}
+{"op":1,"phase":"return","t":3,"client":0,"outcome":"ok"}
+`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := checker.CheckFile(context.Background(), path, checker.FileOptions{ChunkEvents: 1})
+	if err == nil || !strings.Contains(err.Error(), "bad.jsonl:4: return for op 1 that was never invoked") {
+		t.Fatalf("err = %v", err)
+	}
+}

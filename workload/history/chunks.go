@@ -1,0 +1,152 @@
+package history
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Quiescence decides where each key's events may be cut when a history
+// is read in chunks. It sees every event as its lines are applied.
+type Quiescence interface {
+	// Start is called with the file's header before any line.
+	Start(h Header)
+	// Applied is called after each line: e is the event as it stands
+	// (returned false after its call or point line, true after its return).
+	Applied(e *Event, returned bool)
+	// KeyCut returns, for a chunk ending before a line at time t, the
+	// instant from which key's events belong to the next chunk: t when
+	// nothing the checkers follow on key is open, else the last instant
+	// it was quiet (before the hold or the operation still open).
+	KeyCut(key string, t int64) int64
+}
+
+// ChunkOptions bound the chunks.
+type ChunkOptions struct {
+	// MinEvents is the fewest events a chunk holds before it may be cut
+	// (the last chunk may hold fewer). Default 1,000,000: a history of up
+	// to a million events is checked whole, as LoadFile reads it.
+	MinEvents int
+}
+
+// DefaultChunkEvents is ChunkOptions.MinEvents's default.
+const DefaultChunkEvents = 1_000_000
+
+// ReadChunks reads the history file at path in consecutive chunks and
+// calls emit with each: a History with the file's header, the chunk's
+// events and, as End, the latest time read so far (the file's, for the
+// last chunk). Once a chunk holds opts.MinEvents events it ends before the
+// next call, and each key's events from its KeyCut on, with any operation
+// still in flight, move to the next chunk: every key is cut where it was
+// quiet, so memory follows the longest stretch a key is never quiet, not
+// the file's length.
+//
+// The History passed to emit is reused for the next chunk: emit must not
+// keep it or its events. Errors name the file and line, as LoadFile's do.
+func ReadChunks(path string, q Quiescence, opts ChunkOptions, emit func(h *History, last bool) error) (Header, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Header{}, fmt.Errorf("history: %w", err)
+	}
+	defer f.Close()
+	return readChunks(f, path, q, opts, emit)
+}
+
+func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, emit func(*History, bool) error) (Header, error) {
+	if opts.MinEvents <= 0 {
+		opts.MinEvents = DefaultChunkEvents
+	}
+	ld := &loader{name: name, h: &History{}, inFlight: map[int]flight{}}
+	br := bufio.NewReaderSize(r, 1<<20)
+	head, err := readLine(br)
+	switch {
+	case errors.Is(err, bufio.ErrBufferFull):
+		return Header{}, ld.bad(1, "line longer than %d bytes", br.Size())
+	case err != nil && !errors.Is(err, io.EOF):
+		return Header{}, fmt.Errorf("history: %s: %w", name, err)
+	case err != nil && len(head) == 0:
+		return Header{}, fmt.Errorf("%w: %s: empty file (no header line)", ErrMalformed, name)
+	}
+	if err := decodeStrict(bytes.TrimSpace(head), &ld.h.Header); err != nil {
+		return Header{}, ld.bad(1, "header: %v", err)
+	}
+	if f := ld.h.Header.Format; f != FormatVersion && f != 1 {
+		return Header{}, ld.bad(1, "header: format %d, this lockchaos reads formats 1 and %d", f, FormatVersion)
+	}
+	header := ld.h.Header
+	q.Start(header)
+	var moved []Event
+	apply := func(l *line, n int) error {
+		if l.Phase != phaseReturn && len(ld.h.Events) >= opts.MinEvents && l.T > ld.h.End {
+			moved = ld.cut(q, l.T, moved[:0])
+			if err := emit(ld.h, false); err != nil {
+				return err
+			}
+			ld.restart(moved)
+		}
+		if err := ld.apply(l, n); err != nil {
+			return err
+		}
+		i, _ := ld.byID.get(l.Op)
+		q.Applied(&ld.h.Events[i], l.Phase == phaseReturn)
+		return nil
+	}
+	if err := parseBlocks(br, 2, apply); err != nil {
+		var le *lineError
+		switch {
+		case errors.As(err, &le):
+			return header, ld.bad(le.n, "%s", le.msg)
+		case errors.Is(err, ErrMalformed):
+			return header, err
+		}
+		return header, err
+	}
+	for i := range ld.h.Events {
+		if ld.h.Events[i].Open {
+			ld.h.Events[i].Return = ld.h.End
+			ld.h.Events[i].Err = "no return recorded"
+		}
+	}
+	return header, emit(ld.h, true)
+}
+
+// cut keeps in ld.h.Events what belongs to the chunk ending before t and
+// returns the rest (appended to moved): each key's events from its cut
+// on, and any operation still in flight.
+func (ld *loader) cut(q Quiescence, t int64, moved []Event) []Event {
+	cuts := map[string]int64{}
+	kept := ld.h.Events[:0]
+	for _, e := range ld.h.Events {
+		ld.nextID = max(ld.nextID, e.ID+1)
+		next := e.Open
+		if e.Key != "" && !next {
+			at, ok := cuts[e.Key]
+			if !ok {
+				at = q.KeyCut(e.Key, t)
+				cuts[e.Key] = at
+			}
+			next = e.Call >= at
+		}
+		if next {
+			moved = append(moved, e)
+		} else {
+			kept = append(kept, e)
+		}
+	}
+	ld.h.Events = kept
+	return moved
+}
+
+// restart begins the next chunk with the events moved into it.
+func (ld *loader) restart(moved []Event) {
+	ld.h.Events = append(ld.h.Events[:0], moved...)
+	// Ops are numbered in file order: the next chunk's index starts past
+	// the ids seen, so it stays dense (moved ones go to its map).
+	ld.byID = opIndex{base: ld.nextID}
+	for i, e := range ld.h.Events {
+		ld.byID.put(e.ID, i)
+	}
+}
