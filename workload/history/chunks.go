@@ -52,14 +52,22 @@ func ReadChunks(path string, q Quiescence, opts ChunkOptions, emit func(h *Histo
 		return Header{}, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
-	return readChunks(f, path, q, opts, emit)
+	hint := 0
+	if st, err := f.Stat(); err == nil {
+		hint = int(st.Size() / 180) // as LoadFile: about 180 bytes an event
+	}
+	return readChunks(f, path, q, opts, hint, emit)
 }
 
-func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, emit func(*History, bool) error) (Header, error) {
+func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint int, emit func(*History, bool) error) (Header, error) {
 	if opts.MinEvents <= 0 {
 		opts.MinEvents = DefaultChunkEvents
 	}
-	ld := &loader{name: name, h: &History{}, inFlight: map[int]flight{}}
+	// Sized up front (growing a million events by doubling holds two
+	// copies at once), to a chunk and a quarter: the events moved on at a
+	// cut and those read before the next call line fit.
+	size := min(hint, opts.MinEvents+opts.MinEvents/4)
+	ld := &loader{name: name, h: &History{Events: make([]Event, 0, size)}, inFlight: map[int]flight{}}
 	br := bufio.NewReaderSize(r, 1<<20)
 	head, err := readLine(br)
 	switch {
