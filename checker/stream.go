@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"context"
+	"io"
 	"maps"
 	"slices"
 	"time"
@@ -21,6 +22,10 @@ type FileOptions struct {
 	// (lockchaos check judges the fault windows a crashed run left
 	// unjudged).
 	Prepare func(*history.History)
+	// Checked, if set, is called after each chunk with it and the report
+	// so far (its verdict and counts; evidence is held to the floor only
+	// at the end). Neither may be kept: copy what is needed.
+	Checked func(chunk *history.History, sofar *Report)
 }
 
 // FileSummary is what CheckFile read.
@@ -50,20 +55,39 @@ type FileSummary struct {
 // violations kept are the first MaxViolations of each property in file
 // order (Check keeps the first by time; they differ only past that many).
 func CheckFile(ctx context.Context, path string, opts FileOptions) (*Report, FileSummary, error) {
+	return checkChunks(ctx, opts, func(q history.Quiescence, co history.ChunkOptions, emit func(*history.History, bool) error) (history.Header, error) {
+		return history.ReadChunks(path, q, co, emit)
+	})
+}
+
+// CheckReader is CheckFile over a reader: a history still being written,
+// read through history.Follow, is checked as it grows (a long cell).
+func CheckReader(ctx context.Context, r io.Reader, name string, opts FileOptions) (*Report, FileSummary, error) {
+	return checkChunks(ctx, opts, func(q history.Quiescence, co history.ChunkOptions, emit func(*history.History, bool) error) (history.Header, error) {
+		return history.ReadChunksFrom(r, name, q, co, emit)
+	})
+}
+
+type chunkReader func(history.Quiescence, history.ChunkOptions, func(*history.History, bool) error) (history.Header, error)
+
+func checkChunks(ctx context.Context, opts FileOptions, read chunkReader) (*Report, FileSummary, error) {
 	opts.Options = opts.withDefaults()
 	var sum FileSummary
 	var acc *Report
 	c := newCarry()
 	q := &quiet{keys: map[string]*keyState{}}
-	start := time.Now()
-	header, err := history.ReadChunks(path, q, history.ChunkOptions{MinEvents: opts.ChunkEvents}, func(h *history.History, last bool) error {
+	var spent time.Duration
+	header, err := read(q, history.ChunkOptions{MinEvents: opts.ChunkEvents}, func(h *history.History, last bool) error {
 		if opts.Prepare != nil {
 			opts.Prepare(h)
 		}
 		o := opts.Options
-		// The budget bounds each property over the whole file.
-		o.Budget = max(time.Millisecond, opts.Budget-time.Since(start))
+		// The budget bounds each property over the whole file: the time
+		// spent checking, not waiting for a growing file.
+		o.Budget = max(time.Millisecond, opts.Budget-spent)
+		start := time.Now()
 		rep := check(ctx, h, o, c)
+		spent += time.Since(start)
 		sum.Chunks++
 		sum.Events += len(h.Events)
 		sum.LargestChunk = max(sum.LargestChunk, len(h.Events))
@@ -75,6 +99,9 @@ func CheckFile(ctx context.Context, path string, opts FileOptions) (*Report, Fil
 			acc = rep
 		} else {
 			acc.merge(rep, opts.MaxViolations)
+		}
+		if opts.Checked != nil {
+			opts.Checked(h, acc)
 		}
 		return nil
 	})

@@ -102,8 +102,11 @@ type Cell struct {
 	Planned time.Duration `json:"planned_ns,omitempty"`
 	Ran     time.Duration `json:"ran_ns,omitempty"`
 	History string        `json:"history,omitempty"`
-	Rerun   string        `json:"rerun"`
-	Elapsed time.Duration `json:"elapsed_ns"`
+	// CheckedChunks is how many chunks a long cell's history was checked
+	// in as it grew (0: checked whole at the end).
+	CheckedChunks int           `json:"checked_chunks,omitempty"`
+	Rerun         string        `json:"rerun"`
+	Elapsed       time.Duration `json:"elapsed_ns"`
 	// Backend names what ran Redis; Simulated says it was a simulation in
 	// virtual time (miniredis, in-memory links), never real Redis: a
 	// simulated result must not pass for a real one anywhere it is shown.

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
@@ -87,14 +88,14 @@ func TestOptionsRejectBadFloorsScalesAndCaps(t *testing.T) {
 	}
 }
 
-// TestLongCellRunsInParts: a cell longer than the part length runs as
-// parts on one deployment, each with its own history checked on its own,
-// their evidence summed; memory holds one part at a time.
+// TestLongCellRunsInParts: asked to, a cell longer than the part length
+// runs as parts on one deployment, each with its own history checked on
+// its own, their evidence summed; memory holds one part at a time.
 func TestLongCellRunsInParts(t *testing.T) {
 	dir := t.TempDir()
 	sc := short("gc-pause", 1500*time.Millisecond)
 	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe}
-	opts := scenarios.Options{Seed: 4, OutDir: dir, PartLength: 500 * time.Millisecond}
+	opts := scenarios.Options{Seed: 4, OutDir: dir, PartLength: 500 * time.Millisecond, InParts: true}
 	p := scenarios.NewPlan(cell, opts)
 	if len(p.Parts) != 3 || p.Parts[2].History == p.Parts[0].History || !strings.HasSuffix(p.Parts[1].History, "history-part002.jsonl") {
 		t.Fatalf("parts %+v", p.Parts)
@@ -118,4 +119,83 @@ func TestLongCellRunsInParts(t *testing.T) {
 	if fired == 0 || fired != res.Evidence.Fired || res.Ran < time.Second {
 		t.Fatalf("%d windows in the part files, %d in the evidence; ran %v", fired, res.Evidence.Fired, res.Ran)
 	}
+}
+
+// TestLongCellRunsAsOneHistoryCheckedAsItGrows: by default a long cell is
+// one history, judged window by window as they close and checked in
+// chunks as it grows. What it reports is what checking the finished file
+// gives, and its judgments are those of the whole history.
+func TestLongCellRunsAsOneHistoryCheckedAsItGrows(t *testing.T) {
+	defer scenarios.SetStreamChunkEvents(500)()
+	for _, c := range []struct {
+		lock   string
+		expect scenarios.Expectation
+	}{{lockimpl.NameFenced, scenarios.Safe}, {lockimpl.NameToken, scenarios.Unsafe}} {
+		t.Run(c.lock, func(t *testing.T) {
+			dir := t.TempDir()
+			cell := scenarios.Cell{Scenario: short("gc-pause", 4*time.Second), Lock: lock(c.lock), Expect: c.expect}
+			opts := scenarios.Options{Seed: 6, OutDir: dir, PartLength: time.Second}
+			p := scenarios.NewPlan(cell, opts)
+			if len(p.Parts) != 1 || !p.Parts[0].Continuous || p.Parts[0].History != p.History {
+				t.Fatalf("parts %+v", p.Parts)
+			}
+			res := scenarios.Execute(context.Background(), p, opts)
+			if res.Outcome != results.Met {
+				t.Fatalf("%s", res.Summary())
+			}
+			rep, sum, err := checker.CheckFile(context.Background(), p.History, checker.FileOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, want := res.Evidence, rep.Evidence
+			if res.Verdict != rep.Verdict || res.Violations != countDecisive(rep) || got.Fired != want.Fired ||
+				got.Judged != want.Judged || got.Exercised != want.Exercised || got.Cycles != want.Cycles || got.Fired == 0 {
+				t.Fatalf("as it grew: %s %d violations, evidence %+v; the file: %s %d, %+v", res.Verdict, res.Violations, got, rep.Verdict, countDecisive(rep), want)
+			}
+			if c.expect == scenarios.Safe && res.Ran < 4*time.Second {
+				t.Fatalf("a safe long cell runs its length: ran %v", res.Ran)
+			}
+			// Judged as they closed, on a recent stretch: as the whole
+			// history judges them.
+			h, err := history.LoadFile(p.History)
+			if err != nil {
+				t.Fatal(err)
+			}
+			recorded := map[int64]bool{}
+			bare := &history.History{Header: h.Header, End: h.End}
+			for _, e := range h.Events {
+				if e.Kind == history.Exercised {
+					recorded[e.Value] = e.Outcome == history.Ok
+				} else {
+					bare.Events = append(bare.Events, e)
+				}
+			}
+			whole := faults.Judge(bare, h.Header.TTL)
+			if len(whole) != len(recorded) {
+				t.Fatalf("%d windows judged as they closed, %d in the whole history", len(recorded), len(whole))
+			}
+			for _, j := range whole {
+				if ex, ok := recorded[j.Window.ID]; !ok || ex != j.Exercised {
+					t.Errorf("window %d: judged %v as it closed, %v on the whole history (%s)", j.Window.ID, ex, j.Exercised, j.Detail)
+				}
+			}
+			if c.expect == scenarios.Unsafe && res.Ran >= 4*time.Second {
+				t.Fatalf("the violation should stop the cell early: ran %v", res.Ran)
+			}
+			if res.CheckedChunks < 2 {
+				t.Fatalf("%d events checked in %d chunks of 500 as the history grew", sum.Events, res.CheckedChunks)
+			}
+			t.Logf("%d events checked in %d chunks as they came; %d windows, %d exercised; %s", sum.Events, res.CheckedChunks, got.Fired, got.Exercised, res.Verdict)
+		})
+	}
+}
+
+func countDecisive(rep *checker.Report) int {
+	n := 0
+	for _, r := range rep.Results {
+		if r.Decisive {
+			n += r.ViolationCount
+		}
+	}
+	return n
 }

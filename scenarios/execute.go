@@ -60,15 +60,18 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	}
 	defer done()
 	for _, part := range p.Parts {
-		h, err := runPart(ctx, part)
+		run, err := runPart(ctx, part)
 		if err != nil {
 			res.Outcome, res.Error = results.HarnessError, err.Error()
 			if errors.Is(err, errInterrupted) {
 				res.Outcome, res.Error = results.Interrupted, "interrupted mid-cell; the partial history was checked"
 			}
 		}
-		if h != nil {
-			judge(ctx, p, part, h, res)
+		switch {
+		case run.rep != nil:
+			fold(p, part, run, res)
+		case run.h != nil:
+			judge(ctx, p, part, run.h, res)
 		}
 		if err != nil || res.Verdict == checker.Fail || ctx.Err() != nil {
 			break // decided, or nothing more can run
@@ -91,10 +94,11 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 // started once and every part shares it. On a virtual one each part runs
 // in a bubble of its own (see virtualPart); the checker always runs out
 // here, in real time, the same code for every backend.
-func deployment(ctx context.Context, p *Plan, opts Options) (func(context.Context, Part) (*history.History, error), func(), error) {
+func deployment(ctx context.Context, p *Plan, opts Options) (func(context.Context, Part) (partRun, error), func(), error) {
 	if vb, ok := p.Backend.(faults.VirtualBackend); ok {
-		return func(ctx context.Context, part Part) (*history.History, error) {
-			return virtualPart(ctx, vb, p, opts, part)
+		return func(ctx context.Context, part Part) (partRun, error) {
+			h, err := virtualPart(ctx, vb, p, opts, part)
+			return partRun{h: h}, err
 		}, func() {}, nil
 	}
 	cluster, err := startCluster(ctx, p, opts)
@@ -107,7 +111,16 @@ func deployment(ctx context.Context, p *Plan, opts Options) (func(context.Contex
 		}
 		cluster.Close()
 	}
-	return func(ctx context.Context, part Part) (*history.History, error) { return live(ctx, p, part, cluster) }, done, nil
+	return func(ctx context.Context, part Part) (partRun, error) { return live(ctx, p, part, cluster) }, done, nil
+}
+
+// partRun is what a part leaves: its history, and for a continuous part
+// (checked as it ran) the report, what was read, and the chunk the pages
+// show in place of the whole history.
+type partRun struct {
+	h   *history.History
+	rep *checker.Report
+	sum checker.FileSummary
 }
 
 // virtualPart runs one part of a cell inside the backend's bubble: its own
@@ -149,7 +162,9 @@ func virtualPart(ctx context.Context, vb faults.VirtualBackend, p *Plan, opts Op
 			return
 		}
 		defer cluster.Close()
-		h, err = live(inner, p, part, cluster)
+		var run partRun
+		run, err = live(inner, p, part, cluster)
+		h = run.h
 	})
 	return h, err
 }
@@ -176,7 +191,7 @@ func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, 
 // live runs one part of the cell on its deployment and returns the
 // recorded history, also when it fails half-way, so what was recorded can
 // still be checked.
-func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*history.History, error) {
+func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (partRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
 	if part.Index > 0 {
@@ -186,7 +201,33 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*hi
 	}
 	rec, err := newRecorder(p, part)
 	if err != nil {
-		return nil, err
+		return partRun{}, err
+	}
+	var st *streamer
+	if part.Continuous {
+		if st, err = startStreamer(ctx, p, part, rec); err != nil {
+			rec.Close()
+			return partRun{}, fmt.Errorf("harness: %w", err)
+		}
+	}
+	// end closes the history; a continuous part's checker then reads to
+	// its end and reports.
+	end := func() (partRun, error) {
+		if st != nil {
+			st.judgeRest()
+		}
+		h, err := rec.Close()
+		if st == nil {
+			return partRun{h: h}, err
+		}
+		rep, sum, shown, ferr := st.finish()
+		if ferr != nil {
+			return partRun{h: h}, errors.Join(err, fmt.Errorf("checking the history as it grew: %w", ferr))
+		}
+		if shown == nil {
+			shown = h
+		}
+		return partRun{h: shown, rep: rep, sum: sum}, err
 	}
 	control := workload.NewControl(p.Scenario.Clients)
 	if dial := cluster.Dialer(); dial != nil {
@@ -197,14 +238,14 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*hi
 	// Every pod's lock is ready before the first fault or cycle (a driver
 	// process can take a second to start on a busy machine).
 	if err := pods.build(p.Scenario.Clients); err != nil {
-		h, _ := rec.Close()
-		return h, fmt.Errorf("workload: %w", err)
+		run, _ := end()
+		return run, fmt.Errorf("workload: %w", err)
 	}
 
 	schedule, err := p.schedule()
 	if err != nil {
-		rec.Close()
-		return nil, err
+		end()
+		return partRun{}, err
 	}
 	env := &faults.Env{Cluster: cluster, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
 		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed)+uint64(part.Index), 0xfa017)), Window: faultWindows(rec), Probe: probes(rec)}
@@ -212,15 +253,18 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (*hi
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- schedule.Run(schedCtx, env) }()
 
-	runErr := runWorkload(ctx, p, part, pods, rec, control)
+	runErr := runWorkload(ctx, p, part, pods, rec, control, st)
 	stopSched()
 	control.Close()
 	schedErr := <-schedDone
 	// Every window is closed now: judge each against its dangerous moment,
-	// into the history itself.
-	faults.Record(rec, faults.Judge(rec.Snapshot(), p.Scenario.TTL))
-	h, closeErr := rec.Close()
-	return h, cellError(ctx, p, runErr, schedErr, closeErr)
+	// into the history itself (a continuous part's judge does it as they
+	// close).
+	if st == nil {
+		faults.Record(rec, faults.Judge(rec.Snapshot(), p.Scenario.TTL))
+	}
+	run, closeErr := end()
+	return run, cellError(ctx, p, runErr, schedErr, closeErr)
 }
 
 // probes records what faults observe on nodes.
@@ -237,7 +281,7 @@ func probes(rec *history.Recorder) func(node, key, value string, exists bool) {
 // runWorkload runs the pods until the workload ends; a lock that ignores
 // its context is given 2 s past the cell's timeout, then reported instead
 // of hanging the run.
-func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *history.Recorder, control *workload.Control) error {
+func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *history.Recorder, control *workload.Control, st *streamer) error {
 	stop, finished := make(chan struct{}), make(chan struct{})
 	cfg := workload.Config{Clients: p.Scenario.Clients, Keys: p.Keys, Duration: part.MaxDuration, Stop: stop,
 		AcquireTimeout: p.Scenario.CallTimeout, ReleaseTimeout: p.Scenario.CallTimeout,
@@ -249,7 +293,7 @@ func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *histo
 		done <- err
 	}()
 	supervised := make(chan struct{})
-	go func() { supervise(ctx, p, part, rec, stop, finished); close(supervised) }()
+	go func() { supervise(ctx, p, part, rec, st, stop, finished); close(supervised) }()
 	defer func() { <-supervised }()
 	select {
 	case err := <-done:

@@ -67,10 +67,15 @@ type Options struct {
 	// call timeouts, fault sizes) by one factor, so each keeps its shape on
 	// a slower machine. Default 1; Calibrate measures one.
 	TimeScale float64
-	// PartLength splits a long cell into parts that each record, judge and
-	// check their own history, so an hour-long soak runs in flat memory.
-	// Default 5 minutes.
+	// PartLength is how long a cell may run before it counts as long.
+	// A long cell runs as one continuous history, streamed to disk and
+	// checked chunk by chunk as it grows, its windows judged as they close,
+	// so an hour-long soak runs in flat memory. Default 2 minutes.
 	PartLength time.Duration
+	// InParts runs a long cell in parts of PartLength instead, each with
+	// its own pods, fault schedule, history and check, a TTL's pause
+	// between them. A simulated backend always does.
+	InParts bool
 	// NodeOpTime is how long a node kill and restart takes right now
 	// (Calibrate measures it). Scenarios that kill nodes stretch by it
 	// over a quiet process's 10 ms, as for a slow backend. Default: the
@@ -142,6 +147,9 @@ type Part struct {
 	Duration    time.Duration
 	MaxDuration time.Duration // a single-part cell may run on to its floor
 	History     string
+	// Continuous marks a long cell run as one history, checked as it
+	// grows (see Options.PartLength).
+	Continuous bool
 }
 
 // DefaultPartLength bounds what one history holds in memory. Two minutes:
@@ -252,6 +260,10 @@ func parts(p *Plan, opts Options) []Part {
 	}
 	if p.Scenario.Duration <= length {
 		return []Part{{Duration: p.Scenario.Duration, MaxDuration: p.MaxDuration, History: p.History}}
+	}
+	if _, virtual := p.Backend.(faults.VirtualBackend); !virtual && !opts.InParts && p.History != "" {
+		// It runs to its duration: a long cell's evidence is its length.
+		return []Part{{Duration: p.Scenario.Duration, MaxDuration: p.Scenario.Duration, History: p.History, Continuous: true}}
 	}
 	var out []Part
 	for left, i := p.Scenario.Duration, 0; left > 0; i++ {

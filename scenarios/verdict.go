@@ -44,6 +44,26 @@ func judge(ctx context.Context, p *Plan, part Part, h *history.History, res *res
 	}
 }
 
+// fold takes a continuous part's report, checked as it ran, into the
+// cell's result, as judge does for a part checked at its end.
+func fold(p *Plan, part Part, run partRun, res *results.Cell) {
+	rep := run.rep
+	res.Report, res.Events, res.History = rep, run.h, part.History
+	res.Results, res.Stats = rep.Results, rep.Stats
+	res.Verdict = worse(res.Verdict, rep.Verdict)
+	res.Incidents = append(res.Incidents, rep.Incidents...)
+	res.Evidence = res.Evidence.Add(rep.Evidence)
+	res.Ran += time.Duration(run.sum.End)
+	res.CheckedChunks += run.sum.Chunks
+	res.Overlaps += rep.Stats.Overlaps
+	for _, r := range rep.Results {
+		if r.Decisive {
+			res.Violations += r.ViolationCount
+		}
+	}
+	res.Faults += rep.Evidence.Fired
+}
+
 // worse combines verdicts: fail over unknown over pass ("" is none yet).
 func worse(a, b checker.Status) checker.Status {
 	rank := map[checker.Status]int{"": 0, checker.Pass: 1, checker.Unknown: 2, checker.Fail: 3}
@@ -57,7 +77,13 @@ func worse(a, b checker.Status) checker.Status {
 // decisive violation, or, once the planned duration has passed, enough
 // evidence for a pass. The windows are judged on a copy; the history gets
 // its judgments once, at the end.
-func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, elapsed time.Duration) bool {
+//
+// A continuous part is decided by the checker following it, only by a
+// violation: it runs its whole length otherwise.
+func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, st *streamer, elapsed time.Duration) bool {
+	if st != nil {
+		return st.failed.Load()
+	}
 	snap := rec.Snapshot()
 	faults.Append(snap, faults.Judge(snap, p.Scenario.TTL))
 	rep := checker.Check(ctx, snap, checker.Options{Budget: time.Second, MaxViolations: 1})
@@ -67,7 +93,7 @@ func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, ela
 // supervise closes stop once the cell is decided (see decided), looking
 // eight times per planned duration; past MaxDuration the workload ends by
 // itself, whatever the evidence.
-func supervise(ctx context.Context, p *Plan, part Part, rec *history.Recorder, stop chan<- struct{}, done <-chan struct{}) {
+func supervise(ctx context.Context, p *Plan, part Part, rec *history.Recorder, st *streamer, stop chan<- struct{}, done <-chan struct{}) {
 	defer close(stop)
 	start := time.Now()
 	t := time.NewTicker(min(max(part.Duration/8, 20*time.Millisecond), 30*time.Second))
@@ -80,7 +106,7 @@ func supervise(ctx context.Context, p *Plan, part Part, rec *history.Recorder, s
 			return
 		case <-t.C:
 		}
-		if decided(ctx, p, part, rec, time.Since(start)) {
+		if decided(ctx, p, part, rec, st, time.Since(start)) {
 			return
 		}
 	}

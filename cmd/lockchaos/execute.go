@@ -25,6 +25,7 @@ type runSettings struct {
 	asJSON, sameSeed          bool
 	duration, budget          time.Duration
 	maxDuration, partLength   time.Duration
+	inParts                   bool
 	files                     []string
 	toxAPI                    string
 	timeScale                 float64
@@ -83,7 +84,7 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 		Options: scenarios.Options{Seed: s.seed, OutDir: s.out, Duration: s.duration, Clients: s.clients,
 			Budget: s.budget, Backend: be, RerunFlags: rerunFlags(s.duration, s.clients, s.files) + backendFlag(be) + fmt.Sprintf(" --time-scale %.2f", scale),
 			ToxiproxyAPI: s.toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
-			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength},
+			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength, InParts: s.inParts},
 		Parallel: s.parallel, Repeat: s.repeat, SameSeed: s.sameSeed,
 		Progress: func(r *results.Cell, done, total int) {
 			progress.cell(r, done, total)

@@ -57,7 +57,7 @@ func replayFindings(ctx context.Context, s runSettings, found []*results.Cell, s
 			break
 		}
 		opts := scenarios.Options{Seed: sim.RunSeed, OutDir: dir, Duration: s.duration, Clients: s.clients, Budget: s.budget,
-			Backend: s.replay, TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength,
+			Backend: s.replay, TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength, InParts: s.inParts,
 			RerunFlags: rerunFlags(s.duration, s.clients, s.files) + " --backend " + s.replay.Name() + fmt.Sprintf(" --time-scale %.2f", scale)}
 		r := scenarios.RunCell(ctx, byName[sim.Name()], opts)
 		rp := results.Replay{Scenario: sim.Scenario, Lock: sim.Lock, RunSeed: sim.RunSeed, SimFirst: time.Duration(sim.Stats.FirstViolation),

@@ -18,6 +18,7 @@ type runFlags struct {
 	seed                                      int64
 	clients, repeat, parallel                 int
 	duration, budget, maxDuration, partLength time.Duration
+	inParts                                   bool
 	timeScale                                 float64
 	backend, image, out, shard, toxAPI        string
 	replayOn                                  string
@@ -48,7 +49,8 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	fs.Float64Var(&f.timeScale, "time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
 	fs.DurationVar(&f.maxDuration, "max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
-	fs.DurationVar(&f.partLength, "part-length", 0, "a cell longer than this runs in parts, each recorded and checked on its own, in flat memory (default 2m)")
+	fs.DurationVar(&f.partLength, "part-length", 0, "a cell longer than this is long: one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
+	fs.BoolVar(&f.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, each with its own pods, history and check, a TTL's pause between")
 	fs.Var(optInt{&f.floor.MinExercised}, "min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
 	fs.Var(optInt{&f.floor.MinCycles}, "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
 	fs.Var(optFloat{&f.floor.MaxIndefinite}, "max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")

@@ -106,7 +106,7 @@ func readBlocks(r io.Reader, first int, emit func(*block) bool) error {
 	for {
 		buf := make([]byte, len(carry), len(carry)+blockSize)
 		copy(buf, carry)
-		m, err := io.ReadFull(r, buf[len(carry):cap(buf)])
+		m, err := io.ReadAtLeast(r, buf[len(carry):cap(buf)], 1) // what is there: a followed file grows by lines
 		buf = buf[:len(carry)+m]
 		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 		if err != nil && !eof {

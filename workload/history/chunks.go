@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 // Quiescence decides where each key's events may be cut when a history
@@ -156,5 +157,43 @@ func (ld *loader) restart(moved []Event) {
 	ld.byID = opIndex{base: ld.nextID}
 	for i, e := range ld.h.Events {
 		ld.byID.put(e.ID, i)
+	}
+}
+
+// ReadChunksFrom is ReadChunks over a reader (a file still being written,
+// through Follow); name is used in error messages.
+func ReadChunksFrom(r io.Reader, name string, q Quiescence, opts ChunkOptions, emit func(h *History, last bool) error) (Header, error) {
+	return readChunks(r, name, q, opts, 0, emit)
+}
+
+// Follow reads a history file while its recorder writes it: at the end of
+// the file it waits (polling every poll) for more, until done is closed;
+// then it reads what is left and ends. A recorder writes whole lines, so
+// what Follow returns always ends on one once done is closed.
+func Follow(f *os.File, done <-chan struct{}, poll time.Duration) io.Reader {
+	return &follower{f: f, done: done, poll: poll}
+}
+
+type follower struct {
+	f        *os.File
+	done     <-chan struct{}
+	poll     time.Duration
+	draining bool
+}
+
+func (fl *follower) Read(p []byte) (int, error) {
+	for {
+		n, err := fl.f.Read(p)
+		if n > 0 || !errors.Is(err, io.EOF) {
+			return n, err
+		}
+		if fl.draining {
+			return 0, io.EOF
+		}
+		select {
+		case <-fl.done:
+			fl.draining = true // one more read: what was written before done
+		case <-time.After(fl.poll):
+		}
 	}
 }

@@ -51,8 +51,11 @@ type Recorder struct {
 	dirty  bool
 	err    error
 	events []Event
-	end    int64
-	closed bool
+	// dropped counts the events Trim removed from the front of events:
+	// an op's id and index are absolute, events[i-dropped] holds op i.
+	dropped int
+	end     int64
+	closed  bool
 
 	stop chan struct{}
 	done chan struct{}
@@ -107,7 +110,7 @@ type Result struct {
 func (r *Recorder) Invoke(e Event) *Op {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e.ID = int64(len(r.events))
+	e.ID = r.nextID()
 	e.Call = r.Now()
 	e.Return, e.Outcome, e.Open = e.Call, Indefinite, true
 	r.events = append(r.events, e)
@@ -115,7 +118,7 @@ func (r *Recorder) Invoke(e Event) *Op {
 	v := e.Value
 	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
 		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets()})
-	return &Op{r: r, idx: len(r.events) - 1}
+	return &Op{r: r, idx: int(e.ID)}
 }
 
 // Return records the operation's completion (now) and its result.
@@ -123,7 +126,10 @@ func (o *Op) Return(res Result) {
 	r := o.r
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e := &r.events[o.idx]
+	if o.idx < r.dropped {
+		return // trimmed: it was not open, so it returned already
+	}
+	e := &r.events[o.idx-r.dropped]
 	if !e.Open {
 		return // returned twice: keep the first
 	}
@@ -151,7 +157,7 @@ func (o *Op) Return(res Result) {
 func (r *Recorder) Point(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e.ID = int64(len(r.events))
+	e.ID = r.nextID()
 	e.Call = r.Now()
 	e.Return = e.Call
 	if e.Outcome == 0 {
@@ -170,6 +176,36 @@ func (r *Recorder) Snapshot() *History {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.snapshotLocked()
+}
+
+func (r *Recorder) nextID() int64 { return int64(r.dropped + len(r.events)) }
+
+// Trim forgets the events at the front of the history kept in memory that
+// were called before t, up to the first still open: they are in the file
+// already. A long cell trims what its judges and checkers are done with,
+// so its memory stays flat; Snapshot and Close then return the rest.
+// A recorder without a file keeps everything.
+func (r *Recorder) Trim(t int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.f == nil {
+		return
+	}
+	n := 0
+	for n < len(r.events) && r.events[n].Call < t && !r.events[n].Open {
+		n++
+	}
+	if n == 0 {
+		return
+	}
+	r.dropped += n
+	// Copy the rest down when most of the slice is gone, so the backing
+	// array does not grow for ever.
+	if n >= len(r.events)/2 {
+		r.events = append(make([]Event, 0, max(1024, 2*(len(r.events)-n))), r.events[n:]...)
+	} else {
+		r.events = r.events[n:]
+	}
 }
 
 func (r *Recorder) bump(t int64) {
@@ -277,7 +313,7 @@ func (r *Recorder) snapshotLocked() *History {
 func (r *Recorder) Record(e Event) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	e.ID = int64(len(r.events))
+	e.ID = r.nextID()
 	e.Open = false
 	r.events = append(r.events, e)
 	r.bump(e.Return)
