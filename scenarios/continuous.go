@@ -35,6 +35,7 @@ type streamer struct {
 
 	failed   atomic.Bool // the checker has seen a decisive violation
 	stop     chan struct{}
+	stopped  chan struct{} // the judge loop has returned
 	done     chan struct{}
 	written  chan struct{} // closed once the recorder is closed
 	mu       sync.Mutex
@@ -52,7 +53,8 @@ func startStreamer(ctx context.Context, p *Plan, part Part, rec *history.Recorde
 	}
 	ttl, work := int64(p.Scenario.TTL), int64(p.Scenario.WorkMax)
 	s := &streamer{p: p, rec: rec, after: 4*ttl + int64(2*time.Second), back: 4*(ttl+work) + int64(2*time.Second),
-		judged: map[int64]bool{}, stop: make(chan struct{}), done: make(chan struct{}), written: make(chan struct{})}
+		judged: map[int64]bool{}, stop: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{}),
+		written: make(chan struct{})}
 	go func() {
 		defer close(s.done)
 		defer f.Close()
@@ -83,6 +85,7 @@ func (s *streamer) checked(chunk *history.History, sofar *checker.Report) {
 // judgeLoop rules on the windows that have closed long enough ago, twice
 // a second, and forgets what no judgment needs any more.
 func (s *streamer) judgeLoop() {
+	defer close(s.stopped)
 	t := time.NewTicker(500 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -122,13 +125,16 @@ func (s *streamer) judge(until int64) {
 	s.rec.Trim(oldest - s.back)
 }
 
-// finish judges the windows left, once the workload and the faults have
-// stopped; then, with the recorder closed, waits for the checker.
+// judgeRest judges the windows left, once the workload and the faults
+// have stopped (the loop is over first: one judge at a time).
 func (s *streamer) judgeRest() {
 	close(s.stop)
+	<-s.stopped
 	s.judge(1<<62 - 1)
 }
 
+// finish, with the recorder closed, waits for the checker to read the
+// history to its end.
 func (s *streamer) finish() (*checker.Report, checker.FileSummary, *history.History, error) {
 	close(s.written)
 	<-s.done

@@ -211,8 +211,11 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (par
 		}
 	}
 	// end closes the history; a continuous part's checker then reads to
-	// its end and reports.
+	// its end and reports. It runs once, also if the part panics, so no
+	// judge or checker is left waiting.
+	ended := false
 	end := func() (partRun, error) {
+		ended = true
 		if st != nil {
 			st.judgeRest()
 		}
@@ -229,6 +232,11 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (par
 		}
 		return partRun{h: shown, rep: rep, sum: sum}, err
 	}
+	defer func() {
+		if !ended {
+			end()
+		}
+	}()
 	control := workload.NewControl(p.Scenario.Clients)
 	if dial := cluster.Dialer(); dial != nil {
 		control.UseDialer(dial)

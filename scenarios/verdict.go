@@ -79,9 +79,14 @@ func worse(a, b checker.Status) checker.Status {
 // its judgments once, at the end.
 //
 // A continuous part is decided by the checker following it, only by a
-// violation: it runs its whole length otherwise.
+// violation (or by its failing): it runs its whole length otherwise.
 func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, st *streamer, elapsed time.Duration) bool {
 	if st != nil {
+		select {
+		case <-st.done: // the checker stopped early: the cell reports why
+			return true
+		default:
+		}
 		return st.failed.Load()
 	}
 	snap := rec.Snapshot()
