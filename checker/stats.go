@@ -144,13 +144,14 @@ func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64,
 				continue
 			}
 			cur := f
+			// Zero-length spans too: a hold of an instant splits a gap.
 			for _, g := range c.freeGaps[key] {
-				if g.from > cur {
+				if g.from >= cur {
 					held[key] = append(held[key], span{cur, g.from})
 				}
 				cur = max(cur, g.to)
 			}
-			if until > cur {
+			if until >= cur {
 				held[key] = append(held[key], span{cur, until})
 			}
 		}

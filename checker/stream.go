@@ -5,6 +5,7 @@ import (
 	"context"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"time"
 
@@ -118,27 +119,38 @@ func checkChunks(ctx context.Context, opts FileOptions, read chunkReader) (*Repo
 // the resource model's state is what carry keeps, and no hold or
 // operation spans the cut.
 type quiet struct {
-	keys   map[string]*keyState
-	faulty bool // the header names faults
+	keys    map[string]*keyState
+	faulty  bool // the header names faults
+	windows int  // fault windows open
 }
 
 type keyState struct {
 	holds    map[int]bool // clients holding the key
 	inFlight int
-	since    int64 // when it last became quiet
+	lastID   int64 // the latest op id of the key applied
+	quietID  int64 // the latest op id of the key when it last became quiet
 }
 
 func (q *quiet) Start(h history.Header) { q.faulty = len(h.Faults) > 0 }
 
 func (q *quiet) Applied(e *history.Event, returned bool) {
+	if e.Kind == history.Fault {
+		switch {
+		case returned:
+			q.windows--
+		case e.Open:
+			q.windows++
+		}
+	}
 	if e.Key == "" {
 		return
 	}
 	k := q.keys[e.Key]
 	if k == nil {
-		k = &keyState{holds: map[int]bool{}}
+		k = &keyState{holds: map[int]bool{}, quietID: -1}
 		q.keys[e.Key] = k
 	}
+	k.lastID = max(k.lastID, e.ID)
 	switch {
 	case returned:
 		k.inFlight--
@@ -154,17 +166,17 @@ func (q *quiet) Applied(e *history.Event, returned bool) {
 		delete(k.holds, e.Client)
 	}
 	if k.inFlight == 0 && len(k.holds) == 0 {
-		// Forward only: a renewal recorded after the fact brings old
-		// times, and a cut inside the hold it renewed would split it.
-		k.since = max(k.since, e.Call, e.Return)
+		k.quietID = k.lastID
 	}
 }
 
-func (q *quiet) KeyCut(key string, t int64) int64 {
+func (q *quiet) Open() bool { return q.windows > 0 }
+
+func (q *quiet) KeyCut(key string) int64 {
 	if k := q.keys[key]; k != nil && (k.inFlight > 0 || len(k.holds) > 0) {
-		return k.since
+		return k.quietID + 1
 	}
-	return t
+	return math.MaxInt64
 }
 
 // carry is what crosses a cut between chunks.

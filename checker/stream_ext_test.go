@@ -89,3 +89,23 @@ func TestChunkedCheckNamesTheBadLine(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// An op id invoked again in a later chunk is bad input, as in one chunk.
+func TestChunkedCheckFindsAnIdInvokedTwiceAcrossChunks(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "dup.jsonl")
+	body := `{"format":2,"scenario":"s","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z"}
+{"op":0,"phase":"call","t":1,"kind":"acquire","client":0,"key":"k"}
+{"op":0,"phase":"return","t":2,"client":0,"outcome":"refused"}
+{"op":1,"phase":"call","t":3,"kind":"acquire","client":1,"key":"k"}
+{"op":1,"phase":"return","t":4,"client":1,"outcome":"refused"}
+{"op":0,"phase":"call","t":5,"kind":"acquire","client":2,"key":"k"}
+{"op":0,"phase":"return","t":6,"client":2,"outcome":"refused"}
+`
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := checker.CheckFile(context.Background(), path, checker.FileOptions{ChunkEvents: 1})
+	if err == nil || !strings.Contains(err.Error(), "dup.jsonl:6: op 0 invoked twice") {
+		t.Fatalf("err = %v", err)
+	}
+}

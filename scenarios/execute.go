@@ -225,7 +225,9 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (par
 		}
 		rep, sum, shown, ferr := st.finish()
 		if ferr != nil {
-			return partRun{h: h}, errors.Join(err, fmt.Errorf("checking the history as it grew: %w", ferr))
+			// h is only the recent stretch the recorder kept: nothing to
+			// judge the cell on.
+			return partRun{}, errors.Join(err, fmt.Errorf("checking the history as it grew: %w", ferr))
 		}
 		if shown == nil {
 			shown = h

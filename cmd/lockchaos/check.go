@@ -132,14 +132,15 @@ func hasJudgments(path string) (bool, error) {
 
 // judgeWindows judges the fault windows of a history (or a chunk of one)
 // that has none of its judgments, so its evidence counts as a finished
-// run's would.
+// run's would. (A chunk is judged on its own events: a window's effects
+// past the chunk's cut are not seen, so a file of over a million events
+// without judgments may count fewer windows exercised than a run did.)
 func judgeWindows(h *history.History) {
 	windows := false
+	var next int64
 	for _, e := range h.Events {
-		if e.Kind == history.Fault {
-			windows = true
-			break
-		}
+		windows = windows || e.Kind == history.Fault
+		next = max(next, e.ID+1)
 	}
 	if !windows {
 		return
@@ -148,7 +149,11 @@ func judgeWindows(h *history.History) {
 	if ttl == 0 {
 		ttl, _ = time.ParseDuration(h.Header.Extra["ttl"])
 	}
+	n := len(h.Events)
 	faults.Append(h, faults.Judge(h, ttl))
+	for i := n; i < len(h.Events); i++ { // past every id, which a chunk's length is not
+		h.Events[i].ID = next + int64(i-n)
+	}
 }
 
 func verdictExit(v checker.Status) int {

@@ -18,11 +18,16 @@ type Quiescence interface {
 	// Applied is called after each line: e is the event as it stands
 	// (returned false after its call or point line, true after its return).
 	Applied(e *Event, returned bool)
-	// KeyCut returns, for a chunk ending before a line at time t, the
-	// instant from which key's events belong to the next chunk: t when
-	// nothing the checkers follow on key is open, else the last instant
-	// it was quiet (before the hold or the operation still open).
-	KeyCut(key string, t int64) int64
+	// Open reports whether something with no key is open (a fault
+	// window): no chunk ends while one is.
+	Open() bool
+	// KeyCut returns the first op id of key's events that belong to the
+	// next chunk: none (math.MaxInt64) when nothing the checkers follow
+	// on key is open, else the first after the key was last quiet (before
+	// the hold or the operation still open). Ids follow the file's
+	// order, unlike times: a release called at the instant of the next
+	// acquire's call is on the right side of a cut.
+	KeyCut(key string) int64
 }
 
 // ChunkOptions bound the chunks.
@@ -89,8 +94,8 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	q.Start(header)
 	var moved []Event
 	apply := func(l *line, n int) error {
-		if l.Phase != phaseReturn && len(ld.h.Events) >= opts.MinEvents && l.T > ld.h.End {
-			moved = ld.cut(q, l.T, moved[:0])
+		if l.Phase != phaseReturn && len(ld.h.Events) >= opts.MinEvents && l.T > ld.h.End && !q.Open() {
+			moved = ld.cut(q, moved[:0])
 			if err := emit(ld.h, false); err != nil {
 				return err
 			}
@@ -124,8 +129,9 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 
 // cut keeps in ld.h.Events what belongs to the chunk ending before t and
 // returns the rest (appended to moved): each key's events from its cut
-// on, and any operation still in flight.
-func (ld *loader) cut(q Quiescence, t int64, moved []Event) []Event {
+// on, and any operation still in flight. It remembers every id of the
+// chunk, so one invoked again later is still reported.
+func (ld *loader) cut(q Quiescence, moved []Event) []Event {
 	cuts := map[string]int64{}
 	kept := ld.h.Events[:0]
 	for _, e := range ld.h.Events {
@@ -134,15 +140,16 @@ func (ld *loader) cut(q Quiescence, t int64, moved []Event) []Event {
 		if e.Key != "" && !next {
 			at, ok := cuts[e.Key]
 			if !ok {
-				at = q.KeyCut(e.Key, t)
+				at = q.KeyCut(e.Key)
 				cuts[e.Key] = at
 			}
-			next = e.Call >= at
+			next = e.ID >= at
 		}
 		if next {
 			moved = append(moved, e)
 		} else {
 			kept = append(kept, e)
+			ld.earlier.add(e.ID)
 		}
 	}
 	ld.h.Events = kept

@@ -93,6 +93,7 @@ type loader struct {
 	byID     opIndex
 	inFlight map[int]flight
 	nextID   int64 // past every id of the chunks read (ReadChunks)
+	earlier  idSet // the ids of the chunks read (ReadChunks)
 }
 
 func (ld *loader) bad(n int, format string, args ...any) error {
@@ -109,7 +110,7 @@ func (ld *loader) apply(l *line, n int) error {
 	}
 	switch l.Phase {
 	case phaseCall, phasePoint:
-		if _, dup := ld.byID.get(l.Op); dup {
+		if _, dup := ld.byID.get(l.Op); dup || ld.earlier.has(l.Op) {
 			return ld.bad(n, "op %d invoked twice", l.Op)
 		}
 		e := Event{ID: l.Op, Kind: l.Kind, Client: l.Client, Key: l.Key, Token: l.Token, Fence: l.Fence,
@@ -182,6 +183,35 @@ func decodeStrict(b []byte, v any) error {
 // foreground kinds are what a client itself does, one at a time.
 func foreground(k Kind) bool {
 	return k == Acquire || k == Release || k == Read || k == Write
+}
+
+// idSet is a set of op ids: a bit each for the dense ids a recorder
+// writes, a map for others.
+type idSet struct {
+	bits   []uint64
+	sparse map[int64]bool
+}
+
+func (s *idSet) add(id int64) {
+	if id >= 0 && id < 1<<36 {
+		if w := int(id >> 6); w >= len(s.bits) {
+			s.bits = append(s.bits, make([]uint64, w+1-len(s.bits))...)
+		}
+		s.bits[id>>6] |= 1 << (id & 63)
+		return
+	}
+	if s.sparse == nil {
+		s.sparse = map[int64]bool{}
+	}
+	s.sparse[id] = true
+}
+
+func (s *idSet) has(id int64) bool {
+	if id >= 0 && id < 1<<36 {
+		w := int(id >> 6)
+		return w < len(s.bits) && s.bits[w]&(1<<(id&63)) != 0
+	}
+	return s.sparse[id]
 }
 
 // opIndex maps op ids to event positions. A recorder numbers ops from 0 in
