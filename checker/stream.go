@@ -76,6 +76,7 @@ func checkChunks(ctx context.Context, opts FileOptions, read chunkReader) (*Repo
 	var sum FileSummary
 	var acc *Report
 	c := newCarry()
+	c.maxViolations = opts.MaxViolations
 	q := &quiet{keys: map[string]*keyState{}}
 	var spent time.Duration
 	header, err := read(q, history.ChunkOptions{MinEvents: opts.ChunkEvents}, func(h *history.History, last bool) error {
@@ -197,12 +198,15 @@ type carry struct {
 	windows    []history.Event
 	moments    map[int64]string
 	candidates map[int64]history.Event // windows a kept violation may be put down to
+	noted      map[Property]int        // violations whose windows are among the candidates
+	// maxViolations is Options.MaxViolations: no more are kept per property.
+	maxViolations int
 }
 
 func newCarry() *carry {
 	return &carry{counter: map[string]carried{}, fences: map[string]history.Event{}, recent: map[string][]history.Event{},
 		holds: map[string][]Hold{}, trying: map[ck]int64{}, lastTry: map[ck]int64{}, heldUntil: map[string]int64{},
-		clients: map[int]bool{}, moments: map[int64]string{}, candidates: map[int64]history.Event{}}
+		clients: map[int]bool{}, moments: map[int64]string{}, candidates: map[int64]history.Event{}, noted: map[Property]int{}}
 }
 
 // keptWindows is how many of the latest fault windows cross a cut.
@@ -228,6 +232,12 @@ func (c *carry) keepWindows(evs []history.Event, results []Result, ttl time.Dura
 	all := append(slices.Clip(c.windows), windows...)
 	slack := incidentSlack(ttl)
 	for _, r := range results {
+		// Incidents are made of the violations the report keeps: each
+		// property's first MaxViolations, in file order.
+		if c.noted[r.Property] >= c.maxViolations {
+			continue
+		}
+		c.noted[r.Property] += len(r.Violations)
 		for _, v := range r.Violations {
 			for _, w := range all {
 				if w.Call <= v.At && w.Return+slack >= v.At {

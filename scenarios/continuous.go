@@ -31,7 +31,7 @@ type streamer struct {
 	after int64 // how long after a window closes it is judged
 	back  int64 // how far before a window its judgment may look
 
-	judged map[int64]bool // windows ruled on, by op id
+	judged map[int64]int64 // windows ruled on (op id: call), until trimmed
 
 	failed   atomic.Bool // the checker has seen a decisive violation
 	stop     chan struct{}
@@ -53,7 +53,7 @@ func startStreamer(ctx context.Context, p *Plan, part Part, rec *history.Recorde
 	}
 	ttl, work := int64(p.Scenario.TTL), int64(p.Scenario.WorkMax)
 	s := &streamer{p: p, rec: rec, after: 4*ttl + int64(2*time.Second), back: 4*(ttl+work) + int64(2*time.Second),
-		judged: map[int64]bool{}, stop: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{}),
+		judged: map[int64]int64{}, stop: make(chan struct{}), stopped: make(chan struct{}), done: make(chan struct{}),
 		written: make(chan struct{})}
 	go func() {
 		defer close(s.done)
@@ -107,11 +107,12 @@ func (s *streamer) judge(until int64) {
 	var due []faults.Judgment
 	for _, j := range faults.Judge(snap, s.p.Scenario.TTL) {
 		w := j.Window
+		_, done := s.judged[w.ID]
 		switch {
-		case s.judged[w.ID]:
+		case done:
 		case w.Return <= until:
 			due = append(due, j)
-			s.judged[w.ID] = true
+			s.judged[w.ID] = w.Call
 		default:
 			oldest = min(oldest, w.Call)
 		}
@@ -122,7 +123,13 @@ func (s *streamer) judge(until int64) {
 		}
 	}
 	faults.Record(s.rec, due)
-	s.rec.Trim(oldest - s.back)
+	cut := oldest - s.back
+	s.rec.Trim(cut)
+	for id, call := range s.judged { // gone from the recorder: never seen again
+		if call < cut {
+			delete(s.judged, id)
+		}
+	}
 }
 
 // judgeRest judges the windows left, once the workload and the faults
