@@ -76,6 +76,9 @@ func lookupNode(addr string) *Node {
 func (n *Node) boot() {
 	n.mr = miniredis.NewMiniRedis()
 	n.mr.ClockTTL(true)
+	if nativeScriptsOn {
+		installNativeScripts(n.mr)
+	}
 	n.state = faults.NodeRunning
 }
 
