@@ -357,19 +357,14 @@ func plainConn(c *server.Peer) bool {
 		v.FieldByIndex(private.subscriber).IsNil() && v.FieldByIndex(private.selDB).Int() == 0
 }
 
-// installNativeScripts sets mr's pre-command hook to run known scripts
-// natively; it starts mr's server (a connection dialed and closed). False
-// when native scripts are off: mr is then untouched but for the dial.
+// installNativeScripts sets the pre-command hook of mr's server (started:
+// a connection was dialed) to run known scripts natively. False when
+// native scripts are off: mr is then untouched.
 func installNativeScripts(mr *miniredis.Miniredis) bool {
-	if !learnPrivate() {
-		return false
-	}
-	conn, err := mr.Dial()
-	if err != nil {
-		return false
-	}
-	_ = conn.Close()
 	srv := mr.Server()
+	if srv == nil || !learnPrivate() {
+		return false
+	}
 	self := reflect.ValueOf(mr).Elem()
 	srv.SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
 		if cmd != "EVALSHA" || len(args) < 2 {

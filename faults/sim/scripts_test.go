@@ -221,6 +221,9 @@ func compareRandomOps(t *testing.T, rng *rand.Rand, shas []string, srcs map[stri
 	defer lua.Close()
 	native.ClockTTL(true)
 	lua.ClockTTL(true)
+	if c, err := native.Dial(); err == nil { // start its server
+		_ = c.Close()
+	}
 	if !installNativeScripts(native) {
 		t.Fatal("native scripts are off: miniredis's private state is not what scripts.go expects")
 	}
