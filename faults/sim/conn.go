@@ -211,6 +211,11 @@ func (e *end) Write(b []byte) (int, error) {
 			return 0, nil
 		}
 		ch := chunk{data: append([]byte(nil), b...), at: time.Now()}
+		select { // the queue has room: no deadline to wait under
+		case e.out <- ch:
+			return len(b), nil
+		default:
+		}
 		expired, changed, stop := e.wd.wait()
 		select {
 		case e.out <- ch:
@@ -267,7 +272,8 @@ func (simAddr) String() string  { return "sim" }
 type deadline struct {
 	mu      sync.Mutex
 	t       time.Time
-	changed chan struct{}
+	changed chan struct{} // closed by set while waiting is true
+	waiting bool
 	timer   *time.Timer
 }
 
@@ -280,8 +286,11 @@ func (d *deadline) set(t time.Time) {
 		return
 	}
 	d.t = t
-	close(d.changed)
-	d.changed = make(chan struct{})
+	if d.waiting { // go-redis sets deadlines before it reads, not during
+		close(d.changed)
+		d.changed = make(chan struct{})
+		d.waiting = false
+	}
 }
 
 // passed reports whether the deadline is set and not in the future.
@@ -298,6 +307,7 @@ func (d *deadline) passed() bool {
 func (d *deadline) wait() (<-chan time.Time, <-chan struct{}, func()) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.waiting = true
 	if d.t.IsZero() {
 		return nil, d.changed, func() {}
 	}
