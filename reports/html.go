@@ -7,8 +7,10 @@ import (
 	"hash/fnv"
 	"html/template"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
@@ -75,17 +77,39 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 	}
 	res := &HTMLResult{}
 	links := map[*results.Cell]string{}
+	var todo []*results.Cell
 	for _, c := range s.Cells {
 		if c.Outcome == results.Skipped && c.History == "" {
 			continue
 		}
-		rel := cellPageName(c, s.Repeat > 1)
-		page := filepath.Join(dir, rel)
-		if err := writeCellPage(page, dir, s, c, opts); err != nil {
-			return nil, err
+		todo = append(todo, c)
+	}
+	// Pages are independent (each re-reads and re-checks its history):
+	// written on every core, a sweep's thousands of pages take a fraction
+	// of the time; the list keeps the cells' order.
+	pages := make([]string, len(todo))
+	errs := make([]error, len(todo))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(todo)) {
+		wg.Go(func() {
+			for i := range next {
+				pages[i] = filepath.Join(dir, cellPageName(todo[i], s.Repeat > 1))
+				errs[i] = writeCellPage(pages[i], dir, s, todo[i], opts)
+			}
+		})
+	}
+	for i := range todo {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for i, c := range todo {
+		if errs[i] != nil {
+			return nil, errs[i]
 		}
-		links[c] = filepath.ToSlash(rel)
-		res.Pages = append(res.Pages, page)
+		links[c] = filepath.ToSlash(cellPageName(c, s.Repeat > 1))
+		res.Pages = append(res.Pages, pages[i])
 	}
 	index := filepath.Join(dir, "index.html")
 	var buf bytes.Buffer

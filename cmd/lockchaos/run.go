@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/debug"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -80,6 +81,14 @@ func cmdRun(f *runFlags, rest, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	if f.cpuProfile != "" {
+		stop, err := startCPUProfile(f.cpuProfile)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos run: --cpuprofile: %v\n", err)
+			return exitHarness
+		}
+		defer stop()
+	}
 	set := runSettings{args: args, cells: cells, seed: f.seed, out: f.out, repeat: f.repeat, sameSeed: f.sameSeed, parallel: f.parallel, asJSON: f.asJSON,
 		duration: f.duration, clients: f.clients, budget: f.budget, files: f.files, toxAPI: f.toxAPI, timeScale: f.timeScale,
 		maxDuration: f.maxDuration, partLength: f.partLength, inParts: f.inParts, floor: f.floor, shard: shardLabel}
@@ -95,6 +104,23 @@ func cmdRun(f *runFlags, rest, args []string, stdout, stderr io.Writer) int {
 		defer c.Close()
 	}
 	return execute(set, be, redisVersion, stdout, stderr)
+}
+
+// startCPUProfile profiles the process's CPU into path until the returned
+// function is called.
+func startCPUProfile(path string) (func(), error) {
+	fh, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(fh); err != nil {
+		_ = fh.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		_ = fh.Close()
+	}, nil
 }
 
 // runSimulated runs the cells on the simulated backend, with the real

@@ -21,6 +21,7 @@ type runFlags struct {
 	inParts                                   bool
 	timeScale                                 float64
 	backend, image, out, shard, toxAPI        string
+	cpuProfile                                string
 	replayOn                                  string
 	asJSON, sameSeed                          bool
 	floor                                     scenarios.FloorOverride
@@ -51,6 +52,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.DurationVar(&f.maxDuration, "max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
 	fs.DurationVar(&f.partLength, "part-length", 0, "a cell longer than this is long: one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
 	fs.BoolVar(&f.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, each with its own pods, history and check, a TTL's pause between")
+	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this `file` (go tool pprof), e.g. to see what a simulated sweep spends its time on")
 	fs.Var(optInt{&f.floor.MinExercised}, "min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
 	fs.Var(optInt{&f.floor.MinCycles}, "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
 	fs.Var(optFloat{&f.floor.MaxIndefinite}, "max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
@@ -70,5 +72,6 @@ func (f *runFlags) complete(c *cobra.Command) {
 	})))
 	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
 	must(c.MarkFlagDirname("out"))
+	must(c.MarkFlagFilename("cpuprofile"))
 	noCompletionForTheRest(c)
 }

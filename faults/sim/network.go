@@ -114,22 +114,16 @@ func (w *wire) dial(context.Context) (net.Conn, error) {
 	if stopped {
 		return nil, errRefused
 	}
-	client, mine := net.Pipe()
 	node := lookupNode(upstream)
-	var server net.Conn
-	var err error = errRefused
-	if node != nil {
-		server, err = node.dial()
-	}
-	if err != nil {
+	c := newConn(w, node)
+	if node == nil || !node.serve(c.server) {
 		// As toxiproxy does: the link itself accepts, and closes the
 		// connection when its upstream refuses. The client sees a dial
 		// that worked and then EOF, not a dial error (which would trip
 		// go-redis's dial breaker, as it never trips through a proxy).
-		_ = mine.Close()
-		return client, nil
+		c.close()
+		return c.client, nil
 	}
-	c := newConn(w, node, mine, server)
 	w.mu.Lock()
 	if w.stopped { // stopped while we dialed
 		w.mu.Unlock()
@@ -139,7 +133,7 @@ func (w *wire) dial(context.Context) (net.Conn, error) {
 	w.conns[c] = struct{}{}
 	w.mu.Unlock()
 	c.start()
-	return client, nil
+	return c.client, nil
 }
 
 // onStream is what the toxics do to one stream right now.

@@ -76,6 +76,14 @@ func lookupNode(addr string) *Node {
 func (n *Node) boot() {
 	n.mr = miniredis.NewMiniRedis()
 	n.mr.ClockTTL(true)
+	// A connection dialed and closed starts the instance's server (links
+	// hand it their ends with ServeConn).
+	if c, err := n.mr.Dial(); err == nil {
+		_ = c.Close()
+	}
+	if nativeScriptsOn {
+		installNativeScripts(n.mr)
+	}
 	n.state = faults.NodeRunning
 }
 
@@ -209,6 +217,24 @@ func (n *Node) dial() (net.Conn, error) {
 		return nil, &net.OpError{Op: "dial", Net: "tcp", Err: syscall.ECONNREFUSED}
 	}
 	return mr.Dial()
+}
+
+// serve has the instance serve one end of a link's connection; false
+// while the node is down. Under mu, so a Kill either comes after (and
+// its Close closes the connection) or before (and this refuses): never a
+// connection served by an instance already closed.
+func (n *Node) serve(c net.Conn) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.mr == nil {
+		return false
+	}
+	srv := n.mr.Server()
+	if srv == nil {
+		return false
+	}
+	srv.ServeConn(c)
+	return true
 }
 
 // Do implements faults.RedisNode: one command on a connection of its own,

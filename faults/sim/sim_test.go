@@ -3,6 +3,8 @@ package sim
 import (
 	"context"
 	"errors"
+	"io"
+	"os"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -218,4 +220,73 @@ func TestForwardClockJumpLapsesKeys(t *testing.T) {
 // crossings of WireLatency ± WireJitter).
 func rtt(took, extra time.Duration) bool {
 	return took >= extra+2*(WireLatency-WireJitter) && took <= extra+2*(WireLatency+WireJitter)
+}
+
+// A link's ends behave as net.Pipe's do: deadlines in virtual time (also
+// one set while a Read waits), io.EOF after the other end closed,
+// io.ErrClosedPipe after this one did, and every write delivered once,
+// in order, one wire crossing later.
+func TestConnEndsAreNetConns(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		nw := NewNetwork()
+		defer nw.Close()
+		l, err := nw.NewLink("c->n", "10.9.9.9:6379")
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := nw.links[l.Addr()]
+		c := newConn(w, &Node{})
+		w.conns[c] = struct{}{}
+		c.start()
+		cl, sv := c.client, c.server
+
+		start := time.Now()
+		_ = cl.SetReadDeadline(start.Add(30 * time.Millisecond))
+		buf := make([]byte, 8)
+		if _, err := cl.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(start) != 30*time.Millisecond {
+			t.Fatalf("read past its deadline: %v after %v", err, time.Since(start))
+		}
+		go func() {
+			time.Sleep(10 * time.Millisecond)
+			_ = cl.SetReadDeadline(time.Now().Add(5 * time.Millisecond)) // while the Read waits
+		}()
+		start = time.Now()
+		_ = cl.SetReadDeadline(time.Time{})
+		if _, err := cl.Read(buf); !errors.Is(err, os.ErrDeadlineExceeded) || time.Since(start) != 15*time.Millisecond {
+			t.Fatalf("a deadline set during a Read: %v after %v, want a timeout after 15ms", err, time.Since(start))
+		}
+		_ = cl.SetReadDeadline(time.Time{})
+
+		for _, msg := range []string{"one", "two", "three"} {
+			if n, err := cl.Write([]byte(msg)); n != len(msg) || err != nil {
+				t.Fatal(n, err)
+			}
+		}
+		start = time.Now()
+		var got []byte
+		for len(got) < len("onetwothree") {
+			n, err := sv.Read(buf[:4])
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, buf[:n]...)
+		}
+		if string(got) != "onetwothree" || time.Since(start) > WireLatency+WireJitter {
+			t.Fatalf("server read %q after %v", got, time.Since(start))
+		}
+		if _, err := cl.Write(nil); err != nil {
+			t.Fatalf("empty write: %v", err)
+		}
+
+		_ = sv.Close()
+		if _, err := cl.Read(buf); err != io.EOF {
+			t.Fatalf("read after the other end closed: %v, want EOF", err)
+		}
+		if _, err := sv.Read(buf); err != io.ErrClosedPipe {
+			t.Fatalf("read after closing: %v, want ErrClosedPipe", err)
+		}
+		if _, err := cl.Write([]byte("x")); err != io.ErrClosedPipe {
+			t.Fatalf("write after close: %v, want ErrClosedPipe", err)
+		}
+	})
 }

@@ -1,6 +1,8 @@
 package history
 
 import (
+	"encoding/json"
+	"math/rand/v2"
 	"reflect"
 	"testing"
 )
@@ -31,6 +33,51 @@ func TestFastLineParserAgreesWithEncodingJSON(t *testing.T) {
 		var l line
 		if err := parseLine([]byte(s), &l, map[string]string{}); err == nil {
 			t.Errorf("%s: the fast parser accepted it; the strict decoder must judge it", s)
+		}
+	}
+}
+
+// TestAppendLineIsJSONMarshal: the recorder's encoder writes every line
+// byte for byte as json.Marshal does: random fields, every kind and
+// outcome, strings json.Marshal escapes (quotes, control characters, HTML
+// characters, non-ASCII, invalid UTF-8), empty and nil targets, zero and
+// nil values; and hands unnamed kinds and outcomes to it.
+func TestAppendLineIsJSONMarshal(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	strs := []string{"", "order:1", "94169ca2c268ab31c14299285f6b3923", `say "hi"`, `back\slash`, "tab\there", "nl\n", "<a&b>",
+		"é ok", "\xff\xfe", "\u2028", "del\x7f", "client0->node0", "delay=450ms", "i/o timeout"}
+	str := func() string { return strs[rng.IntN(len(strs))] }
+	for i := range 20000 {
+		l := line{Op: rng.Int64N(1 << 40), Phase: []string{phaseCall, phaseReturn, phasePoint}[rng.IntN(3)], T: rng.Int64N(1<<50) - 1<<20,
+			Kind: Kind(rng.IntN(len(kindNames))), Client: rng.IntN(20) - 1, Key: str(), Token: str(), Outcome: Outcome(rng.IntN(len(outcomeNames))),
+			Err: str(), Fault: str(), Detail: str()}
+		if rng.IntN(2) == 0 {
+			l.Fence = rng.Uint64() >> rng.IntN(64)
+		}
+		if rng.IntN(3) > 0 {
+			v := rng.Int64N(100) - 50
+			l.Value = &v
+		}
+		switch rng.IntN(3) {
+		case 0:
+			l.Targets = []string{}
+		case 1:
+			for range 1 + rng.IntN(3) {
+				l.Targets = append(l.Targets, str())
+			}
+		}
+		want, err := json.Marshal(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := appendLine([]byte("junk"), l)
+		if !ok || string(got) != "junk"+string(want) {
+			t.Fatalf("line %d %+v:\n got %s (ok %v)\nwant %s", i, l, got, ok, want)
+		}
+	}
+	for _, l := range []line{{Kind: Kind(len(kindNames))}, {Outcome: Outcome(200)}} {
+		if _, ok := appendLine(nil, l); ok {
+			t.Errorf("%+v: encoded, want it left to json.Marshal (which refuses it)", l)
 		}
 	}
 }
