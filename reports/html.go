@@ -51,6 +51,12 @@ type HTMLOptions struct {
 	Width int
 	// HistoryBase resolves relative history paths. Default: the output dir.
 	HistoryBase string
+	// AllPages writes a page for every run. By default a sweep (Repeat >
+	// 1) gets pages for the runs that did not meet their expectation and
+	// for the first run of each cell: pages for thousands of passing
+	// schedules cost gigabytes and a tenth of a sweep's CPU, and `lockchaos
+	// report --all-pages DIR` renders them from the histories later.
+	AllPages bool
 }
 
 // HTMLResult lists what WriteHTML wrote.
@@ -58,6 +64,9 @@ type HTMLResult struct {
 	Index   string
 	Pages   []string
 	Elapsed time.Duration
+	// Unpaged counts the met runs of a sweep given no page (see
+	// HTMLOptions.AllPages).
+	Unpaged int
 }
 
 // WriteHTML writes index.html (the matrix) and one page per cell run under
@@ -78,8 +87,15 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 	res := &HTMLResult{}
 	links := map[*results.Cell]string{}
 	var todo []*results.Cell
+	seen := map[[2]string]bool{}
 	for _, c := range s.Cells {
 		if c.Outcome == results.Skipped && c.History == "" {
+			continue
+		}
+		first := !seen[[2]string{c.Scenario, c.Lock}]
+		seen[[2]string{c.Scenario, c.Lock}] = true
+		if s.Repeat > 1 && !opts.AllPages && c.Outcome == results.Met && !first {
+			res.Unpaged++
 			continue
 		}
 		todo = append(todo, c)

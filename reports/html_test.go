@@ -302,3 +302,36 @@ func cellPageOf(t *testing.T, name string) string {
 	t.Fatalf("no cell page named like %q in %v", name, res.Pages)
 	return ""
 }
+
+// A sweep's met runs get no page but the first of each cell; a run that
+// missed its expectation always gets one, and --all-pages writes them all.
+func TestSweepPagesTheRunsWorthReading(t *testing.T) {
+	dir := t.TempDir()
+	b, err := os.ReadFile(filepath.Join("..", "checker", "testdata", "pass.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "pass.jsonl"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := &reports.Summary{Format: reports.FormatVersion, Seed: 1, Repeat: 4}
+	for i, out := range []results.Outcome{results.Met, results.Met, results.Regression, results.Met} {
+		s.Cells = append(s.Cells, &results.Cell{Scenario: "baseline", Lock: "token", Expect: results.Safe, Verdict: "pass",
+			Outcome: out, History: "pass.jsonl", RunSeed: int64(i + 1)})
+	}
+	s.Tally()
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pages) != 2 || res.Unpaged != 2 || !strings.Contains(res.Pages[1], "seed3") {
+		t.Fatalf("pages %v, %d unpaged: want the first run's and the regression's", res.Pages, res.Unpaged)
+	}
+	res, err = reports.WriteHTML(dir, s, reports.HTMLOptions{AllPages: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Pages) != 4 || res.Unpaged != 0 {
+		t.Fatalf("--all-pages: %d pages, %d unpaged", len(res.Pages), res.Unpaged)
+	}
+}

@@ -135,7 +135,11 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 		printReplays(stdout, sum.Replays)
 		fmt.Fprintf(stdout, "\nwrote %s, %s", jsonPath, junitPath)
 		if html != nil {
-			fmt.Fprintf(stdout, ", %s (+%d cell pages, rendered in %s)", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
+			fmt.Fprintf(stdout, ", %s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
+			if html.Unpaged > 0 {
+				fmt.Fprintf(stdout, "; %d met runs without one: lockchaos report --all-pages %s", html.Unpaged, s.out)
+			}
+			fmt.Fprint(stdout, ")")
 		}
 		fmt.Fprintln(stdout)
 	}

@@ -31,11 +31,12 @@ Flags:
 
 func newReportCmd(cl *cli) *cobra.Command {
 	var out, markdown string
+	var allPages bool
 	c := &cobra.Command{
 		Use: "report DIR...", Short: "rebuild the HTML reports (merging shards)", Long: reportUsage,
 		Args: cobra.ArbitraryArgs, // report words its own "want at least one results directory"
 		RunE: func(_ *cobra.Command, dirs []string) error {
-			return done(cmdReport(dirs, out, markdown, cl.stdout, cl.stderr))
+			return done(cmdReport(dirs, out, markdown, allPages, cl.stdout, cl.stderr))
 		},
 		ValidArgsFunction: func(*cobra.Command, []string, string) ([]cobra.Completion, cobra.ShellCompDirective) {
 			return nil, cobra.ShellCompDirectiveFilterDirs
@@ -44,12 +45,13 @@ func newReportCmd(cl *cli) *cobra.Command {
 	fs := c.Flags()
 	fs.StringVar(&out, "out", "", "where to write the HTML (default: the first DIR)")
 	fs.StringVar(&markdown, "markdown", "", "write the lock x scenario table into this Markdown file's markers (- for stdout) instead of HTML")
+	fs.BoolVar(&allPages, "all-pages", false, "a page for every run of a sweep, not only for the runs that missed their expectation and the first of each cell")
 	must(c.MarkFlagDirname("out"))
 	must(c.MarkFlagFilename("markdown", "md"))
 	return c
 }
 
-func cmdReport(dirs []string, out, markdown string, stdout, stderr io.Writer) int {
+func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 {
 		fmt.Fprintln(stderr, "lockchaos report: want at least one results directory\nRun 'lockchaos report --help' for its flags.")
 		return exitUsage
@@ -80,7 +82,7 @@ func cmdReport(dirs []string, out, markdown string, stdout, stderr io.Writer) in
 		fmt.Fprintf(stdout, "wrote the table into %s\n", markdown)
 		return exitOK
 	}
-	res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages})
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
 		return exitHarness
@@ -91,6 +93,10 @@ func cmdReport(dirs []string, out, markdown string, stdout, stderr io.Writer) in
 			return exitHarness
 		}
 	}
-	fmt.Fprintf(stdout, "wrote %s and %d cell page(s) in %s\n", res.Index, len(res.Pages), res.Elapsed.Round(1e6))
+	fmt.Fprintf(stdout, "wrote %s and %d cell page(s) in %s", res.Index, len(res.Pages), res.Elapsed.Round(1e6))
+	if res.Unpaged > 0 {
+		fmt.Fprintf(stdout, " (%d met runs without a page: --all-pages)", res.Unpaged)
+	}
+	fmt.Fprintln(stdout)
 	return exitOK
 }
