@@ -71,8 +71,8 @@ func serve(name string) error {
 	if err != nil {
 		return err
 	}
-	out := &writer{enc: json.NewEncoder(os.Stdout)}
-	out.send(map[string]any{"hello": "lockchaos-driver", "version": 1, "name": "lockchaos " + name})
+	out := &writer{f: os.Stdout}
+	out.hello("lockchaos " + name)
 	leases := map[int64]lockimpl.Lease{}
 	var next int64
 	in := bufio.NewScanner(os.Stdin)
@@ -86,26 +86,26 @@ func serve(name string) error {
 		case "acquire":
 			l, err := locker.Acquire(ctx, r.Key)
 			if err != nil {
-				out.answer(r.ID, err, lockimpl.ErrNotAcquired, nil)
+				out.answer(r.ID, err, lockimpl.ErrNotAcquired)
 				break
 			}
 			next++
 			leases[next] = l
-			out.send(map[string]any{"id": r.ID, "result": "ok", "lease": next, "token": l.Token(), "fence": l.Fence()})
+			out.granted(r.ID, next, l.Token(), l.Fence())
 			if lost := l.Lost(); lost != nil {
 				id := next
-				go func() { <-lost; out.send(map[string]any{"lost": id}) }()
+				go func() { <-lost; out.lost(id) }()
 			}
 		case "release":
 			l := leases[r.Lease]
 			delete(leases, r.Lease)
 			if l == nil {
-				out.send(map[string]any{"id": r.ID, "result": "refused"})
+				out.answer(r.ID, lockimpl.ErrNotHeld, lockimpl.ErrNotHeld)
 				break
 			}
-			out.answer(r.ID, l.Release(ctx), lockimpl.ErrNotHeld, nil)
+			out.answer(r.ID, l.Release(ctx), lockimpl.ErrNotHeld)
 		default:
-			out.send(map[string]any{"id": r.ID, "result": "error", "error": "unknown op " + r.Op})
+			out.answer(r.ID, errors.New("unknown op "+r.Op), nil)
 		}
 		cancel()
 	}
@@ -115,31 +115,66 @@ func serve(name string) error {
 	return in.Err()
 }
 
-// writer serialises lines: answers and unsolicited lost notices.
+// writer writes the protocol's lines, one write each, serialised:
+// answers and unsolicited lost notices. The lines have fixed shapes and
+// are built by hand into one buffer (encoding/json over a map reflects,
+// sorts and allocates for every answer).
 type writer struct {
 	mu  sync.Mutex
-	enc *json.Encoder
+	f   *os.File
+	buf []byte
 }
 
-func (w *writer) send(v any) {
+func (w *writer) line(build func(b []byte) []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_ = w.enc.Encode(v)
+	w.buf = append(build(append(w.buf[:0], '{')), '}', '\n')
+	_, _ = w.f.Write(w.buf)
+}
+
+func (w *writer) hello(name string) {
+	w.line(func(b []byte) []byte {
+		b = append(b, `"hello":"lockchaos-driver","version":1,"name":`...)
+		return appendString(b, name)
+	})
+}
+
+func (w *writer) granted(id, lease int64, token string, fence uint64) {
+	w.line(func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, `"id":`...), id, 10)
+		b = strconv.AppendInt(append(b, `,"result":"ok","lease":`...), lease, 10)
+		b = appendString(append(b, `,"token":`...), token)
+		return strconv.AppendUint(append(b, `,"fence":`...), fence, 10)
+	})
+}
+
+func (w *writer) lost(lease int64) {
+	w.line(func(b []byte) []byte { return strconv.AppendInt(append(b, `"lost":`...), lease, 10) })
 }
 
 // answer maps a lock's error to the protocol: nil ok, the definite
 // refusal refused, anything else an indefinite error.
-func (w *writer) answer(id int64, err, refusal error, extra map[string]any) {
-	m := map[string]any{"id": id, "result": "ok"}
-	switch {
-	case err == nil:
-	case errors.Is(err, refusal):
-		m["result"] = "refused"
-	default:
-		m["result"], m["error"] = "error", err.Error()
+func (w *writer) answer(id int64, err, refusal error) {
+	w.line(func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, `"id":`...), id, 10)
+		switch {
+		case err == nil:
+			return append(b, `,"result":"ok"`...)
+		case refusal != nil && errors.Is(err, refusal):
+			return append(b, `,"result":"refused"`...)
+		}
+		return appendString(append(b, `,"result":"error","error":`...), err.Error())
+	})
+}
+
+// appendString appends s as a JSON string: as it is when it needs no
+// escaping (tokens, most names), else as encoding/json escapes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
 	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	w.send(m)
+	return append(append(append(b, '"'), s...), '"')
 }
