@@ -27,8 +27,9 @@ import (
 // one); with eight pods on this 2-core machine the figure is throughput
 // under CPU saturation, where every extra process and pipe write competes
 // for the same two cores. cpu-ns/cycle is the CPU time the harness,
-// redis-server and the drivers spent per cycle, all told: on a shared
-// machine it moves less with the neighbours' load than the wall time.
+// redis-server and the drivers spent per cycle, all told (and then each
+// apart): on a shared machine it moves less with the neighbours' load
+// than the wall time.
 //
 //	go test -run '^$' -bench BenchmarkDriverCycle -benchtime 3s ./drivers/
 //
@@ -96,24 +97,37 @@ func benchCycles(b *testing.B, c *faults.Cluster, spec lockimpl.Spec, name strin
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	cpu := treeCPU() - cpu0
+	cpu1 := treeCPU()
 	b.StopTimer()
 	if n := failed.Load(); n > int64(b.N)/100 {
 		b.Fatalf("%d of %d cycles failed", n, b.N)
 	}
 	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "cycles/s")
 	b.ReportMetric(float64(elapsed.Nanoseconds())*float64(pods)/float64(b.N), "ns/pod-cycle")
-	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N), "cpu-ns/cycle")
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / float64(b.N) }
+	b.ReportMetric(per(cpu1.total()-cpu0.total()), "cpu-ns/cycle")
+	b.ReportMetric(per(cpu1.harness-cpu0.harness), "harness-cpu-ns/cycle")
+	b.ReportMetric(per(cpu1.redis-cpu0.redis), "redis-cpu-ns/cycle")
+	if name == "driver" {
+		b.ReportMetric(per(cpu1.drivers-cpu0.drivers), "driver-cpu-ns/cycle")
+	}
 }
 
-// treeCPU is the CPU time (user and system) used so far by this process
-// and every live descendant: the proxies, redis-server and the drivers.
-// On a shared machine it says what a cycle costs better than wall time,
+// cpuTimes is the CPU time (user and system) used so far by this process
+// (the harness and its proxies), its redis-server children and its other
+// descendants (the drivers).
+type cpuTimes struct{ harness, redis, drivers time.Duration }
+
+func (c cpuTimes) total() time.Duration { return c.harness + c.redis + c.drivers }
+
+// treeCPU reads the CPU times of this process and its live descendants.
+// On a shared machine they say what a cycle costs better than wall time,
 // which depends on what else runs.
-func treeCPU() time.Duration {
+func treeCPU() cpuTimes {
 	const tick = 10 * time.Millisecond // USER_HZ, 100 on Linux
 	type proc struct {
 		ppid  int
+		comm  string
 		ticks int64
 	}
 	procs := map[int]proc{}
@@ -128,20 +142,34 @@ func treeCPU() time.Duration {
 			continue
 		}
 		s := string(b)
-		f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
+		if open < 0 || end < open {
+			continue
+		}
+		f := strings.Fields(s[end+1:])
 		if len(f) < 13 {
 			continue
 		}
 		ppid, _ := strconv.Atoi(f[1])
 		utime, _ := strconv.ParseInt(f[11], 10, 64)
 		stime, _ := strconv.ParseInt(f[12], 10, 64)
-		procs[pid] = proc{ppid, utime + stime}
+		procs[pid] = proc{ppid, s[open+1 : end], utime + stime}
 	}
-	var total int64
+	me := os.Getpid()
+	var c cpuTimes
 	for pid, p := range procs {
-		for up := pid; up > 1; up = procs[up].ppid {
-			if up == os.Getpid() {
-				total += p.ticks
+		d := time.Duration(p.ticks) * tick
+		if pid == me {
+			c.harness += d
+			continue
+		}
+		for up := p.ppid; up > 1; up = procs[up].ppid {
+			if up == me {
+				if strings.HasPrefix(p.comm, "redis-server") {
+					c.redis += d
+				} else {
+					c.drivers += d
+				}
 				break
 			}
 			if _, ok := procs[up]; !ok {
@@ -149,5 +177,5 @@ func treeCPU() time.Duration {
 			}
 		}
 	}
-	return time.Duration(total) * tick
+	return c
 }
