@@ -3,7 +3,6 @@ package drivers
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -137,7 +136,7 @@ func (p *proc) hello(lines *bufio.Scanner) error {
 			return
 		}
 		var m message
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil || m.Hello != "lockchaos-driver" {
+		if err := decodeMessage(lines.Bytes(), &m); err != nil || m.Hello != "lockchaos-driver" {
 			got <- p.fail("first line is not a hello: %q", clip(lines.Text()))
 			return
 		}
@@ -161,7 +160,7 @@ func (p *proc) read(lines *bufio.Scanner) {
 	defer close(p.done)
 	for lines.Scan() {
 		var m message
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil || (m.ID == nil && m.Lost == nil) {
+		if err := decodeMessage(lines.Bytes(), &m); err != nil || (m.ID == nil && m.Lost == nil) {
 			p.fail("wrote a line that is not a protocol message: %q", clip(lines.Text()))
 			return
 		}
@@ -203,8 +202,7 @@ func (p *proc) call(ctx context.Context, r request) (message, error) {
 	p.pending[r.ID] = ch
 	hang := p.watchHang(r, time.Duration(r.TimeoutMS)*time.Millisecond+answerGrace)
 	p.mu.Unlock()
-	b, _ := json.Marshal(r)
-	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
+	if _, err := p.stdin.Write(appendRequest(make([]byte, 0, 128), r)); err != nil {
 		return message{}, p.fail("stdin closed: %v", err)
 	}
 	select {
