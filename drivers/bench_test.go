@@ -29,7 +29,9 @@ import (
 // for the same two cores. cpu-ns/cycle is the CPU time the harness,
 // redis-server and the drivers spent per cycle, all told (and then each
 // apart): on a shared machine it moves less with the neighbours' load
-// than the wall time.
+// than the wall time. *-switches/cycle count each part's context
+// switches: how often its threads slept and were woken, the cost a
+// process boundary adds.
 //
 //	go test -run '^$' -bench BenchmarkDriverCycle -benchtime 3s ./drivers/
 //
@@ -108,15 +110,24 @@ func benchCycles(b *testing.B, c *faults.Cluster, spec lockimpl.Spec, name strin
 	b.ReportMetric(per(cpu1.total()-cpu0.total()), "cpu-ns/cycle")
 	b.ReportMetric(per(cpu1.harness-cpu0.harness), "harness-cpu-ns/cycle")
 	b.ReportMetric(per(cpu1.redis-cpu0.redis), "redis-cpu-ns/cycle")
+	sw := func(n int64) float64 { return float64(n) / float64(b.N) }
+	b.ReportMetric(sw(cpu1.harnessSw-cpu0.harnessSw), "harness-switches/cycle")
+	b.ReportMetric(sw(cpu1.redisSw-cpu0.redisSw), "redis-switches/cycle")
 	if name == "driver" {
 		b.ReportMetric(per(cpu1.drivers-cpu0.drivers), "driver-cpu-ns/cycle")
+		b.ReportMetric(sw(cpu1.driversSw-cpu0.driversSw), "driver-switches/cycle")
 	}
 }
 
 // cpuTimes is the CPU time (user and system) used so far by this process
 // (the harness and its proxies), its redis-server children and its other
 // descendants (the drivers).
-type cpuTimes struct{ harness, redis, drivers time.Duration }
+type cpuTimes struct {
+	harness, redis, drivers time.Duration
+	// Context switches of every thread of these processes: how often they
+	// slept and were woken (or were preempted).
+	harnessSw, redisSw, driversSw int64
+}
 
 func (c cpuTimes) total() time.Duration { return c.harness + c.redis + c.drivers }
 
@@ -161,14 +172,17 @@ func treeCPU() cpuTimes {
 		d := time.Duration(p.ticks) * tick
 		if pid == me {
 			c.harness += d
+			c.harnessSw += switches(pid)
 			continue
 		}
 		for up := p.ppid; up > 1; up = procs[up].ppid {
 			if up == me {
 				if strings.HasPrefix(p.comm, "redis-server") {
 					c.redis += d
+					c.redisSw += switches(pid)
 				} else {
 					c.drivers += d
+					c.driversSw += switches(pid)
 				}
 				break
 			}
@@ -178,4 +192,20 @@ func treeCPU() cpuTimes {
 		}
 	}
 	return c
+}
+
+// switches sums the context switches of a process's threads.
+func switches(pid int) int64 {
+	var n int64
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	for _, t := range tasks {
+		b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/status", pid, t.Name()))
+		for _, l := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(l, ":"); ok && strings.HasSuffix(k, "ctxt_switches") {
+				x, _ := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+				n += x
+			}
+		}
+	}
+	return n
 }
