@@ -2,7 +2,10 @@
 // driver protocol (docs/driver-protocol.md), in a process of its own: the
 // same lock can then be paused by the in-process hook or by a real SIGSTOP
 // of its process, and compared. It is also the reference driver for
-// anyone writing one in another language.
+// anyone writing one in another language. At start it re-executes itself
+// in place with GODEBUG=schedtrace=2147483647, which keeps the Go
+// runtime's sysmon thread from costing a wake-up cascade on every request
+// (see sysmonDebug; GODEBUG=schedtrace=0 turns it off).
 //
 //	lockchaos run --lock-driver 'proc-token=lockchaos-driver --lock token'
 package main
