@@ -3,7 +3,6 @@ package drivers
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -137,7 +136,7 @@ func (p *proc) hello(lines *bufio.Scanner) error {
 			return
 		}
 		var m message
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil || m.Hello != "lockchaos-driver" {
+		if err := decodeMessage(lines.Bytes(), &m); err != nil || m.Hello != "lockchaos-driver" {
 			got <- p.fail("first line is not a hello: %q", clip(lines.Text()))
 			return
 		}
@@ -161,7 +160,7 @@ func (p *proc) read(lines *bufio.Scanner) {
 	defer close(p.done)
 	for lines.Scan() {
 		var m message
-		if err := json.Unmarshal(lines.Bytes(), &m); err != nil || (m.ID == nil && m.Lost == nil) {
+		if err := decodeMessage(lines.Bytes(), &m); err != nil || (m.ID == nil && m.Lost == nil) {
 			p.fail("wrote a line that is not a protocol message: %q", clip(lines.Text()))
 			return
 		}
@@ -189,6 +188,9 @@ func (p *proc) read(lines *bufio.Scanner) {
 // or the driver's failure. A request unanswered past its timeout plus
 // answerGrace (paused time aside) breaks the lock: a hung driver.
 func (p *proc) call(ctx context.Context, r request) (message, error) {
+	if dl, ok := ctx.Deadline(); ok {
+		r.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
+	}
 	p.mu.Lock()
 	if p.broken != nil {
 		p.mu.Unlock()
@@ -198,17 +200,14 @@ func (p *proc) call(ctx context.Context, r request) (message, error) {
 	r.ID = p.nextID
 	ch := make(chan message, 1)
 	p.pending[r.ID] = ch
+	hang := p.watchHang(r, time.Duration(r.TimeoutMS)*time.Millisecond+answerGrace)
 	p.mu.Unlock()
-	if dl, ok := ctx.Deadline(); ok {
-		r.TimeoutMS = max(time.Until(dl).Milliseconds(), 1)
-	}
-	b, _ := json.Marshal(r)
-	if _, err := p.stdin.Write(append(b, '\n')); err != nil {
+	if _, err := p.stdin.Write(appendRequest(make([]byte, 0, 128), r)); err != nil {
 		return message{}, p.fail("stdin closed: %v", err)
 	}
-	p.watchHang(r, time.Duration(r.TimeoutMS)*time.Millisecond+answerGrace)
 	select {
 	case m, ok := <-ch:
+		hang.Stop()
 		if !ok {
 			return message{}, p.brokenErr()
 		}
@@ -228,21 +227,25 @@ func (p *proc) call(ctx context.Context, r request) (message, error) {
 }
 
 // watchHang breaks the lock if request r is still unanswered after d of
-// unpaused time.
-func (p *proc) watchHang(r request, d time.Duration) {
-	time.AfterFunc(d, func() {
+// unpaused time. The caller holds p.mu, and stops the timer when the
+// answer comes (a request its caller gave up on stays watched): one left
+// running per answered request would fire seconds later, a goroutine
+// each, thousands a second in a busy cell.
+func (p *proc) watchHang(r request, d time.Duration) *time.Timer {
+	var t *time.Timer
+	t = time.AfterFunc(d, func() {
 		p.mu.Lock()
 		_, waiting := p.pending[r.ID]
 		excused := p.paused || time.Since(p.resumed) < d
+		if waiting && excused {
+			t.Reset(d)
+		}
 		p.mu.Unlock()
-		switch {
-		case !waiting:
-		case excused:
-			p.watchHang(r, d)
-		default:
+		if waiting && !excused {
 			p.fail("did not answer request %d (%s %s) within %v", r.ID, r.Op, r.Key, d)
 		}
 	})
+	return t
 }
 
 // fail records the first reason the lock is broken and returns the error.

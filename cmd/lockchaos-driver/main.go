@@ -2,7 +2,10 @@
 // driver protocol (docs/driver-protocol.md), in a process of its own: the
 // same lock can then be paused by the in-process hook or by a real SIGSTOP
 // of its process, and compared. It is also the reference driver for
-// anyone writing one in another language.
+// anyone writing one in another language. At start it re-executes itself
+// in place with GODEBUG=schedtrace=2147483647, which keeps the Go
+// runtime's sysmon thread from costing a wake-up cascade on every request
+// (see sysmonDebug; GODEBUG=schedtrace=0 turns it off).
 //
 //	lockchaos run --lock-driver 'proc-token=lockchaos-driver --lock token'
 package main
@@ -18,6 +21,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -34,12 +38,54 @@ type request struct {
 }
 
 func main() {
+	calmSysmon()
 	lock := flag.String("lock", "token", "built-in lock to serve: "+strings.Join(lockimpl.Names(), ", "))
 	flag.Parse()
 	if err := serve(*lock); err != nil {
 		fmt.Fprintln(os.Stderr, "lockchaos-driver:", err)
 		os.Exit(1)
 	}
+}
+
+// sysmonDebug keeps the Go runtime's sysmon thread out of deep sleep.
+//
+// A driver goes idle and wakes again several times per request (the
+// request, each Redis reply). Whenever every P is idle, sysmon sleeps
+// until the next system call wakes it, and then polls every 20 µs for at
+// least a millisecond: a futex wake and dozens of thread switches per
+// request, most of a driver's CPU time with eight pods on two cores
+// (docs/performance.md). With schedtrace set, sysmon never deep-sleeps
+// (runtime/proc.go: "sysmon should not enter deep sleep if schedtrace is
+// enabled") and backs off to one poll per 10 ms; a period of 2^31-1 ms
+// (24.8 days) keeps the trace itself quiet, but for one "SCHED" line on
+// stderr at start on a machine whose monotonic clock (uptime) is past
+// that. A GODEBUG that already sets schedtrace is left alone, so
+// GODEBUG=schedtrace=0 turns this off.
+const sysmonDebug = "schedtrace=2147483647"
+
+// calmSysmon re-executes the driver with sysmonDebug added to GODEBUG (the
+// runtime reads schedtrace only at start), in place: same process, same
+// group, same pipes, same parent-death signal. If that fails, the driver
+// runs as it is.
+func calmSysmon() {
+	godebug := os.Getenv("GODEBUG")
+	if strings.Contains(godebug, "schedtrace=") {
+		return
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return
+	}
+	if godebug != "" {
+		godebug += ","
+	}
+	env := []string{"GODEBUG=" + godebug + sysmonDebug}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GODEBUG=") {
+			env = append(env, kv)
+		}
+	}
+	_ = syscall.Exec(exe, os.Args, env)
 }
 
 func envMS(name string) time.Duration {
@@ -71,8 +117,8 @@ func serve(name string) error {
 	if err != nil {
 		return err
 	}
-	out := &writer{enc: json.NewEncoder(os.Stdout)}
-	out.send(map[string]any{"hello": "lockchaos-driver", "version": 1, "name": "lockchaos " + name})
+	out := &writer{f: os.Stdout}
+	out.hello("lockchaos " + name)
 	leases := map[int64]lockimpl.Lease{}
 	var next int64
 	in := bufio.NewScanner(os.Stdin)
@@ -86,26 +132,26 @@ func serve(name string) error {
 		case "acquire":
 			l, err := locker.Acquire(ctx, r.Key)
 			if err != nil {
-				out.answer(r.ID, err, lockimpl.ErrNotAcquired, nil)
+				out.answer(r.ID, err, lockimpl.ErrNotAcquired)
 				break
 			}
 			next++
 			leases[next] = l
-			out.send(map[string]any{"id": r.ID, "result": "ok", "lease": next, "token": l.Token(), "fence": l.Fence()})
+			out.granted(r.ID, next, l.Token(), l.Fence())
 			if lost := l.Lost(); lost != nil {
 				id := next
-				go func() { <-lost; out.send(map[string]any{"lost": id}) }()
+				go func() { <-lost; out.lost(id) }()
 			}
 		case "release":
 			l := leases[r.Lease]
 			delete(leases, r.Lease)
 			if l == nil {
-				out.send(map[string]any{"id": r.ID, "result": "refused"})
+				out.answer(r.ID, lockimpl.ErrNotHeld, lockimpl.ErrNotHeld)
 				break
 			}
-			out.answer(r.ID, l.Release(ctx), lockimpl.ErrNotHeld, nil)
+			out.answer(r.ID, l.Release(ctx), lockimpl.ErrNotHeld)
 		default:
-			out.send(map[string]any{"id": r.ID, "result": "error", "error": "unknown op " + r.Op})
+			out.answer(r.ID, errors.New("unknown op "+r.Op), nil)
 		}
 		cancel()
 	}
@@ -115,31 +161,66 @@ func serve(name string) error {
 	return in.Err()
 }
 
-// writer serialises lines: answers and unsolicited lost notices.
+// writer writes the protocol's lines, one write each, serialised:
+// answers and unsolicited lost notices. The lines have fixed shapes and
+// are built by hand into one buffer (encoding/json over a map reflects,
+// sorts and allocates for every answer).
 type writer struct {
 	mu  sync.Mutex
-	enc *json.Encoder
+	f   *os.File
+	buf []byte
 }
 
-func (w *writer) send(v any) {
+func (w *writer) line(build func(b []byte) []byte) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	_ = w.enc.Encode(v)
+	w.buf = append(build(append(w.buf[:0], '{')), '}', '\n')
+	_, _ = w.f.Write(w.buf)
+}
+
+func (w *writer) hello(name string) {
+	w.line(func(b []byte) []byte {
+		b = append(b, `"hello":"lockchaos-driver","version":1,"name":`...)
+		return appendString(b, name)
+	})
+}
+
+func (w *writer) granted(id, lease int64, token string, fence uint64) {
+	w.line(func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, `"id":`...), id, 10)
+		b = strconv.AppendInt(append(b, `,"result":"ok","lease":`...), lease, 10)
+		b = appendString(append(b, `,"token":`...), token)
+		return strconv.AppendUint(append(b, `,"fence":`...), fence, 10)
+	})
+}
+
+func (w *writer) lost(lease int64) {
+	w.line(func(b []byte) []byte { return strconv.AppendInt(append(b, `"lost":`...), lease, 10) })
 }
 
 // answer maps a lock's error to the protocol: nil ok, the definite
 // refusal refused, anything else an indefinite error.
-func (w *writer) answer(id int64, err, refusal error, extra map[string]any) {
-	m := map[string]any{"id": id, "result": "ok"}
-	switch {
-	case err == nil:
-	case errors.Is(err, refusal):
-		m["result"] = "refused"
-	default:
-		m["result"], m["error"] = "error", err.Error()
+func (w *writer) answer(id int64, err, refusal error) {
+	w.line(func(b []byte) []byte {
+		b = strconv.AppendInt(append(b, `"id":`...), id, 10)
+		switch {
+		case err == nil:
+			return append(b, `,"result":"ok"`...)
+		case refusal != nil && errors.Is(err, refusal):
+			return append(b, `,"result":"refused"`...)
+		}
+		return appendString(append(b, `,"result":"error","error":`...), err.Error())
+	})
+}
+
+// appendString appends s as a JSON string: as it is when it needs no
+// escaping (tokens, most names), else as encoding/json escapes it.
+func appendString(b []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+			q, _ := json.Marshal(s)
+			return append(b, q...)
+		}
 	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	w.send(m)
+	return append(append(append(b, '"'), s...), '"')
 }
