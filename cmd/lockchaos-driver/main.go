@@ -21,7 +21,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -38,54 +37,12 @@ type request struct {
 }
 
 func main() {
-	calmSysmon()
 	lock := flag.String("lock", "token", "built-in lock to serve: "+strings.Join(lockimpl.Names(), ", "))
 	flag.Parse()
 	if err := serve(*lock); err != nil {
 		fmt.Fprintln(os.Stderr, "lockchaos-driver:", err)
 		os.Exit(1)
 	}
-}
-
-// sysmonDebug keeps the Go runtime's sysmon thread out of deep sleep.
-//
-// A driver goes idle and wakes again several times per request (the
-// request, each Redis reply). Whenever every P is idle, sysmon sleeps
-// until the next system call wakes it, and then polls every 20 µs for at
-// least a millisecond: a futex wake and dozens of thread switches per
-// request, most of a driver's CPU time with eight pods on two cores
-// (docs/performance.md). With schedtrace set, sysmon never deep-sleeps
-// (runtime/proc.go: "sysmon should not enter deep sleep if schedtrace is
-// enabled") and backs off to one poll per 10 ms; a period of 2^31-1 ms
-// (24.8 days) keeps the trace itself quiet, but for one "SCHED" line on
-// stderr at start on a machine whose monotonic clock (uptime) is past
-// that. A GODEBUG that already sets schedtrace is left alone, so
-// GODEBUG=schedtrace=0 turns this off.
-const sysmonDebug = "schedtrace=2147483647"
-
-// calmSysmon re-executes the driver with sysmonDebug added to GODEBUG (the
-// runtime reads schedtrace only at start), in place: same process, same
-// group, same pipes, same parent-death signal. If that fails, the driver
-// runs as it is.
-func calmSysmon() {
-	godebug := os.Getenv("GODEBUG")
-	if strings.Contains(godebug, "schedtrace=") {
-		return
-	}
-	exe, err := os.Executable()
-	if err != nil {
-		return
-	}
-	if godebug != "" {
-		godebug += ","
-	}
-	env := []string{"GODEBUG=" + godebug + sysmonDebug}
-	for _, kv := range os.Environ() {
-		if !strings.HasPrefix(kv, "GODEBUG=") {
-			env = append(env, kv)
-		}
-	}
-	_ = syscall.Exec(exe, os.Args, env)
 }
 
 func envMS(name string) time.Duration {

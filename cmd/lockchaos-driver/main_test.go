@@ -1,13 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -63,57 +60,6 @@ func TestLinesAreTheProtocolsJSON(t *testing.T) {
 		}
 		if !reflect.DeepEqual(got, want[i]) {
 			t.Errorf("line %d %q:\n got %v\nwant %v", i+1, l, got, want[i])
-		}
-	}
-}
-
-// TestSysmonDebugInPlace: the driver re-executes itself with sysmonDebug
-// in GODEBUG, keeping the rest of GODEBUG, in the same process (the
-// harness signals its pid and process group), and leaves a GODEBUG that
-// sets schedtrace alone.
-func TestSysmonDebugInPlace(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lockchaos-driver")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	for godebug, want := range map[string]string{
-		"":               "GODEBUG=" + sysmonDebug,
-		"madvdontneed=1": "GODEBUG=madvdontneed=1," + sysmonDebug,
-		"schedtrace=0":   "GODEBUG=schedtrace=0",
-	} {
-		cmd := exec.Command(bin, "--lock", "token")
-		cmd.Env = append(os.Environ(), "LOCKCHAOS_ADDRS=127.0.0.1:1", "LOCKCHAOS_TTL_MS=1000", "GODEBUG="+godebug)
-		stdin, err := cmd.StdinPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		stdout, err := cmd.StdoutPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		hello, err := bufio.NewReader(stdout).ReadString('\n')
-		if err != nil || !strings.Contains(hello, `"hello":"lockchaos-driver"`) {
-			t.Fatalf("GODEBUG=%q: hello %q, %v", godebug, hello, err)
-		}
-		environ, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cmd.Process.Pid))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, kv := range strings.Split(string(environ), "\x00") {
-			if strings.HasPrefix(kv, "GODEBUG=") {
-				got = append(got, kv)
-			}
-		}
-		if len(got) != 1 || got[0] != want {
-			t.Errorf("GODEBUG=%q: the driver (pid %d, the one started) runs with %q, want %q", godebug, cmd.Process.Pid, got, want)
-		}
-		stdin.Close()
-		if err := cmd.Wait(); err != nil {
-			t.Errorf("GODEBUG=%q: %v", godebug, err)
 		}
 	}
 }
