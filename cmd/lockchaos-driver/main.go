@@ -2,10 +2,7 @@
 // driver protocol (docs/driver-protocol.md), in a process of its own: the
 // same lock can then be paused by the in-process hook or by a real SIGSTOP
 // of its process, and compared. It is also the reference driver for
-// anyone writing one in another language. At start it re-executes itself
-// in place with GODEBUG=schedtrace=2147483647, which keeps the Go
-// runtime's sysmon thread from costing a wake-up cascade on every request
-// (see sysmonDebug; GODEBUG=schedtrace=0 turns it off).
+// anyone writing one in another language.
 //
 //	lockchaos run --lock-driver 'proc-token=lockchaos-driver --lock token'
 package main
