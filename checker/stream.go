@@ -3,6 +3,7 @@ package checker
 import (
 	"cmp"
 	"context"
+	"fmt"
 	"io"
 	"maps"
 	"math"
@@ -112,6 +113,9 @@ func checkChunks(ctx context.Context, opts FileOptions, read chunkReader) (*Repo
 		return nil, sum, err
 	}
 	acc.finish(c, sum.End, q.faulty, header.TTL)
+	if size := cmp.Or(opts.ChunkEvents, history.DefaultChunkEvents); sum.LargestChunk > 4*size {
+		acc.Warnings = append(acc.Warnings, fmt.Sprintf("a chunk held %d events where the chunk size is %d: some key was not quiet (nobody holding it, nothing in flight) for that long, a hold never released or an operation that never returned, and memory followed it", sum.LargestChunk, size))
+	}
 	return acc, sum, nil
 }
 

@@ -93,13 +93,21 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	header := ld.h.Header
 	q.Start(header)
 	var moved []Event
+	// limit is the size at which the next cut is tried: MinEvents past
+	// what the last one moved on, so a key that is never quiet (all its
+	// events move on every time) costs one attempt per MinEvents events,
+	// not one per line.
+	limit := opts.MinEvents
 	apply := func(l *line, n int) error {
-		if l.Phase != phaseReturn && len(ld.h.Events) >= opts.MinEvents && l.T > ld.h.End && !q.Open() {
+		if l.Phase != phaseReturn && len(ld.h.Events) >= limit && l.T > ld.h.End && !q.Open() {
 			moved = ld.cut(q, moved[:0])
-			if err := emit(ld.h, false); err != nil {
-				return err
+			if len(ld.h.Events) > 0 {
+				if err := emit(ld.h, false); err != nil {
+					return err
+				}
 			}
 			ld.restart(moved)
+			limit = len(moved) + opts.MinEvents
 		}
 		if err := ld.apply(l, n); err != nil {
 			return err
