@@ -34,8 +34,14 @@ const episodeGap = 100 * time.Millisecond
 // one at all. (Windows in quick succession: a later one that harmed
 // nobody is not the cause of what the one before it set up.)
 func incidentsOf(h *history.History, evs []history.Event, results []Result) []Incident {
-	var windows []history.Event
 	moment := map[int64]string{}
+	return incidentsFrom(incidentViolations(results), windowsOf(evs, moment), moment, h.Header.TTL)
+}
+
+// windowsOf returns the fault windows among evs and adds to moment the
+// sentence of each judgment that found its window's dangerous moment.
+func windowsOf(evs []history.Event, moment map[int64]string) []history.Event {
+	var windows []history.Event
 	for _, e := range evs {
 		switch e.Kind {
 		case history.Fault:
@@ -46,7 +52,7 @@ func incidentsOf(h *history.History, evs []history.Event, results []Result) []In
 			}
 		}
 	}
-	return incidentsFrom(incidentViolations(results), windows, moment, h.Header.TTL)
+	return windows
 }
 
 // incidentViolations are the violations incidents are made of: the

@@ -98,16 +98,33 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carr
 	if h.End > 0 {
 		s.CyclesPerSecond = float64(s.Cycles) / (float64(h.End) / 1e9)
 	}
-	if len(lat) > 0 {
-		slices.Sort(lat)
-		s.AcquireP50 = lat[(len(lat)-1)*50/100]
-		s.AcquireP99 = lat[(len(lat)-1)*99/100]
-	}
+	s.AcquireP50, s.AcquireP99 = percentiles(lat)
 	s.LongestFree, s.LongestFreeKey, s.LongestFreeAt = longestFree(evs, holds, h.End, c)
 	return s
 }
 
+// percentiles returns the 50th and 99th of lat (sorting it), or zeros.
+func percentiles(lat []int64) (p50, p99 int64) {
+	if len(lat) == 0 {
+		return 0, 0
+	}
+	slices.Sort(lat)
+	return lat[(len(lat)-1)*50/100], lat[(len(lat)-1)*99/100]
+}
+
 type span struct{ from, to int64 }
+
+// earliestTry returns, per key, the first attempt of the clients still
+// trying for it.
+func earliestTry(first map[ck]int64) map[string]int64 {
+	from := map[string]int64{}
+	for k, f := range first {
+		if v, ok := from[k.key]; !ok || f < v {
+			from[k.key] = f
+		}
+	}
+	return from
+}
 
 // ck is a client's view of one key.
 type ck struct {
@@ -131,14 +148,10 @@ func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64,
 	lastRet := map[ck]int64{}
 	held := map[string][]span{}
 	if c != nil {
-		from := map[string]int64{}
 		for k, f := range c.trying {
 			first[k], lastRet[k] = f, c.lastTry[k]
-			if v, ok := from[k.key]; !ok || f < v {
-				from[k.key] = f
-			}
 		}
-		for key, f := range from {
+		for key, f := range earliestTry(c.trying) {
 			until, ok := c.heldUntil[key]
 			if !ok || until <= f {
 				continue
@@ -227,14 +240,8 @@ func (c *carry) carryFree(first, lastRet map[ck]int64, held map[string][]span, b
 			c.heldUntil[k] = max(c.heldUntil[k], h.to)
 		}
 	}
-	from := map[string]int64{}
-	for k, f := range first {
-		if v, ok := from[k.key]; !ok || f < v {
-			from[k.key] = f
-		}
-	}
 	c.freeGaps = map[string][]span{}
-	for key, f := range from {
+	for key, f := range earliestTry(first) {
 		cur := f
 		for _, h := range union(held[key]) {
 			if h.from > cur && h.from-cur >= c.best {

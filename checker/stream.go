@@ -222,18 +222,7 @@ const keptWindows = 64
 // the sentences of windows that reached their dangerous moment, which a
 // judgment may write after the cut.
 func (c *carry) keepWindows(evs []history.Event, results []Result, ttl time.Duration) {
-	var windows []history.Event
-	for _, e := range evs {
-		switch e.Kind {
-		case history.Fault:
-			windows = append(windows, e)
-		case history.Exercised:
-			if e.Outcome == history.Ok {
-				c.moments[e.Value] = e.Detail()
-			}
-		}
-	}
-	all := append(slices.Clip(c.windows), windows...)
+	all := append(slices.Clip(c.windows), windowsOf(evs, c.moments)...)
 	slack := incidentSlack(ttl)
 	for _, r := range results {
 		// Incidents are made of the violations the report keeps: each
@@ -351,11 +340,7 @@ func (r *Report) finish(c *carry, end int64, faulty bool, ttl time.Duration) {
 	if end > 0 {
 		s.CyclesPerSecond = float64(s.Cycles) / (float64(end) / 1e9)
 	}
-	if lat := c.latencies; len(lat) > 0 {
-		slices.Sort(lat)
-		s.AcquireP50 = lat[(len(lat)-1)*50/100]
-		s.AcquireP99 = lat[(len(lat)-1)*99/100]
-	}
+	s.AcquireP50, s.AcquireP99 = percentiles(c.latencies)
 	r.Evidence = r.Evidence.Hold(r.Evidence.Floor, faulty || r.Evidence.Fired > 0)
 	windows := slices.Collect(maps.Values(c.candidates))
 	slices.SortFunc(windows, func(a, b history.Event) int { return cmp.Or(cmp.Compare(a.Call, b.Call), cmp.Compare(a.ID, b.ID)) })

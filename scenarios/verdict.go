@@ -20,36 +20,17 @@ import (
 // its memory stays that of one part.
 func judge(ctx context.Context, p *Plan, part Part, h *history.History, res *results.Cell) {
 	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
-	if res.Report == nil || res.Report.Verdict != checker.Fail {
-		res.Report, res.Events, res.History = rep, h, part.History
-		res.Results, res.Stats = rep.Results, rep.Stats
-	}
-	res.Verdict = worse(res.Verdict, rep.Verdict)
-	res.Incidents = append(res.Incidents, rep.Incidents...)
-	res.Evidence = res.Evidence.Add(rep.Evidence)
-	res.Ran += time.Duration(h.End)
-	res.Overlaps += rep.Stats.Overlaps
-	for _, r := range rep.Results {
-		if r.Decisive {
-			res.Violations += r.ViolationCount
-		}
-	}
-	for _, e := range h.Events {
-		if e.Kind == history.Fault {
-			res.Faults++
-		}
-	}
-	if len(p.Parts) > 1 {
-		res.Evidence = res.Evidence.Hold(&p.Floor, len(p.Scenario.Faults) > 0)
-	}
+	fold(p, part, partRun{h: h, rep: rep, sum: checker.FileSummary{End: h.End}}, res)
 }
 
-// fold takes a continuous part's report, checked as it ran, into the
-// cell's result, as judge does for a part checked at its end.
+// fold takes a part's report into the cell's result: one checked at the
+// part's end (judge), or a continuous part's, checked as it ran.
 func fold(p *Plan, part Part, run partRun, res *results.Cell) {
 	rep := run.rep
-	res.Report, res.Events, res.History = rep, run.h, part.History
-	res.Results, res.Stats = rep.Results, rep.Stats
+	if res.Report == nil || res.Report.Verdict != checker.Fail {
+		res.Report, res.Events, res.History = rep, run.h, part.History
+		res.Results, res.Stats = rep.Results, rep.Stats
+	}
 	res.Verdict = worse(res.Verdict, rep.Verdict)
 	res.Incidents = append(res.Incidents, rep.Incidents...)
 	res.Evidence = res.Evidence.Add(rep.Evidence)
@@ -62,6 +43,9 @@ func fold(p *Plan, part Part, run partRun, res *results.Cell) {
 		}
 	}
 	res.Faults += rep.Evidence.Fired
+	if len(p.Parts) > 1 {
+		res.Evidence = res.Evidence.Hold(&p.Floor, len(p.Scenario.Faults) > 0)
+	}
 }
 
 // worse combines verdicts: fail over unknown over pass ("" is none yet).
