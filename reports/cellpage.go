@@ -147,6 +147,9 @@ func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker
 	if c.Events != nil && c.Report != nil {
 		return c.Events, c.Report, nil
 	}
+	if c.HistoryDropped {
+		return nil, nil, errors.New("the history was not kept: the sweep deleted it once the run met its expectation (--keep-histories keeps every run's); the rerun line below runs it again")
+	}
 	if c.History == "" {
 		return nil, nil, nil
 	}

@@ -102,6 +102,9 @@ type Cell struct {
 	Planned time.Duration `json:"planned_ns,omitempty"`
 	Ran     time.Duration `json:"ran_ns,omitempty"`
 	History string        `json:"history,omitempty"`
+	// HistoryDropped says a sweep deleted this met run's history to save
+	// disk (simulated runs only; the seed reruns it, see Rerun).
+	HistoryDropped bool `json:"history_dropped,omitempty"`
 	// CheckedChunks is how many chunks a long cell's history was checked
 	// in as it grew (0: checked whole at the end).
 	CheckedChunks int           `json:"checked_chunks,omitempty"`

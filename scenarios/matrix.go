@@ -2,7 +2,10 @@ package scenarios
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
 	"runtime"
 	"sync"
 
@@ -112,6 +115,14 @@ type MatrixOptions struct {
 	// Started, if set, is called as each cell run starts (from one
 	// goroutine at a time), with its name and seed.
 	Started func(name string, seed int64)
+	// DropMetHistories deletes, in a sweep (Repeat > 1), the history of
+	// every run that met its expectation, except each cell's first, as
+	// soon as it is judged (Cell.HistoryDropped says so). A night's
+	// simulated sweep would otherwise write hundreds of gigabytes (7 MB
+	// per run of the matrix) of histories nobody reads. Only for a
+	// backend whose runs come back from their seed (the simulation); a
+	// real run's history cannot be had again.
+	DropMetHistories bool
 }
 
 // RunMatrix runs cells (each Repeat times) with Parallel at once. Results
@@ -153,6 +164,9 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 					mu.Unlock()
 				}
 				r := RunCell(ctx, cells[j.cell], opts)
+				if mo.DropMetHistories && mo.Repeat > 1 && j.rep > 0 {
+					dropMetHistory(r)
+				}
 				mu.Lock()
 				out[j.cell*mo.Repeat+j.rep] = r
 				done++
@@ -173,6 +187,18 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 	close(jobs)
 	wg.Wait()
 	return out
+}
+
+// dropMetHistory deletes the history file of a run that met its
+// expectation. A file that cannot be removed is kept and still named.
+func dropMetHistory(r *results.Cell) {
+	if r.Outcome != results.Met || r.History == "" {
+		return
+	}
+	if err := os.Remove(r.History); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	r.History, r.HistoryDropped = "", true
 }
 
 // DefaultParallel is one cell per core. Cells mostly wait on timers and

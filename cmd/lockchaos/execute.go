@@ -23,6 +23,7 @@ type runSettings struct {
 	out                       string
 	repeat, parallel, clients int
 	asJSON, sameSeed          bool
+	keepHistories             bool
 	duration, budget          time.Duration
 	maxDuration, partLength   time.Duration
 	inParts                   bool
@@ -86,10 +87,12 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 			ToxiproxyAPI: s.toxAPI, Notify: func(s string) { fmt.Fprintln(stderr, s) },
 			TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength, InParts: s.inParts},
 		Parallel: s.parallel, Repeat: s.repeat, SameSeed: s.sameSeed,
+		// A simulated run comes back from its seed; a real one does not.
+		DropMetHistories: virtual && !s.keepHistories,
 		Progress: func(r *results.Cell, done, total int) {
 			progress.cell(r, done, total)
 			stream.emit(streamEvent{Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total})
-			if total > keepInMemory && r.History != "" {
+			if total > keepInMemory && (r.History != "" || r.HistoryDropped) {
 				// A sweep keeps each run's numbers, not its events or
 				// porcupine's visualization data (~300 KB a run): its page
 				// re-checks the history file (measured: 3400 simulated
@@ -136,7 +139,9 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 		fmt.Fprintf(stdout, "\nwrote %s, %s", jsonPath, junitPath)
 		if html != nil {
 			fmt.Fprintf(stdout, ", %s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
-			if html.Unpaged > 0 {
+			if dropped := droppedHistories(ran); html.Unpaged > 0 && dropped > 0 {
+				fmt.Fprintf(stdout, "; %d met runs without one, %d of whose histories were not kept: --keep-histories", html.Unpaged, dropped)
+			} else if html.Unpaged > 0 {
 				fmt.Fprintf(stdout, "; %d met runs without one: lockchaos report --all-pages %s", html.Unpaged, s.out)
 			}
 			fmt.Fprint(stdout, ")")
@@ -162,4 +167,16 @@ func backendFlag(be faults.Backend) string {
 		return " --backend " + be.Name()
 	}
 	return ""
+}
+
+// droppedHistories counts the met runs of a simulated sweep whose history
+// files were deleted (scenarios.MatrixOptions.DropMetHistories).
+func droppedHistories(ran []*results.Cell) int {
+	n := 0
+	for _, r := range ran {
+		if r.HistoryDropped {
+			n++
+		}
+	}
+	return n
 }

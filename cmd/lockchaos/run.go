@@ -89,7 +89,7 @@ func cmdRun(f *runFlags, rest, args []string, stdout, stderr io.Writer) int {
 		}
 		defer stop()
 	}
-	set := runSettings{args: args, cells: cells, seed: f.seed, out: f.out, repeat: f.repeat, sameSeed: f.sameSeed, parallel: f.parallel, asJSON: f.asJSON,
+	set := runSettings{args: args, cells: cells, seed: f.seed, out: f.out, repeat: f.repeat, sameSeed: f.sameSeed, keepHistories: f.keepHistories, parallel: f.parallel, asJSON: f.asJSON,
 		duration: f.duration, clients: f.clients, budget: f.budget, files: f.files, toxAPI: f.toxAPI, timeScale: f.timeScale,
 		maxDuration: f.maxDuration, partLength: f.partLength, inParts: f.inParts, floor: f.floor, shard: shardLabel}
 	if f.backend == sim.Name {

@@ -23,7 +23,7 @@ type runFlags struct {
 	backend, image, out, shard, toxAPI        string
 	cpuProfile                                string
 	replayOn                                  string
-	asJSON, sameSeed                          bool
+	asJSON, sameSeed, keepHistories           bool
 	floor                                     scenarios.FloorOverride
 }
 
@@ -42,6 +42,7 @@ func (f *runFlags) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&f.out, "out", "out/chaos", "output directory")
 	fs.IntVar(&f.repeat, "repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
 	fs.StringVar(&f.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
+	fs.BoolVar(&f.keepHistories, "keep-histories", false, "with --backend sim and --repeat: keep every run's history (default: only the runs that missed their expectation and each cell's first; the others rerun from their seed)")
 	fs.BoolVar(&f.sameSeed, "same-seed", false, "with --repeat: give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
 	fs.IntVar(&f.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
 	fs.StringVar(&f.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -36,7 +37,7 @@ func TestRunBackendSimFromTheBinary(t *testing.T) {
 			t.Errorf("the testing framework's output %q leaked into the command's:\n%s", noise, text)
 		}
 	}
-	for _, want := range []string{"SIMULATED: backend sim", "backend sim (simulated)", "schedules/s"} {
+	for _, want := range []string{"SIMULATED: backend sim", "backend sim (simulated)", "schedules/s", "histories were not kept: --keep-histories"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
@@ -70,6 +71,14 @@ func TestRunBackendSimFromTheBinary(t *testing.T) {
 			t.Errorf("%s: %s", c.Name(), c.Summary())
 		default:
 			ran++
+			// A sweep keeps each cell's first run's history and drops
+			// the other met runs' (they rerun from their seed).
+			name := filepath.Join(dir, c.Scenario, c.Lock, fmt.Sprintf("history-seed%d.jsonl", c.RunSeed))
+			_, statErr := os.Stat(name)
+			if first := c.RunSeed == 3; first && (c.History == "" || c.HistoryDropped || statErr != nil) ||
+				!first && (c.History != "" || !c.HistoryDropped || statErr == nil) {
+				t.Errorf("%s seed %d: history %q, dropped %v, file: %v", c.Name(), c.RunSeed, c.History, c.HistoryDropped, statErr)
+			}
 		}
 	}
 	if ran != 12 { // (baseline, gc-pause) x (token, redlock, fenced) x 2 seeds
@@ -108,6 +117,42 @@ func TestRunBackendSimFromTheBinary(t *testing.T) {
 	}
 	if err := json.Unmarshal([]byte(first), &start); err != nil || start.Type != "start" || !start.Simulated {
 		t.Errorf("the stream's start line does not say simulated: %s (%v)", first, err)
+	}
+}
+
+// TestSimSweepKeepsHistoriesWhenAsked: --keep-histories keeps every
+// run's history, and a page rendered later for a run whose history was
+// dropped says so rather than showing an empty timeline.
+func TestSimSweepKeepsHistoriesWhenAsked(t *testing.T) {
+	for _, keep := range []bool{true, false} {
+		dir := t.TempDir()
+		args := []string{"run", "--backend", "sim", "--scenario", "baseline", "--lock", "token", "--seed", "5", "--repeat", "3", "--out", dir}
+		if keep {
+			args = append(args, "--keep-histories")
+		}
+		var stdout, stderr strings.Builder
+		if code := run(args, &stdout, &stderr); code != exitOK {
+			t.Fatalf("%v: exit %d\n%s%s", args, code, stdout.String(), stderr.String())
+		}
+		kept, _ := filepath.Glob(filepath.Join(dir, "baseline", "token", "history-seed*.jsonl"))
+		if want := map[bool]int{true: 3, false: 1}[keep]; len(kept) != want {
+			t.Errorf("--keep-histories %v: %d histories kept %v, want %d", keep, len(kept), kept, want)
+		}
+		if keep {
+			continue
+		}
+		stdout.Reset()
+		if code := run([]string{"report", "--all-pages", dir}, &stdout, &stderr); code != exitOK {
+			t.Fatalf("report --all-pages: exit %d\n%s", code, stderr.String())
+		}
+		page, err := os.ReadFile(filepath.Join(dir, "cells", "baseline--token--seed6.html"))
+		if err != nil {
+			entries, _ := os.ReadDir(filepath.Join(dir, "cells"))
+			t.Fatalf("%v (pages: %v)", err, entries)
+		}
+		if !strings.Contains(string(page), "the history was not kept") {
+			t.Errorf("the page of a run whose history was dropped does not say so")
+		}
 	}
 }
 
