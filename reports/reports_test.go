@@ -1,6 +1,7 @@
 package reports_test
 
 import (
+	"encoding/json"
 	"encoding/xml"
 	"errors"
 	"os"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 )
@@ -44,6 +46,38 @@ func TestSummaryRoundTrip(t *testing.T) {
 	}
 	if _, err := reports.ReadJSON(filepath.Join(dir, "bad.json")); !errors.Is(err, reports.ErrMalformed) {
 		t.Fatalf("format 99: %v", err)
+	}
+}
+
+// TestSummaryWrittenCellByCellIsWhatMarshalIndentWrites: the summary is
+// streamed a cell at a time (a sweep's is hundreds of megabytes), and must
+// still be the very bytes json.MarshalIndent gives, whether cells is
+// followed by aggregates or is the last field, and with no cells at all.
+func TestSummaryWrittenCellByCellIsWhatMarshalIndentWrites(t *testing.T) {
+	full := sample()
+	full.Cells[2].Results = []checker.Result{{Property: "mutual-exclusion", Status: checker.Fail, ViolationCount: 1,
+		Violations: []checker.Violation{{Property: "mutual-exclusion", Key: "k<&>", Clients: []int{1, 2}, Summary: "a \"quoted\" \u2028 line"}}}}
+	noAggregates := sample()
+	noAggregates.Aggregates = nil
+	empty := sample()
+	empty.Cells, empty.Aggregates = []*results.Cell{}, nil
+	nilCells := sample()
+	nilCells.Cells = nil
+	for name, s := range map[string]*reports.Summary{"full": full, "cells last": noAggregates, "no cells": empty, "nil cells": nilCells} {
+		path, err := reports.WriteJSON(t.TempDir(), s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		got, _ := os.ReadFile(path)
+		want, _ := json.MarshalIndent(s, "", "  ")
+		want = append(want, '\n')
+		if name == "nil cells" {
+			// An empty array, not null: readers range over it.
+			want = []byte(strings.Replace(string(want), `"cells": null`, `"cells": []`, 1))
+		}
+		if string(got) != string(want) {
+			t.Errorf("%s: streamed summary differs from MarshalIndent's\ngot:\n%s\nwant:\n%s", name, got, want)
+		}
 	}
 }
 

@@ -156,6 +156,40 @@ func TestSimSweepKeepsHistoriesWhenAsked(t *testing.T) {
 	}
 }
 
+// TestLongSweepKeepsCountsNotEveryViolation: past keepInMemory runs, a
+// sweep's summary keeps sweepViolations violations per property and run,
+// and every count.
+func TestLongSweepKeepsCountsNotEveryViolation(t *testing.T) {
+	dir := t.TempDir()
+	args := []string{"run", "--backend", "sim", "--scenario", "slow-holder", "--lock", "naive", "--seed", "1", "--repeat", fmt.Sprint(keepInMemory + 1), "--out", dir}
+	var stdout, stderr strings.Builder
+	if code := run(args, &stdout, &stderr); code != exitOK {
+		t.Fatalf("exit %d\n%s", code, stderr.String())
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum reports.Summary
+	if err := json.Unmarshal(b, &sum); err != nil {
+		t.Fatal(err)
+	}
+	trimmed := 0
+	for _, c := range sum.Cells {
+		for _, r := range c.Results {
+			if len(r.Violations) > sweepViolations {
+				t.Fatalf("%s seed %d: %d violations of %s kept", c.Name(), c.RunSeed, len(r.Violations), r.Property)
+			}
+			if r.ViolationCount > len(r.Violations) {
+				trimmed++
+			}
+		}
+	}
+	if trimmed == 0 {
+		t.Errorf("no run had more violations than it kept: the test shows nothing")
+	}
+}
+
 // TestRunBackendSimRejectsWhatCannotApply: a time scale other than 1 and
 // the toxiproxy API mean nothing in the simulation, and replaying needs
 // one; each says so.
