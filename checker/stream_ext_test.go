@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/workload/history"
@@ -127,5 +128,35 @@ func TestChunkedCheckWarnsWhenAKeyIsNeverQuiet(t *testing.T) {
 	rep, sum := checker.CheckInChunks(t, h, 20)
 	if sum.Chunks != 1 || len(rep.Warnings) == 0 || !strings.Contains(rep.Warnings[len(rep.Warnings)-1], "not quiet") {
 		t.Fatalf("%d chunks, warnings %q", sum.Chunks, rep.Warnings)
+	}
+}
+
+// TestDecideGivesCheckVerdict: the supervisor's verdict-only look says
+// what the full check says, on every testdata history and every mutation
+// of the recorded ones (passes and fails of every property among them).
+func TestDecideGivesCheckVerdict(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
+	hs := map[string]*history.History{}
+	for _, f := range files {
+		hs[filepath.Base(f)] = load(t, filepath.Base(f))
+	}
+	for _, name := range []string{"recorded-token.jsonl", "recorded-fenced-3keys.jsonl"} {
+		for _, m := range mutations {
+			h := clone(load(t, name))
+			m.apply(t, h)
+			hs[name+"/"+m.name] = h
+		}
+	}
+	seen := map[checker.Status]int{}
+	for name, h := range hs {
+		opts := checker.Options{Budget: 5 * time.Second, MaxViolations: 1}
+		want := checker.Check(context.Background(), h, opts).Verdict
+		if got := checker.Decide(context.Background(), h, opts); got != want {
+			t.Errorf("%s: Decide %s, Check %s", name, got, want)
+		}
+		seen[want]++
+	}
+	if seen[checker.Pass] == 0 || seen[checker.Fail] == 0 {
+		t.Errorf("verdicts seen %v: want passes and fails", seen)
 	}
 }
