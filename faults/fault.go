@@ -27,6 +27,10 @@ type Pods interface {
 	Holder(ctx context.Context, rng *rand.Rand) (pod int, key string, err error)
 	// NextAcquire waits for the next acquisition by any pod.
 	NextAcquire(ctx context.Context) (pod int, err error)
+	// AwaitAcquireHolding is NextAcquire whose acquisition then holds its
+	// lock for work (its critical section's time), unless its lock
+	// reports the lease lost first.
+	AwaitAcquireHolding(ctx context.Context, work time.Duration) (pod int, err error)
 	// AwaitSlow makes the next critical section run for work and waits
 	// until one does; false when ctx ended first.
 	AwaitSlow(ctx context.Context, work time.Duration) (pod int, at time.Time, ok bool)

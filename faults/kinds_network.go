@@ -16,14 +16,14 @@ func init() {
 			Build: func(s Spec, ttl time.Duration) Fault {
 				return Latency{Latency: or(s.Latency, ttl/4), Jitter: s.Jitter, Duration: or(s.Duration, ttl), Direction: s.Direction}
 			}},
-		{Name: "slow-reply", Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once",
+		{Name: "slow-reply", Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once; that acquire's critical section runs for Work",
 			Moment: "an acquire that may have won answered more than a TTL after its call", Danger: lateWinner,
 			Build: func(s Spec, ttl time.Duration) Fault {
 				delay := or(s.Delay, ttl+ttl/2)
 				// Long enough for the winning reply (Delay) and a margin; a
 				// lock that gives up instead (Redlock) gets its next cycles
 				// sooner.
-				return SlowReply{Delay: delay, MaxWait: or(s.Duration, delay+ttl/2)}
+				return SlowReply{Delay: delay, MaxWait: or(s.Duration, delay+ttl/2), Work: or(s.Work, ttl/2)}
 			}},
 		{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work; direction: upstream drops only its requests, downstream only the replies (one-way)",
 			Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off", "the partition"),
@@ -75,7 +75,17 @@ func (f Latency) Inject(ctx context.Context, env *Env) (err error) {
 // winning acquire in the wild meets exactly this; targeting one client
 // instead rarely works, because a busy lock is almost never free at the
 // moment that client's request lands.
-type SlowReply struct{ Delay, MaxWait time.Duration }
+//
+// The late winner then works for Work (half the TTL by default), not the
+// few milliseconds a scaled-down cell draws: the others, told at the
+// heal, retry within their backoff (at most 20 ms) and take the free key
+// while it still believes it holds it. With a drawn section of 2-10 ms
+// that race was often lost by a few milliseconds (a backoff draw, a
+// driver process's extra hop, a scheduling stall of the harness), so the
+// other's grant, real on the server, was recorded only after the late
+// winner had written and released: two holders on the server, none in
+// the history, the window exercised and nothing to see.
+type SlowReply struct{ Delay, MaxWait, Work time.Duration }
 
 // Name implements Fault.
 func (SlowReply) Name() string { return "slow-reply" }
@@ -93,7 +103,7 @@ func (f SlowReply) Inject(ctx context.Context, env *Env) (err error) {
 	defer env.window(f.Name(), append([]string{delayTarget + f.Delay.String()}, linkNames(links)...)...)()
 	wctx, cancel := context.WithTimeout(ctx, f.MaxWait)
 	defer cancel()
-	_, _ = env.Pods.NextAcquire(wctx)
+	_, _ = env.Pods.AwaitAcquireHolding(wctx, f.Work)
 	return nil
 }
 

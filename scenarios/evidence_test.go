@@ -199,3 +199,60 @@ func countDecisive(rep *checker.Report) int {
 	}
 	return n
 }
+
+// A slow reply's late winner holds on for the fault's work (half the TTL)
+// instead of the 2-10 ms a cell draws, so the others, told at the heal,
+// take the free key while it still believes it holds it: every window
+// that reached its dangerous moment can show the overlap in the history.
+// With the drawn section the race was often lost by a few milliseconds
+// (two holders on the server, none in the history), and a driver lock
+// missed a whole cell now and then.
+func TestSlowReplyLateWinnerHoldsLongEnoughToBeSeen(t *testing.T) {
+	dir := t.TempDir()
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("slow-reply", 1500*time.Millisecond), Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
+		scenarios.Options{Seed: 3015, OutDir: dir, TimeScale: 1})
+	h, err := history.LoadFile(res.History)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttl := time.Duration(h.Header.TTL)
+	judged := 0
+	for _, j := range faults.Judge(h, ttl) {
+		if j.Window.Fault() != "slow-reply" || !j.Exercised {
+			continue
+		}
+		w := j.Window
+		// The late winner: the first acquire that won and answered past the TTL.
+		var win *history.Event
+		for i := range h.Events {
+			e := &h.Events[i]
+			if e.Kind == history.Acquire && e.Outcome == history.Ok && !e.Open && e.Return >= w.Call && e.Call <= w.Return && time.Duration(e.Return-e.Call) > ttl {
+				win = e
+				break
+			}
+		}
+		if win == nil {
+			t.Fatalf("window %d judged exercised (%s) without a late winner", w.ID, j.Detail)
+		}
+		end := int64(-1)
+		for _, e := range h.Events {
+			if e.Client == win.Client && e.Call > win.Return && (e.Kind == history.Release || e.Kind == history.Lost) {
+				end = e.Call
+				break
+			}
+		}
+		if end < 0 {
+			continue // the cell ended while it held
+		}
+		judged++
+		if held := time.Duration(end - win.Return); held < ttl/2 {
+			t.Errorf("window %d: client %d won late and held %v, want at least %v (half the TTL)", w.ID, win.Client, held, ttl/2)
+		}
+	}
+	if judged == 0 {
+		t.Fatalf("no exercised slow-reply window with a late winner that released: %s", res.Summary())
+	}
+	if res.Outcome != results.Met || res.Violations == 0 {
+		t.Fatalf("%s", res.Summary())
+	}
+}

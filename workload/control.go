@@ -31,7 +31,9 @@ type Control struct {
 	seq     int                   // acquisitions so far
 	log     []acquisition         // the latest few, for NextAcquire
 	slow    []*slowRequest
-	hooks   map[int][]pauseHooks // what to do beyond the pod's own goroutines
+	winners []*winnerRequest      // for AwaitAcquireHolding, oldest first
+	longer  map[int]time.Duration // pod -> work of its current critical section
+	hooks   map[int][]pauseHooks  // what to do beyond the pod's own goroutines
 	closed  chan struct{}
 	once    sync.Once
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
@@ -51,9 +53,16 @@ type slowStart struct {
 	at  time.Time
 }
 
+// winnerRequest asks that the next acquisition's critical section run for
+// work; the acquiring pod is sent on pod.
+type winnerRequest struct {
+	work time.Duration
+	pod  chan int
+}
+
 // NewControl returns the control of a cell's pods, nobody paused.
 func NewControl(pods int) *Control {
-	return &Control{pods: pods, paused: map[int]chan struct{}{}, held: map[int]string{},
+	return &Control{pods: pods, paused: map[int]chan struct{}{}, held: map[int]string{}, longer: map[int]time.Duration{},
 		hooks: map[int][]pauseHooks{}, changed: make(chan struct{}), closed: make(chan struct{})}
 }
 
@@ -190,6 +199,12 @@ func (c *Control) acquired(pod int, key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.held[pod] = key
+	if len(c.winners) > 0 {
+		r := c.winners[0]
+		c.winners = c.winners[1:]
+		c.longer[pod] = r.work
+		r.pod <- pod // buffered
+	}
 	c.seq++
 	c.log = append(c.log, acquisition{seq: c.seq, pod: pod})
 	if len(c.log) > 64 {
@@ -204,6 +219,9 @@ func (c *Control) released(pod int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	delete(c.held, pod)
+	// A section that ended before its work (the lock said the lease was
+	// lost) leaves no longer work behind for the pod's next one.
+	delete(c.longer, pod)
 }
 
 // Holder waits until some pod holds a lock and returns one (chosen with
@@ -258,6 +276,37 @@ func (c *Control) NextAcquire(ctx context.Context) (int, error) {
 	return c.log[len(c.log)-1].pod, nil
 }
 
+// AwaitAcquireHolding waits for the next acquisition after the call, by
+// any pod, like NextAcquire, and makes that acquisition's critical section
+// run for work instead of its drawn time (unless its lock reports the
+// lease lost first). The pod is chosen where the acquisition is recorded,
+// so it is always the one returned, however soon its section starts.
+func (c *Control) AwaitAcquireHolding(ctx context.Context, work time.Duration) (int, error) {
+	r := &winnerRequest{work: work, pod: make(chan int, 1)}
+	c.mu.Lock()
+	c.winners = append(c.winners, r)
+	c.mu.Unlock()
+	var err error
+	select {
+	case pod := <-r.pod:
+		return pod, nil
+	case <-ctx.Done():
+		err = ctx.Err()
+	case <-c.closed:
+		err = ErrClosed
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, o := range c.winners {
+		if o == r {
+			c.winners = append(c.winners[:i], c.winners[i+1:]...)
+			return 0, err
+		}
+	}
+	// Taken just as we gave up: that acquisition holds longer now.
+	return <-r.pod, nil
+}
+
 // AwaitSlow makes the next critical section to start its work take work
 // instead of its drawn time, and waits until one does: it returns the pod
 // and when the work began; false when ctx ended first (the request is
@@ -286,11 +335,16 @@ func (c *Control) AwaitSlow(ctx context.Context, work time.Duration) (int, time.
 	return s.pod, s.at, true
 }
 
-// hold hands a pending slow-work request to this critical section, or
-// keeps the drawn time (a Hooks.Hold).
+// hold gives this critical section the work an AwaitAcquireHolding chose
+// for its acquisition, else a pending slow-work request, else keeps the
+// drawn time (a Hooks.Hold).
 func (c *Control) hold(pod int, _ string, drawn time.Duration) time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if w, ok := c.longer[pod]; ok {
+		delete(c.longer, pod)
+		return w
+	}
 	if len(c.slow) == 0 {
 		return drawn
 	}

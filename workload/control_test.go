@@ -9,7 +9,9 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
+	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // TestPausedPodFreezesItsConnections: every connection a pod dialed with
@@ -47,5 +49,73 @@ func TestPausedPodFreezesItsConnections(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("the command did not go on after resume")
+	}
+}
+
+// TestAwaitAcquireHoldingStretchesThatAcquisitionsSection: the acquisition
+// AwaitAcquireHolding reports is the one whose critical section runs for
+// the asked work, however soon it starts; no other section is stretched,
+// and a request given up on is withdrawn.
+func TestAwaitAcquireHoldingStretchesThatAcquisitionsSection(t *testing.T) {
+	const clients, work = 4, 80 * time.Millisecond
+	c := faultstest.Cluster(t, faults.ClusterConfig{Clients: clients})
+	ctl := workload.NewControl(clients)
+	defer ctl.Close()
+	rec, err := history.NewRecorder("", history.Header{Scenario: "test", Lock: lockimpl.NameToken, Clients: clients})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type asked struct {
+		pod int
+		at  int64
+	}
+	got := make(chan asked, 1)
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		gone, cancel := context.WithCancel(context.Background())
+		cancel()
+		if _, err := ctl.AwaitAcquireHolding(gone, time.Hour); err == nil {
+			t.Error("a request whose context had ended was granted")
+		}
+		at := rec.Since(time.Now())
+		pod, err := ctl.AwaitAcquireHolding(context.Background(), work)
+		if err != nil {
+			t.Error(err)
+		}
+		got <- asked{pod, at}
+	}()
+	if _, err := workload.Run(context.Background(), workload.Config{Clients: clients, Duration: 600 * time.Millisecond},
+		redisFactory(t, c, lockimpl.NameToken, time.Second), rec, ctl.Hooks()); err != nil {
+		t.Fatal(err)
+	}
+	h, err := rec.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := <-got
+	stretched := 0
+	for i, e := range h.Events {
+		if e.Kind != history.Acquire || e.Outcome != history.Ok {
+			continue
+		}
+		for _, w := range h.Events[i+1:] {
+			if w.Client != e.Client || w.Kind != history.Write {
+				continue
+			}
+			held := time.Duration(w.Call - e.Return)
+			switch {
+			case held >= work:
+				stretched++
+				if e.Client != a.pod || e.Return < a.at {
+					t.Errorf("client %d's section from %v held %v; the request (at %v) reported client %d", e.Client, time.Duration(e.Return), held, time.Duration(a.at), a.pod)
+				}
+			case e.Client == a.pod && e.Return >= a.at && stretched == 0:
+				t.Errorf("client %d, the acquisition reported, held only %v, want %v", e.Client, held, work)
+			}
+			break
+		}
+	}
+	if stretched != 1 {
+		t.Fatalf("%d sections stretched, want exactly 1", stretched)
 	}
 }
