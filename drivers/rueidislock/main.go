@@ -48,17 +48,38 @@ func ms(name string) time.Duration {
 	return time.Duration(n) * time.Millisecond
 }
 
+// startupWait bounds how long the driver retries its first connection:
+// the harness waits 10 s for the hello line.
+const startupWait = 5 * time.Second
+
+// newLocker connects rueidislock, retrying for startupWait. rueidis sets
+// its connection up (HELLO, client tracking) within the call timeout,
+// which a cell scales down to a few hundred milliseconds: on a loaded
+// machine the first attempt timed out ("context deadline exceeded") and
+// the cell failed before the lock was ever tested. A service retries at
+// boot too; once it runs, every call keeps the cell's timeout.
+func newLocker(addr string, ttl, call time.Duration) (rueidislock.Locker, error) {
+	deadline := time.Now().Add(startupWait)
+	for {
+		locker, err := rueidislock.NewLocker(rueidislock.LockerOption{
+			ClientOption: rueidis.ClientOption{InitAddress: []string{addr}, DisableRetry: true, ConnWriteTimeout: call,
+				Dialer: net.Dialer{Timeout: call}},
+			KeyValidity: ttl, KeyMajority: 1,
+		})
+		if err == nil || time.Now().After(deadline) {
+			return locker, err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func serve() error {
 	addrs := strings.Split(os.Getenv("LOCKCHAOS_ADDRS"), ",")
 	ttl, call := ms("LOCKCHAOS_TTL_MS"), ms("LOCKCHAOS_CALL_TIMEOUT_MS")
 	if os.Getenv("LOCKCHAOS_ADDRS") == "" || ttl <= 0 {
 		return errors.New("LOCKCHAOS_ADDRS and LOCKCHAOS_TTL_MS must be set: run me from lockchaos")
 	}
-	locker, err := rueidislock.NewLocker(rueidislock.LockerOption{
-		ClientOption: rueidis.ClientOption{InitAddress: addrs[:1], DisableRetry: true, ConnWriteTimeout: call,
-			Dialer: net.Dialer{Timeout: call}},
-		KeyValidity: ttl, KeyMajority: 1,
-	})
+	locker, err := newLocker(addrs[0], ttl, call)
 	if err != nil {
 		return err
 	}
