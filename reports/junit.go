@@ -72,6 +72,10 @@ type junitMessage struct {
 func WriteJUnit(dir string, s *Summary) (string, error) {
 	var suites []junitSuite
 	var secs []float64 // each suite's time, summed from its cases
+	// Each suite's system-out, built up and set once: appending to the
+	// string itself copied it whole per case (a 29,000-run sweep: 16 s
+	// and 58 GB of allocation).
+	var outs []*strings.Builder
 	index := map[string]int{}
 	host, _ := os.Hostname()
 	if host == "" {
@@ -91,6 +95,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			suites = append(suites, junitSuite{Name: strings.ReplaceAll(pkg, ".", "/") + "/" + c.Scenario, Package: pkg, ID: i,
 				Timestamp: s.Started.UTC().Format("2006-01-02T15:04:05"), Hostname: host, Properties: runProperties(s)})
 			secs = append(secs, 0)
+			outs = append(outs, &strings.Builder{})
 		}
 		suite := &suites[i]
 		name := c.Scenario + "/" + c.Lock
@@ -125,7 +130,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			tc.Skipped = &junitMessage{Message: c.Error}
 			suite.Skipped++
 		default:
-			suite.SystemOut += details
+			outs[i].WriteString(details)
 		}
 		suite.Cases = append(suite.Cases, tc)
 		suite.Tests++
@@ -133,6 +138,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 	}
 	for i := range suites {
 		suites[i].Time = seconds(secs[i])
+		suites[i].SystemOut = outs[i].String()
 	}
 	b, err := xml.MarshalIndent(junitSuites{Suites: suites}, "", "  ")
 	if err != nil {
