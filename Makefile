@@ -15,8 +15,13 @@ SOAK_RUNS    ?= 40
 
 SIM_SEED     ?= 1
 
+# The C drivers are built with gcc unless CC is given (make's own default, cc, is not).
+ifeq ($(origin CC),default)
+CC := gcc
+endif
+
 .PHONY: chaos-sim chaos-sim-vs-process
-.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker fuzz build ensure-redis redis-image perf detection soak
+.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -85,12 +90,26 @@ redis-image: ensure-redis
 build:
 	$(GO) build -ldflags "-X main.version=$$(git describe --always --dirty 2>/dev/null || echo dev)" -o bin/lockchaos ./cmd/lockchaos
 
-## bench: every benchmark below
+## bench: every benchmark below but bench-drivers (which needs a C compiler)
 bench: bench-locks bench-checker
 
 ## bench-locks: lock cycles per second, direct vs through the proxies
 bench-locks: ensure-redis
 	$(GO) test -run '^$$' -bench BenchmarkLockCycle -benchtime $(BENCHTIME) ./lockimpl/
+
+## bench-drivers: a pod's cycle in process vs in a driver process, for the Go driver, the C driver (the protocol's floor with Redis) and answer-only (the pipes alone, no Redis)
+# The benchmark names its driver "driver" whichever command serves it: the
+# headers say which run is which. The C binaries are built into bin/.
+bench-drivers: ensure-redis
+	@mkdir -p bin
+	$(CC) -O2 -Wall -Wextra -o bin/lockchaos-cdriver drivers/c/lockchaos-cdriver.c
+	$(CC) -O2 -Wall -Wextra -o bin/answer-only drivers/c/answer-only.c
+	@echo '== driver: Go (lockchaos-driver --lock token)'
+	$(GO) test -run '^$$' -bench BenchmarkDriverCycle -benchtime $(BENCHTIME) ./drivers/
+	@echo '== driver: C (bin/lockchaos-cdriver)'
+	LOCKCHAOS_BENCH_DRIVER=$(CURDIR)/bin/lockchaos-cdriver $(GO) test -run '^$$' -bench BenchmarkDriverCycle -benchtime $(BENCHTIME) ./drivers/
+	@echo '== driver: answer-only (bin/answer-only: pipes alone, not a lock)'
+	LOCKCHAOS_BENCH_DRIVER=$(CURDIR)/bin/answer-only $(GO) test -run '^$$' -bench BenchmarkDriverCycle -benchtime $(BENCHTIME) ./drivers/
 
 ## bench-checker: loading and checking 1M-event histories of every shape (contended, serial, 1% indefinite, 200 clients; 1 and 10 keys), plain porcupine beside them
 bench-checker:
