@@ -13,32 +13,41 @@ import (
 	"github.com/lockchaos/lockchaos/workload/history"
 )
 
-// Every testdata history, every generated shape on one key and on ten,
-// and the recorded histories with each mutation applied: checked in
-// chunks (of at least 1 and 1,000 events), they give what Check gives.
-func TestChunkedCheckAgreesWithWholeCheck(t *testing.T) {
-	type named struct {
-		name string
-		h    *history.History
-	}
-	var cases []named
+// namedHistory is a history a test checks two ways, with its name.
+type namedHistory struct {
+	name string
+	h    *history.History
+}
+
+// agreementCases are the histories two ways of checking must agree on:
+// every testdata history, every generated shape on one key and on ten,
+// and the recorded histories with each mutation applied.
+func agreementCases(t *testing.T) []namedHistory {
+	var cases []namedHistory
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
 	for _, f := range files {
-		cases = append(cases, named{filepath.Base(f), load(t, filepath.Base(f))})
+		cases = append(cases, namedHistory{filepath.Base(f), load(t, filepath.Base(f))})
 	}
 	for _, s := range shapes {
 		for _, keys := range []int{1, 10} {
-			cases = append(cases, named{fmt.Sprintf("%s-%dkeys", s.name, keys), shaped(5_000, keys, s)})
+			cases = append(cases, namedHistory{fmt.Sprintf("%s-%dkeys", s.name, keys), shaped(5_000, keys, s)})
 		}
 	}
 	for _, name := range []string{"recorded-token.jsonl", "recorded-fenced-3keys.jsonl"} {
 		for _, m := range mutations {
 			h := clone(load(t, name))
 			m.apply(t, h)
-			cases = append(cases, named{name + "/" + m.name, h})
+			cases = append(cases, namedHistory{name + "/" + m.name, h})
 		}
 	}
-	for _, c := range cases {
+	return cases
+}
+
+// Every testdata history, every generated shape on one key and on ten,
+// and the recorded histories with each mutation applied: checked in
+// chunks (of at least 1 and 1,000 events), they give what Check gives.
+func TestChunkedCheckAgreesWithWholeCheck(t *testing.T) {
+	for _, c := range agreementCases(t) {
 		t.Run(c.name, func(t *testing.T) {
 			whole := checker.Check(context.Background(), c.h, checker.Options{})
 			for _, n := range []int{1, 1000} {
@@ -132,27 +141,15 @@ func TestChunkedCheckWarnsWhenAKeyIsNeverQuiet(t *testing.T) {
 }
 
 // TestDecideGivesCheckVerdict: the supervisor's verdict-only look says
-// what the full check says, on every testdata history and every mutation
-// of the recorded ones (passes and fails of every property among them).
+// what the full check says, on every agreement case (passes and fails of
+// every property among them).
 func TestDecideGivesCheckVerdict(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
-	hs := map[string]*history.History{}
-	for _, f := range files {
-		hs[filepath.Base(f)] = load(t, filepath.Base(f))
-	}
-	for _, name := range []string{"recorded-token.jsonl", "recorded-fenced-3keys.jsonl"} {
-		for _, m := range mutations {
-			h := clone(load(t, name))
-			m.apply(t, h)
-			hs[name+"/"+m.name] = h
-		}
-	}
 	seen := map[checker.Status]int{}
-	for name, h := range hs {
+	for _, c := range agreementCases(t) {
 		opts := checker.Options{Budget: 5 * time.Second, MaxViolations: 1}
-		want := checker.Check(context.Background(), h, opts).Verdict
-		if got := checker.Decide(context.Background(), h, opts); got != want {
-			t.Errorf("%s: Decide %s, Check %s", name, got, want)
+		want := checker.Check(context.Background(), c.h, opts).Verdict
+		if got := checker.Decide(context.Background(), c.h, opts); got != want {
+			t.Errorf("%s: Decide %s, Check %s", c.name, got, want)
 		}
 		seen[want]++
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -136,48 +135,22 @@ func (c cpuTimes) total() time.Duration { return c.harness + c.redis + c.drivers
 // which depends on what else runs.
 func treeCPU() cpuTimes {
 	const tick = 10 * time.Millisecond // USER_HZ, 100 on Linux
-	type proc struct {
-		ppid  int
-		comm  string
-		ticks int64
-	}
-	procs := map[int]proc{}
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 13 {
-			continue
-		}
-		ppid, _ := strconv.Atoi(f[1])
-		utime, _ := strconv.ParseInt(f[11], 10, 64)
-		stime, _ := strconv.ParseInt(f[12], 10, 64)
-		procs[pid] = proc{ppid, s[open+1 : end], utime + stime}
+	procs := map[int]faultstest.Proc{}
+	for _, p := range faultstest.Processes() {
+		procs[p.Pid] = p
 	}
 	me := os.Getpid()
 	var c cpuTimes
 	for pid, p := range procs {
-		d := time.Duration(p.ticks) * tick
+		d := time.Duration(p.CPUTicks) * tick
 		if pid == me {
 			c.harness += d
 			c.harnessSw += switches(pid)
 			continue
 		}
-		for up := p.ppid; up > 1; up = procs[up].ppid {
+		for up := p.PPid; up > 1; up = procs[up].PPid {
 			if up == me {
-				if strings.HasPrefix(p.comm, "redis-server") {
+				if strings.HasPrefix(p.Comm, "redis-server") {
 					c.redis += d
 					c.redisSw += switches(pid)
 				} else {

@@ -2,10 +2,10 @@ package drivers_test
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -56,20 +56,9 @@ func run(t *testing.T, d drivers.Driver, scenario string, expect results.Expecta
 func driverProcesses() []string {
 	me := os.Getpid()
 	var out []string
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		s := string(b)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(me) && !strings.Contains(s[:i], "redis-server") && f[0] != "Z" {
-			out = append(out, s[:i+1])
+	for _, p := range faultstest.Processes() {
+		if p.PPid == me && p.State != "Z" && !strings.HasPrefix(p.Comm, "redis-server") {
+			out = append(out, fmt.Sprintf("%d (%s)", p.Pid, p.Comm))
 		}
 	}
 	return out

@@ -88,9 +88,8 @@ func fastMessage(line []byte, m *message) bool {
 		case "name":
 			bit, ok = 1<<2, s.strInto(&m.Name)
 		case "id":
-			var n int64
-			n, ok = s.int(64)
-			bit, m.ID = 1<<3, &n
+			bit = 1 << 3
+			m.ID, ok = s.intRef()
 		case "result":
 			bit, ok = 1<<4, s.strInto(&m.Result)
 		case "lease":
@@ -104,9 +103,8 @@ func fastMessage(line []byte, m *message) bool {
 		case "error":
 			bit, ok = 1<<8, s.strInto(&m.Error)
 		case "lost":
-			var n int64
-			n, ok = s.int(64)
-			bit, m.Lost = 1<<9, &n
+			bit = 1 << 9
+			m.Lost, ok = s.intRef()
 		default:
 			return false
 		}
@@ -142,6 +140,13 @@ func (s *scanner) byte(c byte) bool {
 		return true
 	}
 	return false
+}
+
+// intRef reads an int64 for a field whose absence the message must tell
+// apart from zero (an answer's id, a lost notice's lease).
+func (s *scanner) intRef() (*int64, bool) {
+	n, ok := s.int(64)
+	return &n, ok
 }
 
 // end reports whether nothing but whitespace is left.

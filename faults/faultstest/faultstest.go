@@ -73,11 +73,18 @@ func MainWith(m *testing.M, cleanup func()) {
 	os.Exit(code)
 }
 
-// ChildRedisServers returns the pids of live redis-server processes whose
-// parent is this process (every node we start is our direct child).
-func ChildRedisServers() []int {
-	me := os.Getpid()
-	var pids []int
+// Proc is a live process as /proc/PID/stat describes it.
+type Proc struct {
+	Pid, PPid int
+	Comm      string // the executable's name, as the kernel shortens it
+	State     string // R, S, D, Z, T ...
+	CPUTicks  int64  // user + system time, in USER_HZ ticks (1/100 s)
+}
+
+// Processes lists the live processes. One that ends while the list is
+// read is left out.
+func Processes() []Proc {
+	var out []Proc
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
 		pid, err := strconv.Atoi(e.Name())
@@ -88,20 +95,33 @@ func ChildRedisServers() []int {
 		if err != nil {
 			continue
 		}
-		// Format: pid (comm) state ppid ...; comm may hold spaces.
+		// Format: pid (comm) state ppid ... utime stime ...; comm may
+		// hold spaces and parentheses, so it ends at the last ')'.
 		s := string(b)
 		open, closeIdx := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
 		if open < 0 || closeIdx < open {
 			continue
 		}
-		comm := s[open+1 : closeIdx]
-		fields := strings.Fields(s[closeIdx+1:])
-		if len(fields) < 2 || fields[0] == "Z" {
+		f := strings.Fields(s[closeIdx+1:])
+		if len(f) < 13 {
 			continue
 		}
-		ppid, _ := strconv.Atoi(fields[1])
-		if ppid == me && strings.HasPrefix(comm, "redis-server") {
-			pids = append(pids, pid)
+		ppid, _ := strconv.Atoi(f[1])
+		utime, _ := strconv.ParseInt(f[11], 10, 64)
+		stime, _ := strconv.ParseInt(f[12], 10, 64)
+		out = append(out, Proc{Pid: pid, PPid: ppid, Comm: s[open+1 : closeIdx], State: f[0], CPUTicks: utime + stime})
+	}
+	return out
+}
+
+// ChildRedisServers returns the pids of live redis-server processes whose
+// parent is this process (every node we start is our direct child).
+func ChildRedisServers() []int {
+	me := os.Getpid()
+	var pids []int
+	for _, p := range Processes() {
+		if p.PPid == me && p.State != "Z" && strings.HasPrefix(p.Comm, "redis-server") {
+			pids = append(pids, p.Pid)
 		}
 	}
 	return pids

@@ -171,11 +171,8 @@ func (e *end) Read(b []byte) (int, error) {
 	e.rmu.Lock()
 	defer e.rmu.Unlock()
 	for {
-		if err := e.gone(io.EOF); err != nil {
+		if err := e.usable(e.rd, io.EOF); err != nil {
 			return 0, err
-		}
-		if e.rd.passed() {
-			return 0, os.ErrDeadlineExceeded
 		}
 		if len(e.rest) > 0 {
 			n := copy(b, e.rest)
@@ -201,11 +198,8 @@ func (e *end) Write(b []byte) (int, error) {
 	e.wmu.Lock()
 	defer e.wmu.Unlock()
 	for {
-		if err := e.gone(io.ErrClosedPipe); err != nil {
+		if err := e.usable(e.wd, io.ErrClosedPipe); err != nil {
 			return 0, err
-		}
-		if e.wd.passed() {
-			return 0, os.ErrDeadlineExceeded
 		}
 		if len(b) == 0 {
 			return 0, nil
@@ -227,6 +221,18 @@ func (e *end) Write(b []byte) (int, error) {
 		}
 		stop()
 	}
+}
+
+// usable returns why this end cannot read or write now (closed, or d
+// passed), or nil.
+func (e *end) usable(d *deadline, ifRemote error) error {
+	if err := e.gone(ifRemote); err != nil {
+		return err
+	}
+	if d.passed() {
+		return os.ErrDeadlineExceeded
+	}
+	return nil
 }
 
 // gone returns the error for a closed connection, or nil: io.ErrClosedPipe
