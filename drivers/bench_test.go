@@ -11,11 +11,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/drivers"
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -37,7 +38,7 @@ import (
 // LOCKCHAOS_BENCH_DRIVER replaces the driver's command (another build to
 // compare with, or the driver under strace or perf).
 func BenchmarkDriverCycle(b *testing.B) {
-	c := faultstest.Cluster(b, faults.ClusterConfig{Clients: 8})
+	c := backendtest.Cluster(b, deployment.Config{Clients: 8})
 	token, _ := lockimpl.Lookup(lockimpl.NameToken)
 	driver := goDriver + " --lock token"
 	if cmd := os.Getenv("LOCKCHAOS_BENCH_DRIVER"); cmd != "" {
@@ -54,7 +55,7 @@ func BenchmarkDriverCycle(b *testing.B) {
 	}
 }
 
-func benchCycles(b *testing.B, c *faults.Cluster, spec lockimpl.Spec, name string, pods int) {
+func benchCycles(b *testing.B, c *deployment.Deployment, spec lockimpl.Spec, name string, pods int) {
 	lockers := make([]lockimpl.Locker, pods)
 	for i := range pods {
 		rdb, err := lockimpl.NewRedisClient(c.ClientAddrs(i)[0], lockimpl.ClientConfig{})
@@ -135,8 +136,8 @@ func (c cpuTimes) total() time.Duration { return c.harness + c.redis + c.drivers
 // which depends on what else runs.
 func treeCPU() cpuTimes {
 	const tick = 10 * time.Millisecond // USER_HZ, 100 on Linux
-	procs := map[int]faultstest.Proc{}
-	for _, p := range faultstest.Processes() {
+	procs := map[int]backendtest.Proc{}
+	for _, p := range backendtest.Processes() {
 		procs[p.Pid] = p
 	}
 	me := os.Getpid()

@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/drivers"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -27,7 +27,7 @@ func TestMain(m *testing.M) {
 	if out, err := exec.Command("go", "build", "-o", goDriver, "../cmd/lockchaos-driver").CombinedOutput(); err != nil {
 		panic(string(out))
 	}
-	faultstest.MainWith(m, func() { os.RemoveAll(dir) })
+	backendtest.MainWith(m, func() { os.RemoveAll(dir) })
 }
 
 func short(t *testing.T, name string, d time.Duration) scenarios.Scenario {
@@ -56,7 +56,7 @@ func run(t *testing.T, d drivers.Driver, scenario string, expect results.Expecta
 func driverProcesses() []string {
 	me := os.Getpid()
 	var out []string
-	for _, p := range faultstest.Processes() {
+	for _, p := range backendtest.Processes() {
 		if p.PPid == me && p.State != "Z" && !strings.HasPrefix(p.Comm, "redis-server") {
 			out = append(out, fmt.Sprintf("%d (%s)", p.Pid, p.Comm))
 		}

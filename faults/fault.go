@@ -10,6 +10,11 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/internal/wait"
+	"github.com/lockchaos/lockchaos/netfault"
 )
 
 // Pods is the client side a fault acts on: the cell's simulated pods
@@ -38,8 +43,9 @@ type Pods interface {
 
 // Env is what a fault acts on.
 type Env struct {
-	Cluster *Cluster
-	Pods    Pods
+	// Deployment is the cell's nodes and links, which faults act through.
+	Deployment *deployment.Deployment
+	Pods       Pods
 	// TTL is the lock TTL of the cell, for faults scaled to it.
 	TTL time.Duration
 	// Rand is seeded from the run's seed: a schedule replays exactly.
@@ -69,27 +75,9 @@ type Fault interface {
 	Inject(ctx context.Context, env *Env) error
 }
 
-// Needs is what a fault kind needs of a cell; a cell that cannot give it
-// is skipped with the reason, never faked.
-type Needs struct {
-	// NodeControl: it kills, restarts or promotes nodes (not possible on a
-	// user's own Redis).
-	NodeControl bool `json:"node_control,omitempty"`
-	// Replica: it needs a primary with a replica (one service address).
-	Replica bool `json:"replica,omitempty"`
-	// Nodes: it needs at least this many independent nodes.
-	Nodes int `json:"nodes,omitempty"`
-	// Persistence: the nodes keep an append-only file (the scenario's
-	// fsync policy) and come back from it.
-	Persistence bool `json:"persistence,omitempty"`
-	// Clock: it moves nodes' wall clocks (the nodes run under the clock
-	// shim, which needs a C compiler and the process backend).
-	Clock bool `json:"clock,omitempty"`
-	// Sentinel: a primary and a replica under three real Sentinels, the
-	// clients finding the primary through them (process backend; locks
-	// that take go-redis clients from the harness).
-	Sentinel bool `json:"sentinel,omitempty"`
-}
+// Needs is what a fault kind needs of a cell (backend.Needs): a cell
+// that cannot give it is skipped with the reason, never faked.
+type Needs = backend.Needs
 
 // Kind is a kind of fault, registered once: what it is called, what it
 // does, what it needs, and how to build it from a Spec. Nothing else in
@@ -144,6 +132,14 @@ func LookupKind(name string) (Kind, error) {
 	return Kind{}, fmt.Errorf("%w %q (valid: %s)", ErrUnknownFault, name, strings.Join(names, ", "))
 }
 
+// mustRegister registers a kind from its file's init: a kind that cannot
+// register is a bug in the harness, found at start.
+func mustRegister(k Kind) {
+	if err := RegisterKind(k); err != nil {
+		panic(err)
+	}
+}
+
 // Kinds returns every registered fault kind, sorted by name.
 func Kinds() []Kind {
 	kinds.Lock()
@@ -153,20 +149,17 @@ func Kinds() []Kind {
 	return out
 }
 
-// ErrUnknownFault means a fault kind is not registered.
-var ErrUnknownFault = errors.New("faults: unknown fault")
-
 // Spec describes a fault by kind and parameters (from the scenario catalog
 // or a YAML file). Durations left zero are scaled from the TTL.
 type Spec struct {
-	Kind      string        `yaml:"kind" json:"kind"`
-	Latency   time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
-	Jitter    time.Duration `yaml:"jitter,omitempty" json:"jitter,omitempty"`
-	Duration  time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
-	Delay     time.Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
-	Work      time.Duration `yaml:"work,omitempty" json:"work,omitempty"`
-	Pause     time.Duration `yaml:"pause,omitempty" json:"pause,omitempty"`
-	Direction Direction     `yaml:"direction,omitempty" json:"direction,omitempty"`
+	Kind      string             `yaml:"kind" json:"kind"`
+	Latency   time.Duration      `yaml:"latency,omitempty" json:"latency,omitempty"`
+	Jitter    time.Duration      `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+	Duration  time.Duration      `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Delay     time.Duration      `yaml:"delay,omitempty" json:"delay,omitempty"`
+	Work      time.Duration      `yaml:"work,omitempty" json:"work,omitempty"`
+	Pause     time.Duration      `yaml:"pause,omitempty" json:"pause,omitempty"`
+	Direction netfault.Direction `yaml:"direction,omitempty" json:"direction,omitempty"`
 	// Jump is a clock fault's shift: forward when positive, back when
 	// negative (the one duration that may be negative).
 	Jump time.Duration `yaml:"jump,omitempty" json:"jump,omitempty"`
@@ -183,7 +176,7 @@ func (s Spec) Validate() error {
 		}
 	}
 	if s.Direction != "" {
-		if _, err := s.Direction.streams(); err != nil {
+		if _, err := s.Direction.Streams(); err != nil {
 			return err
 		}
 	}
@@ -233,38 +226,23 @@ func (s Schedule) Run(ctx context.Context, env *Env) error {
 		<-ctx.Done()
 		return nil
 	}
-	if !sleepCtx(ctx, s.First) {
+	if !wait.Sleep(ctx, s.First) {
 		return nil
 	}
 	next := env.Rand.IntN(len(s.Faults))
 	for {
 		f := s.Faults[next%len(s.Faults)]
 		next++
-		if err := f.Inject(ctx, env); err != nil && ctx.Err() == nil && !errors.Is(err, ErrClosed) {
+		if err := f.Inject(ctx, env); err != nil && ctx.Err() == nil && !errors.Is(err, backend.ErrClosed) && !errors.Is(err, netfault.ErrClosed) {
 			return fmt.Errorf("fault %s: %w", f.Name(), err)
 		}
 		gap := s.GapMin
 		if s.GapMax > s.GapMin {
 			gap += time.Duration(env.Rand.Int64N(int64(s.GapMax - s.GapMin)))
 		}
-		if !sleepCtx(ctx, gap) {
+		if !wait.Sleep(ctx, gap) {
 			return nil
 		}
-	}
-}
-
-// sleepCtx sleeps d; false if ctx ended first.
-func sleepCtx(ctx context.Context, d time.Duration) bool {
-	if d <= 0 {
-		return ctx.Err() == nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 
@@ -274,12 +252,4 @@ func heal(fn func(context.Context) error) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	return fn(ctx)
-}
-
-func linkNames(ls []*Link) []string {
-	out := make([]string, len(ls))
-	for i, l := range ls {
-		out[i] = l.Name()
-	}
-	return out
 }

@@ -4,13 +4,15 @@ import (
 	"net"
 	"strings"
 	"testing"
+
+	"github.com/lockchaos/lockchaos/netfault"
 )
 
 // TestHealFailureIsReported: a link that cannot be healed (its port was
-// taken while it was disabled) fails the fault loudly; it used to be
-// dropped, leaving the link broken without a word.
+// taken while it was disabled) fails the fault loudly, rather than leave
+// the link broken without a word.
 func TestHealFailureIsReported(t *testing.T) {
-	p, err := NewProxies(ProxiesConfig{})
+	p, err := netfault.NewProxies(netfault.ProxiesConfig{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -28,7 +30,7 @@ func TestHealFailureIsReported(t *testing.T) {
 	}
 	defer squatter.Close()
 	var injectErr error
-	healLinks([]*Link{l}, &injectErr)
+	healLinks([]*netfault.Link{l}, &injectErr)
 	if injectErr == nil || !strings.Contains(injectErr.Error(), "heal client0->node0") {
 		t.Fatalf("heal error = %v, want one naming the link", injectErr)
 	}

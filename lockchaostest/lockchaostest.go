@@ -25,8 +25,10 @@ import (
 	"testing/synctest"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/sim"
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/process"
+
+	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
@@ -51,7 +53,7 @@ type Options struct {
 	Seed int64
 	// Backend starts the Redis nodes. Default: local redis-server processes
 	// (the test skips without one).
-	Backend faults.Backend
+	Backend backend.Backend
 }
 
 // Run runs the named catalog scenario against lock and fails t unless the
@@ -74,7 +76,7 @@ func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect
 		o = opts[0]
 	}
 	if o.Backend == nil {
-		if _, err := faults.FindRedisServer(); err != nil {
+		if _, err := process.FindRedisServer(); err != nil {
 			t.Skipf("lockchaostest: %v", err)
 		}
 	}
@@ -155,6 +157,6 @@ func writePage(t testing.TB, dir string, res *results.Cell) string {
 // are simulated, and say so; replay what matters on real Redis.
 //
 //	lockchaostest.Run(t, myLock, "gc-pause", lockchaostest.Unsafe, lockchaostest.Options{Backend: lockchaostest.Sim(t)})
-func Sim(t *testing.T) faults.Backend {
+func Sim(t *testing.T) backend.Backend {
 	return sim.New(func(f func()) { synctest.Test(t, func(*testing.T) { f() }) })
 }

@@ -7,10 +7,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -24,11 +25,11 @@ func BenchmarkLockCycle(b *testing.B) {
 	const clients = 8
 	for _, name := range redisLocks {
 		spec, _ := lockimpl.Lookup(name)
-		cfg := faults.ClusterConfig{Clients: clients}
+		cfg := deployment.Config{Clients: clients}
 		if spec.Nodes > 1 {
-			cfg.Topology, cfg.Nodes = faults.Independent, spec.Nodes
+			cfg.Topology, cfg.Nodes = deployment.Independent, spec.Nodes
 		}
-		c := faultstest.Cluster(b, cfg)
+		c := backendtest.Cluster(b, cfg)
 		for _, path := range []string{"direct", "proxied"} {
 			b.Run(name+"/"+path, func(b *testing.B) {
 				lockers := make([]lockimpl.Locker, clients)

@@ -4,14 +4,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
-func TestMain(m *testing.M) { faultstest.Main(m) }
+func TestMain(m *testing.M) { backendtest.Main(m) }
 
 // testTTL is short so expiry tests take a fraction of a second.
 const testTTL = 300 * time.Millisecond
@@ -21,17 +22,17 @@ var redisLocks = []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameT
 
 // pods starts the topology the named lock needs and builds one Locker per
 // simulated client, each over its own go-redis clients and its own proxies.
-func pods(t *testing.T, name string, clients int, opts lockOptions) (*faults.Cluster, []lockimpl.Locker) {
+func pods(t *testing.T, name string, clients int, opts lockOptions) (*deployment.Deployment, []lockimpl.Locker) {
 	t.Helper()
 	spec, err := lockimpl.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := faults.ClusterConfig{Clients: clients}
+	cfg := deployment.Config{Clients: clients}
 	if spec.Nodes > 1 {
-		cfg.Topology, cfg.Nodes = faults.Independent, spec.Nodes
+		cfg.Topology, cfg.Nodes = deployment.Independent, spec.Nodes
 	}
-	c := faultstest.Cluster(t, cfg)
+	c := backendtest.Cluster(t, cfg)
 	if opts.TTL == 0 {
 		opts.TTL = testTTL
 	}

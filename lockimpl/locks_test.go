@@ -8,8 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/netfault"
+
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -105,7 +106,7 @@ func TestReleaseRefusesForeignToken(t *testing.T) {
 			if name == lockimpl.NameTokenWatchdog {
 				// Starve A's watchdog so its lease lapses, as in a partition.
 				for _, l := range c.ClientLinks(0) {
-					if err := l.Blackhole(faults.Both); err != nil {
+					if err := l.Blackhole(netfault.Both); err != nil {
 						t.Fatal(err)
 					}
 				}
@@ -116,7 +117,7 @@ func TestReleaseRefusesForeignToken(t *testing.T) {
 				t.Fatal(err)
 			}
 			var err error
-			faultstest.Eventually(t, 3*time.Second, "A's release gets a definite answer", func() bool {
+			backendtest.Eventually(t, 3*time.Second, "A's release gets a definite answer", func() bool {
 				err = a.Release(ctx)
 				return lockimpl.IsDefinite(err)
 			})
@@ -163,7 +164,7 @@ func TestIndefiniteErrorWhenRedisDoesNotAnswer(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			c, ls := pods(t, name, 1, lockOptions{})
 			for _, l := range c.ClientLinks(0) {
-				if err := l.Blackhole(faults.Both); err != nil {
+				if err := l.Blackhole(netfault.Both); err != nil {
 					t.Fatal(err)
 				}
 			}
@@ -246,7 +247,7 @@ func TestWatchdogHolderIsNotToldWhenRenewalsFail(t *testing.T) {
 		t.Fatal("the seed's watchdog never tells the holder; Lost must be nil")
 	}
 	for _, l := range c.ClientLinks(0) {
-		if err := l.Blackhole(faults.Both); err != nil {
+		if err := l.Blackhole(netfault.Both); err != nil {
 			t.Fatal(err)
 		}
 	}

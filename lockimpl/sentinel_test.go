@@ -5,14 +5,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/netfault"
+
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/redis/go-redis/v9"
 )
 
 // sentinelClient is pod 0's failover client through its own proxies.
-func sentinelClient(t *testing.T, c *faults.Cluster) *redis.Client {
+func sentinelClient(t *testing.T, c *deployment.Deployment) *redis.Client {
 	t.Helper()
 	r, ok := c.SentinelRoute(0)
 	if !ok {
@@ -30,7 +32,7 @@ func sentinelClient(t *testing.T, c *faults.Cluster) *redis.Client {
 // client that asks them finds the new primary; every connection goes
 // through the pod's proxies (cutting the pod's links cuts the client).
 func TestSentinelsFailOverAndClientsFollowThroughTheirProxies(t *testing.T) {
-	c := faultstest.Cluster(t, faults.ClusterConfig{Topology: faults.Sentinel, Clients: 1})
+	c := backendtest.Cluster(t, deployment.Config{Topology: deployment.Sentinel, Clients: 1})
 	if r, _ := c.SentinelRoute(0); func() error { _, err := r.Route("127.0.0.1:1"); return err }() == nil {
 		t.Fatal("the route dials an address that is not the deployment's, around the pod's proxies")
 	}
@@ -60,9 +62,9 @@ func TestSentinelsFailOverAndClientsFollowThroughTheirProxies(t *testing.T) {
 	if err := c.Primary().Kill(); err != nil {
 		t.Fatal(err)
 	}
-	faultstest.Eventually(t, 15*time.Second, "the Sentinels promote the replica", func() bool { return c.SentinelPrimary(ctx) == 1 })
+	backendtest.Eventually(t, 15*time.Second, "the Sentinels promote the replica", func() bool { return c.SentinelPrimary(ctx) == 1 })
 	t.Logf("the Sentinels failed over in %s", time.Since(start).Round(time.Millisecond))
-	faultstest.Eventually(t, 5*time.Second, "the client writes to the new primary", func() bool {
+	backendtest.Eventually(t, 5*time.Second, "the client writes to the new primary", func() bool {
 		return rdb.Set(ctx, "k", "after", 0).Err() == nil
 	})
 	v, err := c.Node(1).Do(ctx, "GET", "k")
@@ -75,8 +77,8 @@ func TestSentinelsFailOverAndClientsFollowThroughTheirProxies(t *testing.T) {
 // replication cut it gives the key back and reports not acquired; with
 // replication it acquires and the replica has the key.
 func TestTokenWaitHoldsOnlyWhatAReplicaHas(t *testing.T) {
-	c := faultstest.Cluster(t, faults.ClusterConfig{Topology: faults.PrimaryReplica, Clients: 1})
-	rdb := faultstest.Client(t, c.ClientAddrs(0)[0])
+	c := backendtest.Cluster(t, deployment.Config{Topology: deployment.PrimaryReplica, Clients: 1})
+	rdb := backendtest.Client(t, c.ClientAddrs(0)[0])
 	l, err := lockimpl.NewTokenWait(rdb, lockimpl.TokenConfig{TTL: 2 * time.Second}, 100*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
@@ -89,7 +91,7 @@ func TestTokenWaitHoldsOnlyWhatAReplicaHas(t *testing.T) {
 	if err := lease.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.ReplicationLink().Blackhole(faults.Downstream); err != nil {
+	if err := c.ReplicationLink().Blackhole(netfault.Downstream); err != nil {
 		t.Fatal(err)
 	}
 	_, err = l.Acquire(ctx, "w")

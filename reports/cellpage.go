@@ -16,8 +16,8 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/results"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 type cellView struct {

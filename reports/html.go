@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 //go:embed templates

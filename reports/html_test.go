@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 const evil = `<script>alert(1)</script>`

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -49,14 +51,14 @@ const calibrationProbes = 300
 // the embedded proxies, and derives the time scale: the larger of the
 // p99 round trip and the p99 timer lateness over Tolerance, at least 1,
 // at most MaxScale.
-func Calibrate(ctx context.Context, backend faults.Backend) (Calibration, error) {
+func Calibrate(ctx context.Context, be backend.Backend) (Calibration, error) {
 	var c Calibration
-	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Clients: 1, Backend: backend})
+	dep, err := deployment.New(ctx, deployment.Config{Clients: 1, Backend: be})
 	if err != nil {
 		return c, fmt.Errorf("calibration: %w", err)
 	}
-	defer cluster.Close()
-	rdb, err := lockimpl.NewRedisClient(cluster.ClientAddrs(0)[0], lockimpl.ClientConfig{})
+	defer dep.Close()
+	rdb, err := lockimpl.NewRedisClient(dep.ClientAddrs(0)[0], lockimpl.ClientConfig{})
 	if err != nil {
 		return c, err
 	}
@@ -77,11 +79,11 @@ func Calibrate(ctx context.Context, backend faults.Backend) (Calibration, error)
 		time.Sleep(time.Millisecond)
 		late = append(late, time.Since(start)-time.Millisecond)
 	}
-	if backend.NodeControl() {
+	if backend.OwnsNodes(be) {
 		var ops []time.Duration
 		for range 3 {
 			start := time.Now()
-			if err := cluster.Node(0).Restart(ctx); err != nil {
+			if err := dep.Node(0).Restart(ctx); err != nil {
 				return c, fmt.Errorf("calibration: restart a node: %w", err)
 			}
 			ops = append(ops, time.Since(start))

@@ -12,10 +12,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // Expectation is what a cell must show (results.Expectation, re-exported
@@ -45,7 +48,7 @@ type Scenario struct {
 	// primary-replica (implied by a fault that needs a replica). A lock
 	// that needs N independent nodes gets them whatever this says.
 	// Default single.
-	Topology faults.Topology `yaml:"topology,omitempty" json:"topology,omitempty"`
+	Topology deployment.Topology `yaml:"topology,omitempty" json:"topology,omitempty"`
 	// TTL of every lock in the cell. Default lockimpl.DefaultTTL.
 	TTL time.Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`
 	// Duration clients keep starting cycles. Default 2s.
@@ -80,7 +83,7 @@ type Scenario struct {
 // WithDefaults fills zero fields.
 func (s Scenario) WithDefaults() Scenario {
 	if s.Topology == "" {
-		s.Topology = faults.Single
+		s.Topology = deployment.Single
 	}
 	if s.TTL == 0 {
 		s.TTL = lockimpl.DefaultTTL
@@ -121,10 +124,10 @@ func (s Scenario) validate(declared map[string]bool) error {
 	if s.Name == "" {
 		return fmt.Errorf("%w: a scenario needs a name", ErrInvalid)
 	}
-	if err := (faults.ClusterConfig{Topology: s.Topology}).Validate(); err != nil {
+	if err := (deployment.Config{Topology: s.Topology}).Validate(); err != nil {
 		return bad("%v", err)
 	}
-	if err := (faults.NodeConfig{Fsync: s.Fsync}).Validate(); err != nil {
+	if err := (backend.NodeConfig{Fsync: s.Fsync}).Validate(); err != nil {
 		return bad("%v", err)
 	}
 	for _, d := range []time.Duration{s.TTL, s.Duration, s.WorkMin, s.WorkMax, s.CallTimeout, s.FirstFault, s.GapMin, s.GapMax} {
@@ -200,8 +203,8 @@ const (
 )
 
 // needs is what the scenario's faults need of a cell, together.
-func (s Scenario) needs() faults.Needs {
-	var n faults.Needs
+func (s Scenario) needs() backend.Needs {
+	var n backend.Needs
 	for _, f := range s.Faults {
 		k, err := faults.LookupKind(f.Kind)
 		if err != nil {
@@ -215,9 +218,9 @@ func (s Scenario) needs() faults.Needs {
 		n.Sentinel = n.Sentinel || k.Needs.Sentinel
 	}
 	switch s.Topology {
-	case faults.PrimaryReplica:
+	case deployment.PrimaryReplica:
 		n.Replica = true
-	case faults.Sentinel:
+	case deployment.Sentinel:
 		n.Sentinel = true
 	}
 	return n

@@ -8,10 +8,10 @@ import (
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // A cell too short to do anything passes nothing: it is inconclusive, with

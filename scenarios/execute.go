@@ -9,12 +9,17 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/internal/wait"
+	"github.com/lockchaos/lockchaos/netfault"
+
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // errInterrupted marks a cell cut short by the caller's cancellation.
@@ -53,7 +58,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		res.Outcome, res.Error, res.History = results.Skipped, "interrupted before it ran", ""
 		return res
 	}
-	runPart, done, err := deployment(ctx, p, opts)
+	runPart, done, err := partRunner(ctx, p, opts)
 	if err != nil {
 		res.Outcome, res.Error = results.HarnessError, err.Error()
 		return res
@@ -89,29 +94,29 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	return res
 }
 
-// deployment returns how to run each part of the cell, and what to close
+// partRunner returns how to run each part of the cell, and what to close
 // when the cell ends. On a real backend the deployment (nodes, proxies) is
 // started once and every part shares it. On a virtual one each part runs
 // in a bubble of its own (see virtualPart); the checker always runs out
 // here, in real time, the same code for every backend.
-func deployment(ctx context.Context, p *Plan, opts Options) (func(context.Context, Part) (partRun, error), func(), error) {
-	if vb, ok := p.Backend.(faults.VirtualBackend); ok {
+func partRunner(ctx context.Context, p *Plan, opts Options) (func(context.Context, Part) (partRun, error), func(), error) {
+	if vb, ok := backend.Virtual(p.Backend); ok {
 		return func(ctx context.Context, part Part) (partRun, error) {
 			h, err := virtualPart(ctx, vb, p, opts, part)
 			return partRun{h: h}, err
 		}, func() {}, nil
 	}
-	cluster, err := startCluster(ctx, p, opts)
+	dep, err := startDeployment(ctx, p, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	done := func() {
 		if p.KeyPrefix != "" {
-			deleteOwnKeys(cluster, p.KeyPrefix)
+			deleteOwnKeys(dep, p.KeyPrefix)
 		}
-		cluster.Close()
+		dep.Close()
 	}
-	return func(ctx context.Context, part Part) (partRun, error) { return live(ctx, p, part, cluster) }, done, nil
+	return func(ctx context.Context, part Part) (partRun, error) { return live(ctx, p, part, dep) }, done, nil
 }
 
 // partRun is what a part leaves: its history, and for a continuous part
@@ -132,7 +137,7 @@ type partRun struct {
 // The caller's ctx cannot be waited on inside a bubble (a goroutine
 // blocked on a channel from outside never lets virtual time move), so a
 // watcher polls it every virtual 10 ms and cancels the part's own context.
-func virtualPart(ctx context.Context, vb faults.VirtualBackend, p *Plan, opts Options, part Part) (h *history.History, err error) {
+func virtualPart(ctx context.Context, vb backend.VirtualBackend, p *Plan, opts Options, part Part) (h *history.History, err error) {
 	vb.Enter(func() {
 		inner, cancel := context.WithCancel(context.Background())
 		defer cancel()
@@ -156,14 +161,14 @@ func virtualPart(ctx context.Context, vb faults.VirtualBackend, p *Plan, opts Op
 		// bubble ends only when every goroutine has, so give those
 		// probes their virtual second (no wall time).
 		defer time.Sleep(drainStragglers)
-		cluster, cerr := startCluster(inner, p, opts)
+		dep, cerr := startDeployment(inner, p, opts)
 		if cerr != nil {
 			err = cerr
 			return
 		}
-		defer cluster.Close()
+		defer dep.Close()
 		var run partRun
-		run, err = live(inner, p, part, cluster)
+		run, err = live(inner, p, part, dep)
 		h = run.h
 	})
 	return h, err
@@ -173,31 +178,31 @@ func virtualPart(ctx context.Context, vb faults.VirtualBackend, p *Plan, opts Op
 // everything, for goroutines that only notice on their next wake-up.
 const drainStragglers = 2 * time.Second
 
-// startCluster starts the cell's deployment, which every part shares.
-func startCluster(ctx context.Context, p *Plan, opts Options) (*faults.Cluster, error) {
-	cluster, err := faults.NewCluster(ctx, faults.ClusterConfig{Topology: p.Topology, Nodes: p.Nodes,
-		Clients: p.Scenario.Clients, Backend: p.Backend, Node: faults.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}, Proxies: faults.ProxiesConfig{APIAddr: opts.ToxiproxyAPI},
+// startDeployment starts the cell's deployment, which every part shares.
+func startDeployment(ctx context.Context, p *Plan, opts Options) (*deployment.Deployment, error) {
+	dep, err := deployment.New(ctx, deployment.Config{Topology: p.Topology, Nodes: p.Nodes,
+		Clients: p.Scenario.Clients, Backend: p.Backend, Node: backend.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}, Proxies: netfault.ProxiesConfig{APIAddr: opts.ToxiproxyAPI},
 		// Sentinel's timings stretch with the cell's, as a lease does.
-		Sentinel: faults.SentinelConfig{}.Scaled(p.TimeScale)})
+		Sentinel: deployment.SentinelConfig{}.Scaled(p.TimeScale)})
 	if err != nil {
 		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
 	}
-	if addr := cluster.Proxies().APIAddr(); addr != "" && opts.Notify != nil {
+	if addr := dep.Proxies().APIAddr(); addr != "" && opts.Notify != nil {
 		opts.Notify(fmt.Sprintf("%s: toxiproxy API on http://%s (toxiproxy-cli -h %s list)", p.Name(), addr, addr))
 	}
-	return cluster, nil
+	return dep, nil
 }
 
 // live runs one part of the cell on its deployment and returns the
 // recorded history, also when it fails half-way, so what was recorded can
 // still be checked.
-func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (partRun, error) {
+func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (partRun, error) {
 	ctx, cancel := context.WithTimeout(ctx, p.Timeout)
 	defer cancel()
 	if part.Index > 0 {
 		// Let the last part's leases expire: each part starts from a free
 		// lock and a fresh resource, so its history checks on its own.
-		sleepCtx(ctx, p.Scenario.TTL)
+		wait.Sleep(ctx, p.Scenario.TTL)
 	}
 	rec, err := newRecorder(p, part)
 	if err != nil {
@@ -240,10 +245,10 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (par
 		}
 	}()
 	control := workload.NewControl(p.Scenario.Clients)
-	if dial := cluster.Dialer(); dial != nil {
+	if dial := dep.Dialer(); dial != nil {
 		control.UseDialer(dial)
 	}
-	pods := newPods(p, cluster, control, rec)
+	pods := newPods(p, dep, control, rec)
 	defer pods.close()
 	// Every pod's lock is ready before the first fault or cycle (a driver
 	// process can take a second to start on a busy machine).
@@ -257,7 +262,7 @@ func live(ctx context.Context, p *Plan, part Part, cluster *faults.Cluster) (par
 		end()
 		return partRun{}, err
 	}
-	env := &faults.Env{Cluster: cluster, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
+	env := &faults.Env{Deployment: dep, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
 		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed)+uint64(part.Index), 0xfa017)), Window: faultWindows(rec), Probe: probes(rec)}
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan error, 1)
@@ -360,15 +365,5 @@ func faultWindows(rec *history.Recorder) func(string, []string) func() {
 	return func(name string, targets []string) func() {
 		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Window: &history.Window{Fault: name, Targets: targets}})
 		return func() { op.Return(history.Result{Outcome: history.Ok}) }
-	}
-}
-
-// sleepCtx sleeps d unless ctx ends first.
-func sleepCtx(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-	case <-ctx.Done():
 	}
 }

@@ -7,10 +7,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/process"
+	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/netfault"
+
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // Cell is one (scenario, lock) pair with its expectation.
@@ -43,7 +48,7 @@ type Options struct {
 	// CellTimeout bounds a whole cell. Default: duration + 60s.
 	CellTimeout time.Duration
 	// Backend starts the Redis nodes. Default: local redis-server processes.
-	Backend faults.Backend
+	Backend backend.Backend
 	// ToxiproxyAPI, when set, serves each cell's toxiproxy HTTP API on this
 	// loopback address (port 0: a free one), so a long run can be poked
 	// with toxiproxy-cli. Notify is told where.
@@ -98,7 +103,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: clients %d out of range 1..%d", ErrInvalid, o.Clients, MaxClients)
 	}
 	if o.ToxiproxyAPI != "" {
-		return (faults.ProxiesConfig{APIAddr: o.ToxiproxyAPI}).Validate()
+		return (netfault.ProxiesConfig{APIAddr: o.ToxiproxyAPI}).Validate()
 	}
 	return nil
 }
@@ -112,7 +117,7 @@ type Plan struct {
 	Expect   Expectation
 	// Skip says why the cell does not run ("" when it does).
 	Skip     string
-	Topology faults.Topology
+	Topology deployment.Topology
 	Nodes    int // nodes the cluster starts
 	// Clock runs the nodes under the clock shim (a fault moves clocks);
 	// Persistence gives them an append-only file (Scenario.Fsync).
@@ -129,7 +134,7 @@ type Plan struct {
 	Rerun     string
 	Budget    time.Duration
 	Timeout   time.Duration
-	Backend   faults.Backend
+	Backend   backend.Backend
 	// Floor is the evidence a pass needs; MaxDuration how long the cell may
 	// run on to reach it; TimeScale the factor its times were stretched by.
 	Floor       history.Floor
@@ -161,7 +166,7 @@ const DefaultPartLength = 2 * time.Minute
 // Simulated says the cell runs in virtual time on a simulated backend, not
 // on real Redis.
 func (p *Plan) Simulated() bool {
-	_, virtual := p.Backend.(faults.VirtualBackend)
+	_, virtual := backend.Virtual(p.Backend)
 	return virtual
 }
 
@@ -180,9 +185,9 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	if opts.Seed == 0 {
 		opts.Seed = 1
 	}
-	backend := opts.Backend
-	if backend == nil {
-		backend = faults.ProcessBackend{}
+	be := opts.Backend
+	if be == nil {
+		be = process.Backend{}
 	}
 	sc := cell.Scenario.WithDefaults()
 	if opts.Duration > 0 {
@@ -197,16 +202,16 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		scale = 1
 	}
 	if needs.NodeControl {
-		scale *= nodeOpScale(max(opts.NodeOpTime, backend.NodeOpTime()))
+		scale *= nodeOpScale(max(opts.NodeOpTime, be.NodeOpTime()))
 	}
-	if _, virtual := backend.(faults.VirtualBackend); virtual {
+	if _, virtual := backend.Virtual(be); virtual {
 		// Virtual time: no machine, however loaded, stretches a cell, so
 		// every scenario runs exactly as designed.
 		scale = 1
 	}
 	sc = sc.scaled(scale)
 	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
-		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: backend, TimeScale: scale,
+		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: be, TimeScale: scale,
 		Floor: opts.Floor.Apply(sc.Floor.Apply(history.DefaultFloor))}
 	p.MaxDuration = opts.MaxDuration
 	if p.MaxDuration == 0 {
@@ -217,7 +222,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	p.Clock = needs.Clock
 	p.Persistence = needs.Persistence
 	if p.Skip == "" {
-		p.Skip = unsupported(p, needs, backend)
+		p.Skip = unsupported(p, needs, be)
 	}
 	if cell.Expect == NotApplicable && p.Skip == "" {
 		p.Skip = "not applicable: the scenario marks " + cell.Lock.Name + " n/a"
@@ -226,7 +231,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	if cell.Lock.Fencing {
 		p.Fencing = workload.FenceReadsAndWrites
 	}
-	if !backend.NodeControl() {
+	if !backend.OwnsNodes(be) {
 		// Someone else's Redis: only keys under our own prefix, removed
 		// again when the cell ends.
 		p.KeyPrefix = fmt.Sprintf("lockchaos:%d:", p.CellSeed)
@@ -261,7 +266,7 @@ func parts(p *Plan, opts Options) []Part {
 	if p.Scenario.Duration <= length {
 		return []Part{{Duration: p.Scenario.Duration, MaxDuration: p.MaxDuration, History: p.History}}
 	}
-	if _, virtual := p.Backend.(faults.VirtualBackend); !virtual && !opts.InParts && p.History != "" {
+	if !p.Simulated() && !opts.InParts && p.History != "" {
 		// It runs to its duration: a long cell's evidence is its length.
 		return []Part{{Duration: p.Scenario.Duration, MaxDuration: p.Scenario.Duration, History: p.History, Continuous: true}}
 	}
@@ -283,13 +288,13 @@ func parts(p *Plan, opts Options) []Part {
 // ~150 ms), capped at six: scenarios that kill nodes stretch by it, so a
 // holder is still holding when a kill or a failover completes.
 func nodeOpScale(op time.Duration) float64 {
-	return max(1, min(float64(op)/float64(faults.ProcessBackend{}.NodeOpTime()), 6))
+	return max(1, min(float64(op)/float64(process.Backend{}.NodeOpTime()), 6))
 }
 
 // topologyFor decides the deployment from what the lock and the faults
 // need, or says why they cannot share one.
-func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.Topology, int, string) {
-	faultsNeeding := func(pred func(faults.Needs) bool) string {
+func topologyFor(sc Scenario, lock lockimpl.Spec, needs backend.Needs) (deployment.Topology, int, string) {
+	faultsNeeding := func(pred func(backend.Needs) bool) string {
 		var names []string
 		for _, f := range sc.Faults {
 			if k, err := faults.LookupKind(f.Kind); err == nil && pred(k.Needs) {
@@ -304,67 +309,38 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs faults.Needs) (faults.To
 	switch {
 	case lock.Nodes > 1 && (needs.Replica || needs.Sentinel):
 		return "", 0, fmt.Sprintf("not applicable: %s needs a primary with a replica; %s needs %d independent nodes",
-			faultsNeeding(func(n faults.Needs) bool { return n.Replica || n.Sentinel }), lock.Name, lock.Nodes)
+			faultsNeeding(func(n backend.Needs) bool { return n.Replica || n.Sentinel }), lock.Name, lock.Nodes)
 	case lock.Nodes > 1:
-		return faults.Independent, lock.Nodes, ""
+		return deployment.Independent, lock.Nodes, ""
 	case needs.Nodes > 1:
 		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent nodes; %s uses %s",
-			faultsNeeding(func(n faults.Needs) bool { return n.Nodes > 1 }), needs.Nodes, lock.Name, lock.Describe())
+			faultsNeeding(func(n backend.Needs) bool { return n.Nodes > 1 }), needs.Nodes, lock.Name, lock.Describe())
 	case lock.NeedsReplica && !needs.Replica && !needs.Sentinel:
 		return "", 0, fmt.Sprintf("not applicable: %s needs a replica behind its node; %s runs a single node", lock.Name, sc.Name)
 	case needs.Sentinel && needs.Replica:
 		return "", 0, fmt.Sprintf("not applicable: %s fails over by the harness's hand; under Sentinel the Sentinels fail over",
-			faultsNeeding(func(n faults.Needs) bool { return n.Replica }))
+			faultsNeeding(func(n backend.Needs) bool { return n.Replica }))
 	case needs.Sentinel:
-		return faults.Sentinel, 2, ""
+		return deployment.Sentinel, 2, ""
 	case needs.Replica:
-		return faults.PrimaryReplica, 2, ""
+		return deployment.PrimaryReplica, 2, ""
 	}
-	return faults.Single, 1, ""
+	return deployment.Single, 1, ""
 }
 
-// unsupported says why the backend cannot run the planned cell, or "".
-func unsupported(p *Plan, needs faults.Needs, b faults.Backend) string {
-	if !b.NodeControl() && (needs.NodeControl || needs.Replica || needs.Sentinel) {
-		return "skipped: this scenario kills, restarts or promotes nodes, which the " + b.Name() + " backend cannot do (only network faults apply)"
+// unsupported says why the backend cannot run the planned cell, or "":
+// the backend's own answer (Supports) to what the faults and the lock
+// need, then what no backend gives a lock that brings its own client.
+func unsupported(p *Plan, needs backend.Needs, b backend.Backend) string {
+	needs.RealTime = p.Lock.OutOfProcess
+	if p.Topology == deployment.Independent {
+		needs.Nodes = max(needs.Nodes, p.Nodes)
 	}
-	if lb, ok := b.(faults.LimitedBackend); ok {
-		if why := lb.Unsupported(needs); why != "" {
-			return why
-		}
+	if err := b.Supports(needs); err != nil {
+		return "skipped: " + backend.Reason(err)
 	}
-	if _, virtual := b.(faults.VirtualBackend); virtual && p.Lock.OutOfProcess {
-		return "skipped: " + p.Lock.Name + " runs in a process of its own, in real time, which the " + b.Name() +
-			" backend's virtual time cannot reach; run it on the process backend"
-	}
-	if needs.Sentinel {
-		if _, ok := b.(faults.SentinelBackend); !ok {
-			return "skipped: this scenario runs real Sentinels beside the nodes, which the " + b.Name() + " backend cannot do (the process backend can)"
-		}
-		if p.Lock.BringsClient {
-			return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; behind Sentinel the harness hands out go-redis failover clients (driver protocol v1 has no Sentinel addresses)"
-		}
-	}
-	if needs.Persistence {
-		pb, ok := b.(faults.PowerLossBackend)
-		if !ok {
-			return "skipped: this scenario cuts a node's append-only file as a power loss would, which the " + b.Name() + " backend cannot do (the process backend can)"
-		}
-		if err := pb.PowerLossControl(); err != nil {
-			return "skipped: " + err.Error()
-		}
-	}
-	if needs.Clock {
-		cb, ok := b.(faults.ClockBackend)
-		if !ok {
-			return "skipped: this scenario moves node clocks, which the " + b.Name() + " backend cannot do (the process backend can)"
-		}
-		if err := cb.ClockControl(); err != nil {
-			return "skipped: " + err.Error()
-		}
-	}
-	if ext, ok := b.(*faults.ExternalBackend); ok && p.Topology == faults.Independent && len(ext.Addrs()) < p.Nodes {
-		return fmt.Sprintf("skipped: %s needs %d independent Redis servers, --redis-addr gave %d", p.Lock.Name, p.Nodes, len(ext.Addrs()))
+	if needs.Sentinel && p.Lock.BringsClient {
+		return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; behind Sentinel the harness hands out go-redis failover clients (driver protocol v1 has no Sentinel addresses)"
 	}
 	return ""
 }

@@ -9,6 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/process"
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -18,7 +22,7 @@ import (
 // slowBackend is a backend whose node operations take 40x a process's (a
 // container): scenarios that kill nodes stretch for it. Plans never start
 // anything, so it needs no nodes.
-type slowBackend struct{ faults.ProcessBackend }
+type slowBackend struct{ process.Backend }
 
 func (slowBackend) NodeOpTime() time.Duration { return 400 * time.Millisecond }
 
@@ -47,22 +51,22 @@ func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 	cases := []struct {
 		scenario string
 		lock     lockimpl.Spec
-		topology faults.Topology
+		topology deployment.Topology
 		nodes    int
 		fencing  workload.FenceMode
 		skip     string
 	}{
-		{"gc-pause", myFencing, faults.Single, 1, workload.FenceReadsAndWrites, ""},
-		{"gc-pause", myQuorum, faults.Independent, 5, workload.FenceOff, ""},
-		{"failover", lock(lockimpl.NameToken), faults.PrimaryReplica, 2, workload.FenceOff, ""},
+		{"gc-pause", myFencing, deployment.Single, 1, workload.FenceReadsAndWrites, ""},
+		{"gc-pause", myQuorum, deployment.Independent, 5, workload.FenceOff, ""},
+		{"failover", lock(lockimpl.NameToken), deployment.PrimaryReplica, 2, workload.FenceOff, ""},
 		{"failover", myQuorum, "", 0, workload.FenceOff, "failover needs a primary with a replica; my-quorum-lock needs 5 independent nodes"},
 		{"minority-partition", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "minority-partition needs 3 independent nodes"},
-		{"baseline", lock(lockimpl.NameMutex), faults.Single, 1, workload.FenceOff, ""},
-		{"under-sentinel", lock(lockimpl.NameTokenWait), faults.Sentinel, 2, workload.FenceOff, ""},
+		{"baseline", lock(lockimpl.NameMutex), deployment.Single, 1, workload.FenceOff, ""},
+		{"under-sentinel", lock(lockimpl.NameTokenWait), deployment.Sentinel, 2, workload.FenceOff, ""},
 		{"baseline", lock(lockimpl.NameTokenWait), "", 0, workload.FenceOff, "not applicable: token-wait needs a replica behind its node"},
-		{"failover", lock(lockimpl.NameTokenWait), faults.PrimaryReplica, 2, workload.FenceOff, ""},
+		{"failover", lock(lockimpl.NameTokenWait), deployment.PrimaryReplica, 2, workload.FenceOff, ""},
 		{"under-sentinel", myQuorum, "", 0, workload.FenceOff, "sentinel-failover needs a primary with a replica; my-quorum-lock needs 5 independent nodes"},
-		{"under-sentinel", myDriver, faults.Sentinel, 2, workload.FenceOff, "skipped: my-driver connects to fixed node addresses with its own client"},
+		{"under-sentinel", myDriver, deployment.Sentinel, 2, workload.FenceOff, "skipped: my-driver connects to fixed node addresses with its own client"},
 		{"mixed", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "failover fails over by the harness's hand; under Sentinel the Sentinels fail over"},
 	}
 	for _, c := range cases {
@@ -112,19 +116,30 @@ func TestPlanDefaultsSeedsPathsAndRerun(t *testing.T) {
 }
 
 // noCompiler is the process backend on a machine without a C compiler.
-type noCompiler struct{ faults.ProcessBackend }
+type noCompiler struct{ process.Backend }
 
-func (noCompiler) ClockControl() error {
-	return fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, or set CC)", faults.ErrNoClockShim)
+func (noCompiler) Supports(n backend.Needs) error {
+	if n.Clock {
+		return backend.Unsupported("%v", fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, or set CC)", backend.ErrNoClockShim))
+	}
+	return nil
 }
 
-// noClock is a backend whose nodes cannot run the shim at all.
+// noClock is a backend whose nodes cannot run the shim nor lose power.
 type noClock struct{}
 
 func (noClock) Name() string              { return "docker" }
 func (noClock) NodeOpTime() time.Duration { return 400 * time.Millisecond }
-func (noClock) NodeControl() bool         { return true }
-func (noClock) StartNode(context.Context, faults.NodeConfig) (faults.RedisNode, error) {
+func (noClock) Supports(n backend.Needs) error {
+	switch {
+	case n.Clock:
+		return backend.Unsupported("this scenario moves node clocks, which the docker backend cannot do (the process backend can)")
+	case n.Persistence:
+		return backend.Unsupported("this scenario cuts a node's append-only file as a power loss would, which the docker backend cannot do (the process backend can)")
+	}
+	return nil
+}
+func (noClock) StartNode(context.Context, backend.NodeConfig) (backend.RedisNode, error) {
 	return nil, errors.New("plans start nothing")
 }
 
@@ -134,10 +149,10 @@ func TestClockScenarioSkipsWithTheReasonWithoutClockControl(t *testing.T) {
 	sc := scenarios.Scenario{Name: "jump", Faults: []faults.Spec{{Kind: "clock-jump"}},
 		Expect: map[string]scenarios.Expectation{lockimpl.NameToken: scenarios.Unsafe}}
 	for _, c := range []struct {
-		backend faults.Backend
+		backend backend.Backend
 		want    string
 	}{
-		{noCompiler{}, "skipped: faults: no clock control: clock faults need a C compiler"},
+		{noCompiler{}, "skipped: backend: no clock control: clock faults need a C compiler"},
 		{noClock{}, "skipped: this scenario moves node clocks, which the docker backend cannot do"},
 	} {
 		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
@@ -149,10 +164,13 @@ func TestClockScenarioSkipsWithTheReasonWithoutClockControl(t *testing.T) {
 }
 
 // oldRedis is the process backend with a Redis 6 redis-server.
-type oldRedis struct{ faults.ProcessBackend }
+type oldRedis struct{ process.Backend }
 
-func (oldRedis) PowerLossControl() error {
-	return errors.New("power-loss needs Redis 7 or later (AOF timestamp marks); /usr/bin/redis-server is 6.0.16")
+func (oldRedis) Supports(n backend.Needs) error {
+	if n.Persistence {
+		return backend.Unsupported("power-loss needs Redis 7 or later (AOF timestamp marks); /usr/bin/redis-server is 6.0.16")
+	}
+	return nil
 }
 
 // A power-loss scenario skips, with the reason, where it cannot cut an AOF.
@@ -160,12 +178,12 @@ func TestPowerLossScenarioSkipsWithTheReason(t *testing.T) {
 	sc := scenarios.Scenario{Name: "pl", Fsync: "everysec", Faults: []faults.Spec{{Kind: "power-loss"}},
 		Expect: map[string]scenarios.Expectation{lockimpl.NameToken: scenarios.Unsafe}}
 	for _, c := range []struct {
-		backend faults.Backend
+		backend backend.Backend
 		want    string
 	}{
 		{oldRedis{}, "skipped: power-loss needs Redis 7 or later"},
 		{noClock{}, "skipped: this scenario cuts a node's append-only file as a power loss would, which the docker backend cannot do"},
-		{faults.ProcessBackend{}, ""},
+		{process.Backend{}, ""},
 	} {
 		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
 			scenarios.Options{Seed: 5, Backend: c.backend})

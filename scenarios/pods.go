@@ -9,10 +9,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/deployment"
+
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -20,7 +21,7 @@ import (
 // proxies, frozen with it) and closes what they hold when the cell ends.
 type pods struct {
 	p       *Plan
-	cluster *faults.Cluster
+	dep     *deployment.Deployment
 	control *workload.Control
 	rec     *history.Recorder
 
@@ -30,8 +31,8 @@ type pods struct {
 	built   []lockimpl.Locker
 }
 
-func newPods(p *Plan, cluster *faults.Cluster, control *workload.Control, rec *history.Recorder) *pods {
-	return &pods{p: p, cluster: cluster, control: control, rec: rec}
+func newPods(p *Plan, dep *deployment.Deployment, control *workload.Control, rec *history.Recorder) *pods {
+	return &pods{p: p, dep: dep, control: control, rec: rec}
 }
 
 // build makes every pod's lock at once (in parallel: driver processes
@@ -62,8 +63,8 @@ func (ps *pods) locker(pod int) (lockimpl.Locker, error) { return ps.built[pod],
 // make builds one pod's lock from its spec.
 func (ps *pods) make(pod int) (lockimpl.Locker, error) {
 	dial := ps.control.Dial(pod)
-	addrs := ps.cluster.ClientAddrs(pod)
-	if _, ok := ps.cluster.SentinelRoute(pod); ok {
+	addrs := ps.dep.ClientAddrs(pod)
+	if _, ok := ps.dep.SentinelRoute(pod); ok {
 		addrs = nil // behind Sentinel no node has a fixed address
 	}
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
@@ -97,12 +98,12 @@ func (ps *pods) make(pod int) (lockimpl.Locker, error) {
 // Sentinels (every connection through the pod's own proxies).
 func (ps *pods) clients(pod int, dial func(context.Context, string, string) (net.Conn, error)) ([]*redis.Client, error) {
 	cfg := lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout, WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial}
-	if r, ok := ps.cluster.SentinelRoute(pod); ok {
+	if r, ok := ps.dep.SentinelRoute(pod); ok {
 		rdb, err := lockimpl.NewFailoverClient(r.Master, r.Sentinels, r.Route, cfg)
 		return []*redis.Client{rdb}, err
 	}
 	var out []*redis.Client
-	for _, addr := range ps.cluster.ClientAddrs(pod) {
+	for _, addr := range ps.dep.ClientAddrs(pod) {
 		rdb, err := lockimpl.NewRedisClient(addr, cfg)
 		if err != nil {
 			return out, err
@@ -130,7 +131,7 @@ func (ps *pods) close() {
 
 // deleteOwnKeys removes every key under prefix on every node (SCAN, never
 // KEYS: the server may be busy with real work).
-func deleteOwnKeys(c *faults.Cluster, prefix string) {
+func deleteOwnKeys(c *deployment.Deployment, prefix string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for _, n := range c.Nodes() {

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/process"
+
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -81,19 +83,19 @@ func TestBusyPortIsRetriedOrReported(t *testing.T) {
 	}
 	defer l.Close()
 	port := l.Addr().(*net.TCPAddr).Port
-	_, err = faults.StartNode(context.Background(), faults.NodeConfig{Port: port})
+	_, err = process.StartNode(context.Background(), backend.NodeConfig{Port: port})
 	if err == nil || !strings.Contains(err.Error(), "Address already in use") {
 		t.Fatalf("busy port %d: %v", port, err)
 	}
 	// Many nodes at once on picked ports: every one finds a free port.
-	var nodes []*faults.Node
+	var nodes []*process.Node
 	defer func() {
 		for _, n := range nodes {
 			_ = n.Close()
 		}
 	}()
 	for range 6 {
-		n, err := faults.StartNode(context.Background(), faults.NodeConfig{})
+		n, err := process.StartNode(context.Background(), backend.NodeConfig{})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -9,15 +9,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
-func TestMain(m *testing.M) { faultstest.Main(m) }
+func TestMain(m *testing.M) { backendtest.Main(m) }
 
 func TestCatalogIsValidAndMatchesTheDesign(t *testing.T) {
 	cat := scenarios.Catalog()

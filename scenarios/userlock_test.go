@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
+
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -110,7 +111,7 @@ func TestMatrix(t *testing.T) {
 	}
 	// The same time scale as `lockchaos run`: the cells keep their shape
 	// on a busy machine.
-	cal, err := scenarios.Calibrate(context.Background(), faults.ProcessBackend{})
+	cal, err := scenarios.Calibrate(context.Background(), process.Backend{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,8 +8,8 @@ import (
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/results"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // How a cell reaches and folds its answer.

@@ -5,20 +5,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/backend/backendtest"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // TestPausedPodFreezesItsConnections: every connection a pod dialed with
 // Control.Dial stops while the pod is paused, whoever made the client,
 // and goes on after Resume; other pods are not held up.
 func TestPausedPodFreezesItsConnections(t *testing.T) {
-	c := faultstest.Cluster(t, faults.ClusterConfig{Clients: 2})
+	c := backendtest.Cluster(t, deployment.Config{Clients: 2})
 	ctl := workload.NewControl(2)
 	defer ctl.Close()
 	client := func(pod int) *redis.Client {
@@ -58,7 +59,7 @@ func TestPausedPodFreezesItsConnections(t *testing.T) {
 // and a request given up on is withdrawn.
 func TestAwaitAcquireHoldingStretchesThatAcquisitionsSection(t *testing.T) {
 	const clients, work = 4, 80 * time.Millisecond
-	c := faultstest.Cluster(t, faults.ClusterConfig{Clients: clients})
+	c := backendtest.Cluster(t, deployment.Config{Clients: clients})
 	ctl := workload.NewControl(clients)
 	defer ctl.Close()
 	rec, err := history.NewRecorder("", history.Header{Scenario: "test", Lock: lockimpl.NameToken, Clients: clients})

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/deployment"
+
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // TestRecordCheckerFixtures re-records the real passing histories the
@@ -31,7 +32,7 @@ func TestRecordCheckerFixtures(t *testing.T) {
 		{"recorded-fenced-3keys.jsonl", lockimpl.NameFenced, workload.Config{Clients: 4, Duration: 400 * time.Millisecond,
 			Keys: []string{"order:1", "order:2", "order:3"}, Fencing: workload.FenceReadsAndWrites}},
 	} {
-		c := faultstest.Cluster(t, faults.ClusterConfig{Clients: f.cfg.Clients})
+		c := backendtest.Cluster(t, deployment.Config{Clients: f.cfg.Clients})
 		path := filepath.Join("..", "checker", "testdata", f.file)
 		rec, err := history.NewRecorder(path, history.Header{Scenario: "baseline", Lock: f.lock, Seed: 1,
 			Clients: f.cfg.Clients, Keys: f.cfg.Keys, Fencing: string(f.cfg.Fencing)})

@@ -8,8 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 // Factory builds the Locker of one client. Each client gets its own (its

@@ -10,17 +10,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/deployment"
+
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/faultstest"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
-func TestMain(m *testing.M) { faultstest.Main(m) }
+func TestMain(m *testing.M) { backendtest.Main(m) }
 
 func TestResourceFencing(t *testing.T) {
 	off := workload.NewResource(workload.FenceOff)
@@ -81,7 +82,7 @@ func TestConfigValidate(t *testing.T) {
 }
 
 // redisFactory builds one Locker per client over the client's own proxies.
-func redisFactory(t *testing.T, c *faults.Cluster, name string, ttl time.Duration) workload.Factory {
+func redisFactory(t *testing.T, c *deployment.Deployment, name string, ttl time.Duration) workload.Factory {
 	return func(i int) (lockimpl.Locker, error) {
 		var nodes []redis.UniversalClient
 		for _, addr := range c.ClientAddrs(i) {
@@ -102,7 +103,7 @@ func redisFactory(t *testing.T, c *faults.Cluster, name string, ttl time.Duratio
 
 func runAndCheck(t *testing.T, lock string, cfg workload.Config) (*checker.Report, *history.History, *workload.Resource) {
 	t.Helper()
-	c := faultstest.Cluster(t, faults.ClusterConfig{Clients: cfg.Clients})
+	c := backendtest.Cluster(t, deployment.Config{Clients: cfg.Clients})
 	path := filepath.Join(t.TempDir(), "history.jsonl")
 	spec, err := lockimpl.Lookup(lock)
 	if err != nil {

@@ -6,9 +6,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/docker"
-	"github.com/lockchaos/lockchaos/faults/sim"
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/external"
+	"github.com/lockchaos/lockchaos/backend/process"
+
+	"github.com/lockchaos/lockchaos/backend/docker"
+	"github.com/lockchaos/lockchaos/backend/sim"
 )
 
 // redisImageUsage is the help of --redis-image, which chooseBackend hands
@@ -46,18 +49,18 @@ func backendNames() string {
 // chooseBackend turns --backend into a Backend and the Redis version it
 // runs. auto prefers local processes, then Docker, else says how to get
 // either.
-func chooseBackend(name, image string, addrs []string) (faults.Backend, string, error) {
+func chooseBackend(name, image string, addrs []string) (backend.Backend, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	process := func() (faults.Backend, string, error) {
-		bin, err := faults.FindRedisServer()
+	process := func() (backend.Backend, string, error) {
+		bin, err := process.FindRedisServer()
 		if err != nil {
 			return nil, "", err
 		}
-		v, _ := faults.RedisServerVersion(bin)
-		return faults.ProcessBackend{}, v, nil
+		v, _ := process.RedisServerVersion(bin)
+		return process.Backend{}, v, nil
 	}
-	containers := func() (faults.Backend, string, error) {
+	containers := func() (backend.Backend, string, error) {
 		b, err := docker.NewBackend(ctx, docker.Config{Image: image})
 		if err != nil {
 			return nil, "", err
@@ -66,7 +69,7 @@ func chooseBackend(name, image string, addrs []string) (faults.Backend, string, 
 	}
 	switch name {
 	case "external":
-		b, err := faults.NewExternalBackend(addrs)
+		b, err := external.New(addrs)
 		if err != nil {
 			return nil, "", err
 		}

@@ -12,10 +12,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
+
 	"github.com/redis/go-redis/v9"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/docker"
+	"github.com/lockchaos/lockchaos/backend/docker"
 	"github.com/lockchaos/lockchaos/reports"
 )
 
@@ -25,7 +26,7 @@ import (
 // none of ours remain.
 func TestExternalBackendKeepsToItsOwnKeys(t *testing.T) {
 	ctx := context.Background()
-	bin, err := faults.FindRedisServer()
+	bin, err := process.FindRedisServer()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,9 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
+
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -33,7 +34,7 @@ type runSettings struct {
 	timeScale                 float64
 	floor                     scenarios.FloorOverride
 	shard                     string
-	replay                    faults.Backend // --replay-on, or nil
+	replay                    backend.Backend // --replay-on, or nil
 	replayVersion             string
 }
 
@@ -48,7 +49,7 @@ const sweepViolations = 3
 
 // execute runs the selected cells on a backend and writes every report;
 // it returns the exit code.
-func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stderr io.Writer) int {
+func execute(s runSettings, be backend.Backend, redisVersion string, stdout, stderr io.Writer) int {
 	if s.seed == 0 {
 		s.seed = time.Now().UnixNano()%1_000_000_000 + 1
 	}
@@ -60,11 +61,11 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 	ctx, stop, caught := signalContext()
 	defer stop()
 	// Last line of defence: whatever happens, no redis-server outlives us.
-	defer faults.KillAll()
+	defer backend.KillAll()
 
 	started := time.Now()
 	scale, calibration, nodeOp := s.timeScale, "", time.Duration(0)
-	_, virtual := be.(faults.VirtualBackend)
+	_, virtual := backend.Virtual(be)
 	if virtual {
 		// Virtual time: load cannot stretch a cell, so nothing is measured
 		// and nothing is scaled.
@@ -173,8 +174,8 @@ func execute(s runSettings, be faults.Backend, redisVersion string, stdout, stde
 // backendFlag is the --backend a cell's rerun line needs: none for the
 // real backends (the rerun finds Redis as the run did), --backend sim for
 // the simulation, so a simulated cell reruns simulated (and says so).
-func backendFlag(be faults.Backend) string {
-	if _, virtual := be.(faults.VirtualBackend); virtual {
+func backendFlag(be backend.Backend) string {
+	if _, virtual := backend.Virtual(be); virtual {
 		return " --backend " + be.Name()
 	}
 	return ""

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/lockchaos/lockchaos/backend"
+
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/faults"
@@ -123,10 +125,10 @@ type listedLock struct {
 }
 
 type listedKind struct {
-	Name   string       `json:"name"`
-	Doc    string       `json:"doc"`
-	Moment string       `json:"dangerous_moment,omitempty"`
-	Needs  faults.Needs `json:"needs"`
+	Name   string        `json:"name"`
+	Doc    string        `json:"doc"`
+	Moment string        `json:"dangerous_moment,omitempty"`
+	Needs  backend.Needs `json:"needs"`
 }
 
 func listJSON(stdout, stderr io.Writer, catalog []scenarios.Scenario) int {

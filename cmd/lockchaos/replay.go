@@ -7,8 +7,9 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
+
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -97,7 +98,7 @@ func printReplays(w io.Writer, rs []results.Replay) {
 }
 
 // replayBackend is the real backend --replay-on names, or nil without it.
-func replayBackend(name, image string) (faults.Backend, string, error) {
+func replayBackend(name, image string) (backend.Backend, string, error) {
 	if name == "" {
 		return nil, "", nil
 	}

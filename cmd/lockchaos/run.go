@@ -12,10 +12,11 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/lockchaos/lockchaos/netfault"
+
 	"github.com/spf13/cobra"
 
-	"github.com/lockchaos/lockchaos/faults"
-	"github.com/lockchaos/lockchaos/faults/sim"
+	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -165,7 +166,7 @@ func (f *runFlags) check() error {
 		return err
 	}
 	if f.toxAPI != "" {
-		if err := (faults.ProxiesConfig{APIAddr: f.toxAPI}).Validate(); err != nil {
+		if err := (netfault.ProxiesConfig{APIAddr: f.toxAPI}).Validate(); err != nil {
 			return fmt.Errorf("--toxiproxy-api: %w", err)
 		}
 		if _, port, _ := net.SplitHostPort(f.toxAPI); port != "0" && f.parallel > 1 {

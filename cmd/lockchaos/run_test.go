@@ -13,10 +13,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/reports/reportstest"
 	"github.com/lockchaos/lockchaos/results"
-	"github.com/lockchaos/lockchaos/workload/history"
 )
 
 func TestRunOneCellWritesSummaryJUnitAndHistory(t *testing.T) {

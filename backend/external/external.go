@@ -1,0 +1,116 @@
+// Package external is the backend over a user's own Redis servers: nodes
+// are the addresses given, in order, and only network faults apply (the
+// links still run through the embedded proxies). The harness keeps to its
+// own key prefix there (see scenarios.Options), so it never touches keys it
+// did not create.
+package external
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/lockchaos/lockchaos/backend"
+)
+
+// ErrNoNodeControl is returned by node operations on a user's own Redis.
+var ErrNoNodeControl = errors.New("external: the external backend cannot kill, pause or promote a node")
+
+// Name is the backend's name in flags, histories and reports.
+const Name = "external"
+
+// Backend hands out a user's own Redis servers, in the order given.
+type Backend struct {
+	addrs []string
+}
+
+// New checks the addresses parse and answer PING.
+func New(addrs []string) (*Backend, error) {
+	if len(addrs) == 0 {
+		return nil, fmt.Errorf("%w: the external backend needs --redis-addr host:port[,host:port...]", backend.ErrInvalidConfig)
+	}
+	for _, a := range addrs {
+		if _, _, err := net.SplitHostPort(a); err != nil {
+			return nil, fmt.Errorf("%w: redis address %q: %v", backend.ErrInvalidConfig, a, err)
+		}
+		if err := backend.Ping(a, 2*time.Second); err != nil {
+			return nil, fmt.Errorf("%w: external redis %s does not answer PING: %v", backend.ErrNodeStart, a, err)
+		}
+	}
+	return &Backend{addrs: addrs}, nil
+}
+
+// Name implements backend.Backend.
+func (*Backend) Name() string { return Name }
+
+// NodeOpTime implements backend.Backend (unused: there is no node control).
+func (*Backend) NodeOpTime() time.Duration { return 0 }
+
+// Supports implements backend.Backend: no node of a user's can be killed,
+// restarted or promoted, and a quorum lock needs as many servers as it has
+// nodes.
+func (b *Backend) Supports(n backend.Needs) error {
+	if err := backend.CannotControlNodes(Name, n); err != nil {
+		return err
+	}
+	if n.Nodes > len(b.addrs) {
+		return backend.Unsupported("the cell needs %d independent Redis servers, --redis-addr gave %d", n.Nodes, len(b.addrs))
+	}
+	return nil
+}
+
+// Addrs returns the user's addresses.
+func (b *Backend) Addrs() []string { return b.addrs }
+
+// StartNode hands out the address for the node's place in its cluster:
+// "node2" gets the third address. A cluster needing more nodes than there
+// are addresses is an error.
+func (b *Backend) StartNode(ctx context.Context, cfg backend.NodeConfig) (backend.RedisNode, error) {
+	i := 0
+	if _, err := fmt.Sscanf(cfg.Name, "node%d", &i); err != nil {
+		i = 0
+	}
+	if i >= len(b.addrs) {
+		return nil, fmt.Errorf("%w: node %s needs %d external addresses, got %d", backend.ErrInvalidConfig, cfg.Name, i+1, len(b.addrs))
+	}
+	n := &Node{name: cfg.Name, b: b, idx: i}
+	n.AdminOps = backend.NewAdminOps(cfg.Name, n.Addr)
+	return n, nil
+}
+
+// Node is one of the user's servers.
+type Node struct {
+	backend.AdminOps
+	name string
+	b    *Backend
+	idx  int
+}
+
+// Name implements backend.RedisNode.
+func (n *Node) Name() string { return n.name }
+
+// Addr implements backend.RedisNode.
+func (n *Node) Addr() string { return n.b.addrs[n.idx%len(n.b.addrs)] }
+
+// State implements backend.RedisNode: always running, as far as we know.
+func (n *Node) State() backend.NodeState { return backend.NodeRunning }
+
+// Kill implements backend.RedisNode: not possible.
+func (n *Node) Kill() error { return ErrNoNodeControl }
+
+// Start implements backend.RedisNode: not possible.
+func (n *Node) Start(context.Context) error { return ErrNoNodeControl }
+
+// Restart implements backend.RedisNode: not possible.
+func (n *Node) Restart(context.Context) error { return ErrNoNodeControl }
+
+// Pause implements backend.RedisNode: not possible.
+func (n *Node) Pause() error { return ErrNoNodeControl }
+
+// Resume implements backend.RedisNode: not possible.
+func (n *Node) Resume() error { return ErrNoNodeControl }
+
+// Close implements backend.RedisNode: the server is the user's; nothing to stop.
+func (n *Node) Close() error { return nil }

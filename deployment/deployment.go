@@ -1,0 +1,370 @@
+// Package deployment is the Redis deployment a cell runs against, named
+// for what it is: the nodes a backend started (one, N independent
+// primaries, a primary with a replica, or a primary and a replica under
+// three Sentinels), the network links from every pod to every node (one
+// per pair, so a fault can aim at one pod, one node or all), the
+// replication link, and the moves a failover makes. Faults act through it;
+// they never own it.
+package deployment
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/process"
+	"github.com/lockchaos/lockchaos/netfault"
+)
+
+// Topology is the shape of the Redis deployment under test.
+type Topology string
+
+// Topologies.
+const (
+	// Single is one node: what the naive, token, watchdog and fenced locks use.
+	Single Topology = "single"
+	// Independent is N unrelated primaries: Redlock's deployment.
+	Independent Topology = "independent"
+	// PrimaryReplica is a primary with one asynchronous replica whose
+	// replication link runs through a proxy. Clients see one address (slot
+	// 0), which Failover moves to the replica, as Sentinel or a virtual IP would.
+	PrimaryReplica Topology = "primary-replica"
+	// Sentinel is a primary and a replica watched by three Sentinels that
+	// fail over on their own; clients ask the Sentinels for the primary.
+	Sentinel Topology = "sentinel"
+)
+
+// Topologies lists the valid topologies, for error messages and help.
+var Topologies = []Topology{Single, Independent, PrimaryReplica, Sentinel}
+
+// Config describes a deployment. The zero value is one node, one client.
+type Config struct {
+	// Topology, default Single.
+	Topology Topology
+	// Nodes is the number of independent nodes for Independent (default 3).
+	// Single always has 1 and PrimaryReplica 2; a different value is an error.
+	Nodes int
+	// Clients is the number of simulated clients; each gets its own proxy to
+	// every slot. Default 1.
+	Clients int
+	// Node is the template for every node; its Name is replaced.
+	Node backend.NodeConfig
+	// Proxies configures the embedded toxiproxy.
+	Proxies netfault.ProxiesConfig
+	// SyncTimeout bounds the replica's initial sync. Default 10s.
+	SyncTimeout time.Duration
+	// Backend starts the nodes. Default: local redis-server processes.
+	Backend backend.Backend
+	// Sentinel tunes the Sentinels of the Sentinel topology.
+	Sentinel SentinelConfig
+}
+
+// Validate reports a config that cannot work.
+func (c Config) Validate() error {
+	switch c.Topology {
+	case Single, "":
+		if c.Nodes > 1 {
+			return fmt.Errorf("%w: topology %s has 1 node, not %d", ErrInvalidConfig, Single, c.Nodes)
+		}
+	case PrimaryReplica, Sentinel:
+		if c.Nodes != 0 && c.Nodes != 2 {
+			return fmt.Errorf("%w: topology %s has 2 nodes, not %d", ErrInvalidConfig, c.Topology, c.Nodes)
+		}
+	case Independent:
+		if c.Nodes < 0 || c.Nodes > 15 {
+			return fmt.Errorf("%w: topology %s: nodes %d out of range 1..15", ErrInvalidConfig, Independent, c.Nodes)
+		}
+	default:
+		return fmt.Errorf("%w: unknown topology %q (valid: %v)", ErrInvalidConfig, string(c.Topology), Topologies)
+	}
+	if c.Clients < 0 || c.Clients > 1000 {
+		return fmt.Errorf("%w: clients %d out of range 1..1000", ErrInvalidConfig, c.Clients)
+	}
+	if c.SyncTimeout < 0 {
+		return fmt.Errorf("%w: negative sync timeout", ErrInvalidConfig)
+	}
+	if err := c.Node.Validate(); err != nil {
+		return err
+	}
+	if err := c.Sentinel.Validate(); err != nil {
+		return err
+	}
+	return c.Proxies.Validate()
+}
+
+func (c Config) withDefaults() Config {
+	if c.Topology == "" {
+		c.Topology = Single
+	}
+	switch c.Topology {
+	case Single:
+		c.Nodes = 1
+	case PrimaryReplica, Sentinel:
+		c.Nodes = 2
+	case Independent:
+		if c.Nodes == 0 {
+			c.Nodes = 3
+		}
+	}
+	if c.Clients == 0 {
+		c.Clients = 1
+	}
+	if c.SyncTimeout == 0 {
+		c.SyncTimeout = 10 * time.Second
+	}
+	if c.Backend == nil {
+		c.Backend = process.Backend{}
+	}
+	return c
+}
+
+// Deployment is a set of nodes, the links in front of them, and the
+// replication link when there is one. A client reaches "slots": one per
+// independent node, or the single service address of a primary + replica.
+type Deployment struct {
+	cfg     Config
+	nodes   []backend.RedisNode
+	network netfault.Network
+	links   [][]*netfault.Link // [client][slot]
+	repl    *netfault.Link
+	primary int // index of the node clients are pointed at (PrimaryReplica, Sentinel)
+
+	side      []*netfault.Link    // Sentinel: each data node's sentinel-side proxy
+	sentinels []backend.RedisNode // Sentinel: the Sentinel processes
+}
+
+// New starts the nodes and links. On error everything already
+// started is closed again.
+func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	c := &Deployment{cfg: cfg}
+	defer func() {
+		if err != nil {
+			_ = c.Close()
+		}
+	}()
+	if nb, ok := cfg.Backend.(backend.NetworkBackend); ok {
+		c.network, err = nb.NewNetwork()
+	} else {
+		c.network, err = netfault.NewProxies(cfg.Proxies)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Topology == Sentinel {
+		if err = c.startSentinel(ctx); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	for i := range cfg.Nodes {
+		nc := cfg.Node
+		nc.Name = fmt.Sprintf("node%d", i)
+		if cfg.Topology == PrimaryReplica {
+			nc.Name = [...]string{"primary", "replica"}[i]
+		}
+		n, err := cfg.Backend.StartNode(ctx, nc)
+		if err != nil {
+			return nil, err
+		}
+		c.nodes = append(c.nodes, n)
+	}
+	slots := c.Slots()
+	for client := range cfg.Clients {
+		row := make([]*netfault.Link, slots)
+		for s := range slots {
+			l, err := c.network.NewLink(fmt.Sprintf("client%d->%s", client, c.nodes[s].Name()), c.nodes[s].Addr())
+			if err != nil {
+				return nil, err
+			}
+			row[s] = l
+		}
+		c.links = append(c.links, row)
+	}
+	if cfg.Topology == PrimaryReplica {
+		if c.repl, err = c.network.NewLink("replica->primary", c.nodes[0].Addr()); err != nil {
+			return nil, err
+		}
+		if err = c.nodes[1].ReplicaOf(ctx, c.repl.Addr()); err != nil {
+			return nil, err
+		}
+		if err = waitSynced(ctx, c.nodes[1], c.nodes[0], cfg.SyncTimeout); err != nil {
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+// Topology returns the deployment's topology.
+func (c *Deployment) Topology() Topology { return c.cfg.Topology }
+
+// Nodes returns every node (primary first for PrimaryReplica).
+func (c *Deployment) Nodes() []backend.RedisNode { return c.nodes }
+
+// Node returns node i.
+func (c *Deployment) Node(i int) backend.RedisNode { return c.nodes[i] }
+
+// Clients returns the number of clients the deployment has links for.
+func (c *Deployment) Clients() int { return c.cfg.Clients }
+
+// Slots returns how many addresses each client sees.
+func (c *Deployment) Slots() int {
+	if c.cfg.Topology == PrimaryReplica {
+		return 1
+	}
+	return c.cfg.Nodes
+}
+
+// netfault.Link returns the proxy from client to slot.
+func (c *Deployment) Link(client, slot int) *netfault.Link { return c.links[client][slot] }
+
+// ClientLinks returns every link of one client (to cut one pod off).
+func (c *Deployment) ClientLinks(client int) []*netfault.Link { return c.links[client] }
+
+// SlotLinks returns every client's link to one slot (to cut one node off).
+func (c *Deployment) SlotLinks(slot int) []*netfault.Link {
+	out := make([]*netfault.Link, 0, len(c.links))
+	for _, row := range c.links {
+		out = append(out, row[slot])
+	}
+	return out
+}
+
+// ClientAddrs returns the addresses client should dial, one per slot.
+func (c *Deployment) ClientAddrs(client int) []string {
+	out := make([]string, 0, c.Slots())
+	for _, l := range c.links[client][:c.Slots()] {
+		out = append(out, l.Addr())
+	}
+	return out
+}
+
+// ReplicationLink returns the replica's link to the primary, or nil.
+func (c *Deployment) ReplicationLink() *netfault.Link { return c.repl }
+
+// Primary returns the node clients are pointed at: for PrimaryReplica the
+// current primary (the former replica after a Failover), else node 0.
+func (c *Deployment) Primary() backend.RedisNode { return c.nodes[c.primary] }
+
+// Replica returns the current replica (nil unless PrimaryReplica or
+// Sentinel).
+func (c *Deployment) Replica() backend.RedisNode {
+	if c.cfg.Topology != PrimaryReplica && c.cfg.Topology != Sentinel {
+		return nil
+	}
+	return c.nodes[1-c.primary]
+}
+
+// Failover promotes the replica and moves every client's service address to
+// it, the way Sentinel does: the replication link is cut first (whatever it
+// still buffers is lost, as when a primary dies with writes in flight), then
+// REPLICAOF NO ONE, then the clients' proxies are repointed (their open
+// connections close and they reconnect to the new primary). It does not
+// kill the old primary: compose with Node.Kill for that.
+func (c *Deployment) Failover(ctx context.Context) error {
+	if err := c.PromoteReplica(ctx); err != nil {
+		return err
+	}
+	return c.MoveService()
+}
+
+// PromoteReplica is Failover's first half: cut replication and promote the
+// replica, clients still pointed at the old primary. What the promoted
+// node holds can be read between the two halves, before any client writes.
+func (c *Deployment) PromoteReplica(ctx context.Context) error {
+	if c.cfg.Topology != PrimaryReplica {
+		return fmt.Errorf("failover on %s: %w", c.cfg.Topology, ErrTopology)
+	}
+	if err := c.repl.Disable(); err != nil {
+		return err
+	}
+	return c.Replica().Promote(ctx)
+}
+
+// MoveService is Failover's second half: repoint every client's proxy to
+// the promoted replica, which becomes the primary.
+func (c *Deployment) MoveService() error {
+	if c.cfg.Topology != PrimaryReplica {
+		return fmt.Errorf("failover on %s: %w", c.cfg.Topology, ErrTopology)
+	}
+	replica := c.Replica()
+	for _, l := range c.SlotLinks(0) {
+		if err := l.Repoint(replica.Addr()); err != nil {
+			return err
+		}
+	}
+	c.primary = 1 - c.primary
+	return nil
+}
+
+// Rejoin brings the former primary back after a Failover as the replica of
+// the new primary (restarted empty if it was killed), through the same
+// replication link, so the next Failover can go the other way.
+func (c *Deployment) Rejoin(ctx context.Context) error {
+	if c.cfg.Topology != PrimaryReplica {
+		return fmt.Errorf("rejoin on %s: %w", c.cfg.Topology, ErrTopology)
+	}
+	old := c.Replica()
+	if old.State() == backend.NodeKilled {
+		if err := old.Start(ctx); err != nil {
+			return err
+		}
+	}
+	if err := c.repl.Repoint(c.Primary().Addr()); err != nil {
+		return err
+	}
+	if err := c.repl.Enable(); err != nil {
+		return err
+	}
+	if err := old.ReplicaOf(ctx, c.repl.Addr()); err != nil {
+		return err
+	}
+	return waitSynced(ctx, old, c.Primary(), c.cfg.SyncTimeout)
+}
+
+// HealAll removes every toxic and re-enables every link.
+func (c *Deployment) HealAll() error {
+	var errs []error
+	for _, l := range c.network.Links() {
+		errs = append(errs, l.Heal())
+	}
+	return errors.Join(errs...)
+}
+
+// netfault.Proxies returns the embedded toxiproxy (for its API address), or nil
+// when the backend brings its own network.
+func (c *Deployment) Proxies() *netfault.Proxies {
+	p, _ := c.network.(*netfault.Proxies)
+	return p
+}
+
+// netfault.Dialer returns how clients reach the links' addresses: nil for a real
+// network (dial them as they are), the simulation's in-memory dial else.
+func (c *Deployment) Dialer() func(ctx context.Context, network, addr string) (net.Conn, error) {
+	if d, ok := c.network.(netfault.Dialer); ok {
+		return d.DialContext
+	}
+	return nil
+}
+
+// Close stops the proxies, kills every node and removes their temp dirs.
+func (c *Deployment) Close() error {
+	var errs []error
+	// Sentinels first: they would fail over as the nodes go.
+	for _, s := range c.sentinels {
+		errs = append(errs, s.Close())
+	}
+	if c.network != nil {
+		errs = append(errs, c.network.Close())
+	}
+	for _, n := range c.nodes {
+		errs = append(errs, n.Close())
+	}
+	return errors.Join(errs...)
+}

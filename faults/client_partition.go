@@ -1,0 +1,48 @@
+package faults
+
+import (
+	"context"
+	"time"
+
+	"github.com/lockchaos/lockchaos/internal/wait"
+	"github.com/lockchaos/lockchaos/netfault"
+)
+
+func init() {
+	mustRegister(Kind{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work; direction: upstream drops only its requests, downstream only the replies (one-way)",
+		Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off", "the partition"),
+		Build: func(s Spec, ttl time.Duration) Fault {
+			return ClientPartition{Work: or(s.Work, 2*ttl), Direction: s.Direction}
+		}})
+}
+
+// ClientPartition cuts a holder off Redis (its links go silent) while it
+// runs a long critical section of Work: renewals stop, nobody tells it.
+//
+// With netfault.Direction upstream only the pod's requests are dropped; with
+// downstream only Redis's replies are: its commands still take effect (a
+// renewal lands, a release deletes) while the pod hears nothing, the
+// one-way partition a half-broken NAT or a flapping link makes.
+type ClientPartition struct {
+	Work      time.Duration
+	Direction netfault.Direction // "" or both: the whole link
+}
+
+// Name implements Fault.
+func (ClientPartition) Name() string { return "client-partition" }
+
+// Inject implements Fault.
+func (f ClientPartition) Inject(ctx context.Context, env *Env) (err error) {
+	pod, at, ok := env.Pods.AwaitSlow(ctx, f.Work)
+	if !ok {
+		return nil
+	}
+	links := env.Deployment.ClientLinks(pod)
+	defer healLinks(links, &err)
+	if err := eachLink(links, func(l *netfault.Link) error { return l.Blackhole(f.Direction) }); err != nil {
+		return err
+	}
+	defer env.window(f.Name(), append([]string{podTarget(pod), directionTarget(f.Direction)}, linkNames(links)...)...)()
+	wait.Sleep(ctx, time.Until(at.Add(f.Work)))
+	return nil
+}

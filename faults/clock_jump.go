@@ -1,0 +1,138 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/wait"
+)
+
+func init() {
+	mustRegister(Kind{Name: "clock-jump", Doc: "while a lock is held, jump one node's wall clock by Jump (default 2x TTL; negative: back), nodes in turn; the window stays open Duration (default TTL)",
+		Moment: "a forward jump lapsed a live lease early on the node while another pod tried", Danger: jumpedUnder,
+		Needs: Needs{NodeControl: true, Clock: true},
+		Build: func(s Spec, ttl time.Duration) Fault {
+			return &ClockJump{Jump: or(s.Jump, 2*ttl), Hold: or(s.Duration, ttl)}
+		}})
+}
+
+// ClockJump moves one node's wall clock by Jump (forward: lock keys on it
+// expire early; back: they live longer) while a lock is held, nodes in
+// turn, and keeps the window open for Hold so other pods can try. The
+// clock stays where it jumped, as a stepped clock does.
+type ClockJump struct {
+	Jump, Hold time.Duration
+	next       int
+}
+
+// Name implements Fault.
+func (*ClockJump) Name() string { return "clock-jump" }
+
+// Inject implements Fault.
+func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
+	nodes := env.Deployment.Nodes()
+	n := nodes[f.next%len(nodes)]
+	f.next++
+	targets := []string{jumpTarget + f.Jump.String()}
+	if len(nodes) > 2 {
+		// Look for a bare majority for a few TTLs; a lock that always
+		// writes every node gets the round-robin node instead, so the rest
+		// of the schedule is not held up.
+		look, cancel := context.WithTimeout(ctx, 5*env.TTL)
+		bare, found := f.bareMajorityNode(look, env)
+		cancel()
+		if ctx.Err() != nil {
+			return nil
+		}
+		if found {
+			n = bare
+			targets = append(targets, bareMajorityTarget)
+		}
+	}
+	if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
+		return nil // (at once when bare: its holder still holds)
+	}
+	cn, ok := n.(backend.ClockNode)
+	if !ok {
+		return fmt.Errorf("%w: node %s cannot move its clock on this backend", backend.ErrNoClockShim, n.Name())
+	}
+	end := env.window(f.Name(), append([]string{n.Name()}, targets...)...)
+	defer end()
+	if err := cn.ShiftClock(f.Jump); err != nil {
+		return err
+	}
+	wait.Sleep(ctx, f.Hold)
+	return nil
+}
+
+// bareMajorityNode waits for a holder whose key is on a bare majority of
+// the independent nodes (the others free: some attempt lost the race
+// there) and returns one of the nodes that carry it: a jump there leaves
+// the holder a minority while a majority is free for the next pod, the
+// Redlock critique's case. A holder on every node survives one jump; it
+// keeps looking until ctx ends.
+func (f *ClockJump) bareMajorityNode(ctx context.Context, env *Env) (backend.RedisNode, bool) {
+	nodes := env.Deployment.Nodes()
+	for ctx.Err() == nil {
+		_, key, err := env.Pods.Holder(ctx, env.Rand)
+		if err != nil {
+			return nil, false
+		}
+		var carrying []backend.RedisNode
+		for _, n := range nodes {
+			v, err := n.Do(ctx, "EXISTS", key)
+			if c, _ := v.(int64); err == nil && c == 1 {
+				carrying = append(carrying, n)
+			}
+		}
+		if 2*len(carrying) > len(nodes) && len(carrying) < len(nodes) {
+			return carrying[env.Rand.IntN(len(carrying))], true
+		}
+		wait.Sleep(ctx, time.Millisecond)
+	}
+	return nil, false
+}
+
+// jumpTarget prefixes a clock jump among a window's targets.
+const jumpTarget = history.JumpTarget
+
+// bareMajorityTarget marks a jump on a node of a holder's bare majority:
+// on a quorum lock only such a jump can leave the holder a minority.
+const bareMajorityTarget = "bare-majority"
+
+// jumpedUnder is clock-jump's danger: a forward jump made a live lease's
+// key lapse early on the node (the jump was longer than what the lease had
+// left) and another pod tried for the key before it was due to lapse. A
+// jump back cannot end a lease early; it is judged by whether a lease was
+// live to be stretched.
+func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
+	jump, _ := w.TargetDuration(jumpTarget)
+	node := w.Targets()[0]
+	if v.Nodes > 2 && jump > 0 && !slices.Contains(w.Targets(), bareMajorityTarget) {
+		// The holder's key was on every node (or none was found on a bare
+		// majority in time): one jumped node leaves it a majority.
+		return w.Call, fmt.Sprintf("%s's clock jumped, but no holder was on a bare majority of the %d nodes: one node less left every lease a majority", node, v.Nodes), false
+	}
+	for _, h := range v.holdsAt(w.Call) {
+		due := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
+		if due <= w.Call {
+			continue // already lapsed: the jump took nothing from it
+		}
+		if jump < 0 {
+			return w.Call, fmt.Sprintf("%s's clock went back %s at %s under %s's live lease on %s: it lives that much longer there",
+				node, msec(-jump), secs(w.Call), clientText(h.client), h.key), true
+		}
+		if due-w.Call > int64(jump) {
+			continue // the jump was shorter than what the lease had left
+		}
+		if e, ok := v.tried(h.key, h.client, w.Call, due); ok {
+			return max(w.Call, e.Call), fmt.Sprintf("%s's clock jumped %s at %s under %s's lease on %s, due to lapse at %s; %s tried at %s",
+				node, msec(jump), secs(w.Call), clientText(h.client), h.key, secs(due), clientText(e.Client), secs(max(w.Call, e.Call))), true
+		}
+	}
+	return w.Call, "no live lease lapsed early on the jumped node while another pod tried", false
+}

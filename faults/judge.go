@@ -1,0 +1,87 @@
+package faults
+
+import (
+	"sort"
+	"time"
+
+	"github.com/lockchaos/lockchaos/history"
+)
+
+// Danger decides, from the recorded history alone, whether one window of
+// a fault reached its kind's dangerous moment: the moment the lock under
+// test must survive (a paused holder's lease expiring while another pod
+// waits, a node coming back empty under a live lease...). It returns when
+// the danger happened and a sentence saying what happened; ok false with
+// a sentence saying why not. A verdict counts only when such moments
+// happened (see checker's evidence floor): a fault that never bit proves
+// nothing.
+type Danger func(w history.Event, v *View) (at int64, detail string, ok bool)
+
+// View is the history a Danger reads: events by call time, the TTL, and
+// how many nodes the deployment had (0: unknown).
+type View struct {
+	Events []history.Event
+	TTL    time.Duration
+	Nodes  int
+}
+
+// Judgment is one fault window judged against its dangerous moment.
+type Judgment struct {
+	Window    history.Event
+	Exercised bool
+	At        int64
+	Detail    string
+}
+
+// Judge judges every closed fault window of h whose kind is registered
+// and defines a dangerous moment.
+func Judge(h *history.History, ttl time.Duration) []Judgment {
+	v := &View{Events: h.Events, TTL: ttl, Nodes: h.Header.Nodes}
+	if !sort.SliceIsSorted(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call }) {
+		v.Events = append([]history.Event(nil), h.Events...)
+		sort.SliceStable(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call })
+	}
+	var out []Judgment
+	for _, w := range v.Events {
+		if w.Kind != history.Fault || w.Open {
+			continue
+		}
+		k, err := LookupKind(w.Fault())
+		if err != nil || k.Danger == nil {
+			continue
+		}
+		at, detail, ok := k.Danger(w, v)
+		out = append(out, Judgment{Window: w, Exercised: ok, At: at, Detail: detail})
+	}
+	return out
+}
+
+// Record writes judgments into a history as Exercised points, so the
+// checker and the reports see them from the file alone.
+func Record(rec *history.Recorder, js []Judgment) {
+	for _, j := range js {
+		rec.Point(j.Event())
+	}
+}
+
+// Append adds judgments to a history in memory as Exercised points at its
+// end (a snapshot judged during a run, or a history read from a file that
+// lacks them).
+func Append(h *history.History, js []Judgment) {
+	for _, j := range js {
+		e := j.Event()
+		e.ID, e.Call, e.Return = int64(len(h.Events)), h.End, h.End
+		h.Events = append(h.Events, e)
+	}
+}
+
+// Event is the judgment as a history event: ok if the window reached its
+// dangerous moment, refused if not; Value is the window's op id.
+func (j Judgment) Event() history.Event {
+	out := history.Refused
+	if j.Exercised {
+		out = history.Ok
+	}
+	return history.Event{Kind: history.Exercised, Client: -1, Value: j.Window.ID, Outcome: out,
+		Window: history.NewWindow(j.Window.Fault(), j.Window.Targets(), j.Detail)}
+}

@@ -1,0 +1,181 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"time"
+
+	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/wait"
+	"github.com/lockchaos/lockchaos/netfault"
+)
+
+func init() {
+	mustRegister(Kind{Name: "sentinel-failover", Doc: "right after a fresh lock acquisition, whose critical section runs Duration (default 0.9x TTL, to outlast the failover), kill the primary before its replica has the key (replication lags Latency, default TTL/100, well under the Sentinels' down-after); the Sentinels promote the replica on their own timing",
+		Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the dead primary", Danger: promotedUnderLease,
+		Needs: Needs{NodeControl: true, Sentinel: true},
+		Build: func(s Spec, ttl time.Duration) Fault {
+			return &SentinelFailover{Lag: or(s.Latency, ttl/100), Hold: or(s.Duration, ttl*9/10)}
+		}})
+}
+
+// SentinelFailover breaks the primary of a Sentinel deployment and lets
+// the Sentinels fail over: killed right after a fresh acquisition, whose
+// key the lagging replication has not delivered (the seed's claim: a
+// freshly written lock key is lost); or, with cutOff, cut off from the
+// Sentinels and the replica while the pods still reach it, so locks taken
+// there meanwhile exist only on a primary about to be demoted.
+type SentinelFailover struct {
+	// Lag holds replication back (on the primary's side proxy), so the
+	// fresh key is still in flight when the primary dies. Not used cut off.
+	// The Sentinels' pings take the same proxy: a lag near their
+	// down-after would make them fail over on their own.
+	Lag time.Duration
+	// Hold is how long the fresh holder's critical section runs: long
+	// enough that it still works when the Sentinels have failed over
+	// (their timing, not ours: 0.6 s quiet, over 2 s on a busy machine).
+	Hold   time.Duration
+	cutOff bool
+}
+
+// Name implements Fault.
+func (f *SentinelFailover) Name() string {
+	if f.cutOff {
+		return "sentinel-partition"
+	}
+	return "sentinel-failover"
+}
+
+// Inject implements Fault.
+func (f *SentinelFailover) Inject(ctx context.Context, env *Env) error {
+	c := env.Deployment
+	if c.Topology() != deployment.Sentinel {
+		return fmt.Errorf("%s needs the Sentinel topology: %w", f.Name(), deployment.ErrTopology)
+	}
+	// The Sentinels are the truth about which node is primary: they may
+	// have failed over on their own (a node that answered too slowly).
+	oldIdx := c.SyncPrimary(ctx)
+	old, replica := c.Primary(), c.Replica()
+	side := c.SideLink(oldIdx)
+	if f.cutOff {
+		if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
+			return nil
+		}
+	} else {
+		if err := f.lagReplication(ctx, env); err != nil {
+			return err
+		}
+		// A fresh acquisition (its key still in the lagging stream), whose
+		// holder goes on working through the failover.
+		if _, _, ok := env.Pods.AwaitSlow(ctx, f.Hold); !ok {
+			return nil
+		}
+	}
+	end := env.window(f.Name(), old.Name(), replica.Name())
+	defer end()
+	// Whatever the side proxy still holds back is lost with the primary, as
+	// writes in a dying primary's replication buffer are.
+	if err := side.Disable(); err != nil {
+		return err
+	}
+	if !f.cutOff {
+		if err := old.Kill(); err != nil {
+			return err
+		}
+	}
+	// The promoted replica's keys are probed the moment it turns primary,
+	// before any client is told to use it.
+	if c.AwaitSentinelFailover(ctx, 1-oldIdx, func() { probeKeys(env, replica) }) {
+		// Let the pods find the new primary and work on it for a lease.
+		wait.Sleep(ctx, env.TTL)
+	}
+	return heal(func(hctx context.Context) error { return c.SentinelRejoin(hctx, oldIdx) })
+}
+
+// lagReplication puts the lag on the current primary's side proxy only
+// (the previous primary's lag, if any, goes), and lets it settle once.
+func (f *SentinelFailover) lagReplication(ctx context.Context, env *Env) error {
+	c := env.Deployment
+	for i := range c.Nodes() {
+		l := c.SideLink(i)
+		has := slices.Contains(l.Toxics(), "latency_downstream")
+		switch {
+		case i == c.PrimaryIndex() && !has:
+			if err := l.Latency(netfault.Downstream, f.Lag, 0); err != nil {
+				return err
+			}
+			wait.Sleep(ctx, f.Lag+env.TTL)
+		case i != c.PrimaryIndex() && has:
+			if err := l.Heal(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// promotedUnderLease is the Sentinel faults' danger: the Sentinels
+// promoted the replica (the fault probed it the moment it turned primary)
+// while a pod's lease on the old primary was at stake. Killed: a pod
+// believed it held a lease it took before the primary died. Cut off: a
+// pod asked the cut-off primary for the lock before the promotion (what
+// it was granted there is lost; a lock that waits for a replica is
+// refused there). What became of a lease's key is the lock's business;
+// the sentence says whether the promoted replica had it.
+func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
+	probe, ok := firstProbe(w, v)
+	if !ok {
+		return w.Call, "the Sentinels did not promote the replica within the window", false
+	}
+	if w.Fault() == "sentinel-partition" {
+		if e, ok := askedCutOff(w, v, probe.Call); ok {
+			granted := "was refused"
+			if e.Outcome == history.Ok {
+				granted = "was granted it"
+			}
+			return probe.Call, fmt.Sprintf("%s asked the cut-off primary for %s at %s and %s; the Sentinels promoted %s at %s",
+				clientText(e.Client), e.Key, secs(e.Call), granted, probe.Targets()[0], secs(probe.Call)), true
+		}
+		return w.Call, "no pod asked the cut-off primary for a lock before the Sentinels promoted the replica", false
+	}
+	var tokens map[string]bool
+	for _, h := range v.holdsAt(probe.Call) {
+		if h.key != probe.Key || h.acquire > w.Call || max(h.expiry(v.TTL), v.renewedUntil(h, probe.Call)) <= probe.Call {
+			continue
+		}
+		if tokens == nil {
+			tokens = v.tokens()
+		}
+		return probe.Call, fmt.Sprintf("the Sentinels promoted %s at %s while %s believed it held %s (acquired at %s, %s): %s",
+			probe.Targets()[0], secs(probe.Call), clientText(h.client), h.key, secs(h.acquire), ttlText(v), keyFound(probe, h, tokens)), true
+	}
+	return w.Call, "no pod held a lease from the old primary when the Sentinels promoted the replica", false
+}
+
+// keyFound says what the promoted replica had of h's key.
+func keyFound(probe history.Event, h hold, tokens map[string]bool) string {
+	switch found := probe.Detail(); {
+	case probe.Value == 0:
+		return "it lacked the key"
+	case h.token != "" && found != h.token && tokens[found]:
+		return "it had an older lease's key, not this one"
+	default:
+		return "it had the key"
+	}
+}
+
+// firstProbe returns the window's first probe (the promoted replica read
+// the moment it turned primary).
+func firstProbe(w history.Event, v *View) (history.Event, bool) {
+	for _, e := range v.Events {
+		if e.Call > w.Return {
+			break
+		}
+		if e.Kind == history.Probe && e.Call >= w.Call {
+			return e, true
+		}
+	}
+	return history.Event{}, false
+}

@@ -1,0 +1,58 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/wait"
+)
+
+func init() {
+	mustRegister(Kind{Name: "slow-holder", Doc: "the next critical section runs for Work (past the TTL)",
+		Moment: "a critical section ran past its lease while another pod tried for the key", Danger: outlived("worked", "the slow critical section"),
+		Build: func(s Spec, ttl time.Duration) Fault { return SlowHolder{Work: or(s.Work, ttl+ttl/2)} }})
+}
+
+// SlowHolder makes the next critical section run for Work (past the TTL),
+// the seed's 7 s job under a 5 s TTL, scaled down.
+type SlowHolder struct{ Work time.Duration }
+
+// Name implements Fault.
+func (SlowHolder) Name() string { return "slow-holder" }
+
+// Inject implements Fault.
+func (f SlowHolder) Inject(ctx context.Context, env *Env) error {
+	if pod, at, ok := env.Pods.AwaitSlow(ctx, f.Work); ok {
+		defer env.window(f.Name(), podTarget(pod))()
+		wait.Sleep(ctx, time.Until(at.Add(f.Work)))
+	}
+	return nil
+}
+
+// outlived is the danger of a pod that keeps believing past its lease: the
+// window froze, cut off or stretched a holder, and its lease lapsed before
+// the window ended while another pod was trying for the key.
+func outlived(what, during string) Danger {
+	return func(w history.Event, v *View) (int64, string, bool) {
+		pod, ok := podOf(w)
+		if !ok {
+			return w.Call, "no pod named in the window", false
+		}
+		h, ok := v.heldAt(pod, w.Call)
+		if !ok {
+			return w.Call, fmt.Sprintf("%s held no lock when %s began", clientText(pod), during), false
+		}
+		exp := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
+		if w.Return <= exp {
+			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s", during, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
+		}
+		e, ok := v.tried(h.key, pod, max(exp, w.Call), w.Return)
+		if !ok {
+			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), during, h.key), false
+		}
+		return exp, fmt.Sprintf("%s %s %s from %s; its lease on %s (%s) lapsed at %s; %s",
+			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), h.key, ttlText(v), secs(exp), triedText(e)), true
+	}
+}
