@@ -149,3 +149,9 @@ lint-ci: $(ACTIONLINT)
 
 $(ACTIONLINT):
 	GOBIN=$(CURDIR)/$(dir $@) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+.PHONY: test-deploy
+
+## test-deploy: decode every manifest of deploy/kubernetes strictly with the k8s.io/api types and check them (deploy/ is its own module, so k8s.io/api stays out of go.mod)
+test-deploy:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
