@@ -136,3 +136,22 @@ perf: ensure-redis build
 ## fuzz: the checker agreement fuzzer (porcupine vs brute force vs interval sweep)
 fuzz:
 	$(GO) test -run '^$$' -fuzz FuzzCheckersAgree -fuzztime $(FUZZTIME) ./checker/
+
+.PHONY: lint-ci
+
+## lint-ci: actionlint on the GitHub Actions example (docs/examples/github-actions.yml); installs actionlint ACTIONLINT_VERSION into bin/ with go install when absent
+# actionlint also runs shellcheck on the run: scripts when shellcheck is on PATH.
+ACTIONLINT_VERSION ?= v1.7.12
+ACTIONLINT         := bin/actionlint-$(ACTIONLINT_VERSION)/actionlint
+
+lint-ci: $(ACTIONLINT)
+	$(ACTIONLINT) docs/examples/github-actions.yml
+
+$(ACTIONLINT):
+	GOBIN=$(CURDIR)/$(dir $@) $(GO) install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+
+.PHONY: test-deploy
+
+## test-deploy: decode every manifest of deploy/kubernetes strictly with the k8s.io/api types and check them (deploy/ is its own module, so k8s.io/api stays out of go.mod)
+test-deploy:
+	cd deploy && $(GO) vet ./... && $(GO) test -count=1 ./...
