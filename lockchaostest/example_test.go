@@ -103,13 +103,17 @@ func (l lease) Release(ctx context.Context) error {
 // and the same violations, run after run.
 func testOrderLock(t *testing.T) {
 	// On local redis-server processes (skipped where none is installed).
-	lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe)
+	t.Run("redis", func(t *testing.T) {
+		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe)
+	})
 	// On the simulated backend: miniredis in virtual time, a cell in
 	// milliseconds, no redis-server needed. A stop-the-world pause past the
 	// TTL lets a second holder in: a lock without fences is unsafe there.
-	sim := lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)}
-	lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe, sim)
-	lockchaostest.Run(t, orderLock, "gc-pause", lockchaostest.Unsafe, sim)
+	t.Run("sim", func(t *testing.T) {
+		sim := lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)}
+		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe, sim)
+		lockchaostest.Run(t, orderLock, "gc-pause", lockchaostest.Unsafe, sim)
+	})
 }
 
 // A user's own lock, adapted to lockimpl.Spec, runs against catalog
