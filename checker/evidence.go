@@ -24,19 +24,15 @@ type Evidence struct {
 	// Short says, in words, what the evidence lacks.
 	Short []string `json:"short,omitempty"`
 	// Moments are the judged windows, exercised or not, with their sentences.
-	Moments []Moment `json:"moments,omitempty"`
+	Moments []history.Judgment `json:"moments,omitempty"`
 
 	lastMiss string // the last window that missed its moment, in words
 }
 
 // Moment is one fault window judged against its dangerous moment.
-type Moment struct {
-	Fault     string `json:"fault"`
-	Window    int64  `json:"window"` // the fault window's op id
-	At        int64  `json:"at"`
-	Exercised bool   `json:"exercised"`
-	Detail    string `json:"detail"`
-}
+//
+// Deprecated: use history.Judgment, the one type for a judged window.
+type Moment = history.Judgment
 
 // Summary is one line: "4/5 exercised, 120 cycles, 2% indefinite".
 func (e Evidence) Summary() string {
@@ -66,7 +62,7 @@ func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *his
 			ev.Fired++
 		case history.Exercised:
 			ev.Judged++
-			m := Moment{Fault: e.Fault(), Window: e.Value, At: e.Call, Exercised: e.Outcome == history.Ok, Detail: e.Detail()}
+			m := history.JudgmentOf(e)
 			if m.Exercised {
 				ev.Exercised++
 			} else {

@@ -43,7 +43,7 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts
 		if h.EndOutcome != history.Ok {
 			continue
 		}
-		rel := struct{ ID, Call, Return int64 }{h.EndID, h.End, h.endReturn}
+		rel := struct{ ID, Call, Return int64 }{h.EndID, h.End, h.EndReturn}
 		r.Operations++
 		as := acquires[h.Key]
 		i := sort.Search(len(as), func(i int) bool { return as[i].call > h.Start })

@@ -81,7 +81,7 @@ func (l lockOps) Call(i int) int64 {
 	if end {
 		return h.End
 	}
-	return h.acquireCall
+	return h.AcquireCall
 }
 func (l lockOps) Return(i int) int64 {
 	h, end := l.hold(i)

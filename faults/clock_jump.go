@@ -118,20 +118,20 @@ func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
 		return w.Call, fmt.Sprintf("%s's clock jumped, but no holder was on a bare majority of the %d nodes: one node less left every lease a majority", node, v.Nodes), false
 	}
 	for _, h := range v.holdsAt(w.Call) {
-		due := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
+		due := max(expiry(h, v.TTL), v.renewedUntil(h, w.Call))
 		if due <= w.Call {
 			continue // already lapsed: the jump took nothing from it
 		}
 		if jump < 0 {
 			return w.Call, fmt.Sprintf("%s's clock went back %s at %s under %s's live lease on %s: it lives that much longer there",
-				node, msec(-jump), secs(w.Call), clientText(h.client), h.key), true
+				node, msec(-jump), secs(w.Call), clientText(h.Client), h.Key), true
 		}
 		if due-w.Call > int64(jump) {
 			continue // the jump was shorter than what the lease had left
 		}
-		if e, ok := v.tried(h.key, h.client, w.Call, due); ok {
+		if e, ok := v.tried(h.Key, h.Client, w.Call, due); ok {
 			return max(w.Call, e.Call), fmt.Sprintf("%s's clock jumped %s at %s under %s's lease on %s, due to lapse at %s; %s tried at %s",
-				node, msec(jump), secs(w.Call), clientText(h.client), h.key, secs(due), clientText(e.Client), secs(max(w.Call, e.Call))), true
+				node, msec(jump), secs(w.Call), clientText(h.Client), h.Key, secs(due), clientText(e.Client), secs(max(w.Call, e.Call))), true
 		}
 	}
 	return w.Call, "no live lease lapsed early on the jumped node while another pod tried", false

@@ -125,12 +125,12 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			continue
 		}
 		for _, h := range v.holdsAt(e.Call) {
-			if h.key != e.Key || h.expiry(v.TTL) <= e.Call {
+			if h.Key != e.Key || expiry(h, v.TTL) <= e.Call {
 				continue
 			}
 			if e.Value == 0 {
 				return e.Call, fmt.Sprintf("the promoted replica lacked %s at %s while %s believed it held it (acquired at %s, %s)",
-					e.Key, secs(e.Call), clientText(h.client), secs(h.acquire), ttlText(v)), true
+					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), ttlText(v)), true
 			}
 			if tokens == nil {
 				tokens = v.tokens()
@@ -139,9 +139,9 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			// primary): the holder's key is gone all the same. Compared
 			// only when the value is a token the history knows, as locks
 			// store different things.
-			if found := e.Detail(); h.token != "" && found != h.token && tokens[found] {
+			if found := e.Detail(); h.Token != "" && found != h.Token && tokens[found] {
 				return e.Call, fmt.Sprintf("the promoted replica had an older lease's key for %s at %s, not the one %s believed it held (acquired at %s, %s)",
-					e.Key, secs(e.Call), clientText(h.client), secs(h.acquire), ttlText(v)), true
+					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), ttlText(v)), true
 			}
 		}
 	}

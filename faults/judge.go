@@ -1,7 +1,6 @@
 package faults
 
 import (
-	"sort"
 	"time"
 
 	"github.com/lockchaos/lockchaos/history"
@@ -23,25 +22,20 @@ type View struct {
 	Events []history.Event
 	TTL    time.Duration
 	Nodes  int
+
+	derived []hold // the holds of Events, derived on first use
 }
 
 // Judgment is one fault window judged against its dangerous moment.
-type Judgment struct {
-	Window    history.Event
-	Exercised bool
-	At        int64
-	Detail    string
-}
+//
+// Deprecated: use history.Judgment, the one type for a judged window.
+type Judgment = history.Judgment
 
 // Judge judges every closed fault window of h whose kind is registered
 // and defines a dangerous moment.
-func Judge(h *history.History, ttl time.Duration) []Judgment {
-	v := &View{Events: h.Events, TTL: ttl, Nodes: h.Header.Nodes}
-	if !sort.SliceIsSorted(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call }) {
-		v.Events = append([]history.Event(nil), h.Events...)
-		sort.SliceStable(v.Events, func(i, j int) bool { return v.Events[i].Call < v.Events[j].Call })
-	}
-	var out []Judgment
+func Judge(h *history.History, ttl time.Duration) []history.Judgment {
+	v := &View{Events: history.ByCall(h), TTL: ttl, Nodes: h.Header.Nodes}
+	var out []history.Judgment
 	for _, w := range v.Events {
 		if w.Kind != history.Fault || w.Open {
 			continue
@@ -51,14 +45,14 @@ func Judge(h *history.History, ttl time.Duration) []Judgment {
 			continue
 		}
 		at, detail, ok := k.Danger(w, v)
-		out = append(out, Judgment{Window: w, Exercised: ok, At: at, Detail: detail})
+		out = append(out, history.Judgment{Fault: w.Fault(), Window: w.ID, At: at, Exercised: ok, Detail: detail, Of: w})
 	}
 	return out
 }
 
 // Record writes judgments into a history as Exercised points, so the
 // checker and the reports see them from the file alone.
-func Record(rec *history.Recorder, js []Judgment) {
+func Record(rec *history.Recorder, js []history.Judgment) {
 	for _, j := range js {
 		rec.Point(j.Event())
 	}
@@ -67,21 +61,10 @@ func Record(rec *history.Recorder, js []Judgment) {
 // Append adds judgments to a history in memory as Exercised points at its
 // end (a snapshot judged during a run, or a history read from a file that
 // lacks them).
-func Append(h *history.History, js []Judgment) {
+func Append(h *history.History, js []history.Judgment) {
 	for _, j := range js {
 		e := j.Event()
 		e.ID, e.Call, e.Return = int64(len(h.Events)), h.End, h.End
 		h.Events = append(h.Events, e)
 	}
-}
-
-// Event is the judgment as a history event: ok if the window reached its
-// dangerous moment, refused if not; Value is the window's op id.
-func (j Judgment) Event() history.Event {
-	out := history.Refused
-	if j.Exercised {
-		out = history.Ok
-	}
-	return history.Event{Kind: history.Exercised, Client: -1, Value: j.Window.ID, Outcome: out,
-		Window: history.NewWindow(j.Window.Fault(), j.Window.Targets(), j.Detail)}
 }

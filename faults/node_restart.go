@@ -86,21 +86,21 @@ func restartedUnder(delayed bool, how string) Danger {
 		why := fmt.Sprintf("no lease was live both when %s went down at %s and when it came back at %s", node, secs(w.Call), secs(w.Return))
 		for _, h := range v.holdsAt(w.Call) {
 			if delayed {
-				if h.expiry(v.TTL) > w.Call {
+				if expiry(h, v.TTL) > w.Call {
 					return w.Return, fmt.Sprintf("%s was killed at %s under %s's live lease on %s (%s, from %s) and stayed down %s",
-						node, secs(w.Call), clientText(h.client), h.key, ttlText(v), secs(h.acquire), span(w.Call, w.Return)), true
+						node, secs(w.Call), clientText(h.Client), h.Key, ttlText(v), secs(h.Start), span(w.Call, w.Return)), true
 				}
 				continue
 			}
-			if h.expiry(v.TTL) <= w.Return || v.releasedBy(h, w.Return) {
+			if expiry(h, v.TTL) <= w.Return || releasedBy(h, w.Return) {
 				continue
 			}
 			under := v.restartsUnder(h, w)
 			if 2*len(under) > nodes {
 				return w.Return, fmt.Sprintf("%s restarted %s at %s while %s's lease on %s (%s, from %s) was live: %d of %d nodes (%s) under it",
-					node, how, secs(w.Return), clientText(h.client), h.key, ttlText(v), secs(h.acquire), len(under), nodes, strings.Join(under, ", ")), true
+					node, how, secs(w.Return), clientText(h.Client), h.Key, ttlText(v), secs(h.Start), len(under), nodes, strings.Join(under, ", ")), true
 			}
-			why = fmt.Sprintf("%s restarted %s under %s's live lease, but only %d of %d nodes did", node, how, clientText(h.client), len(under), nodes)
+			why = fmt.Sprintf("%s restarted %s under %s's live lease, but only %d of %d nodes did", node, how, clientText(h.Client), len(under), nodes)
 		}
 		return w.Call, why, false
 	}
@@ -130,7 +130,7 @@ func (v *View) restartsUnder(h hold, w history.Event) []string {
 		if e.Call > w.Call {
 			break
 		}
-		if e.Kind == history.Fault && e.Fault() == w.Fault() && !e.Open && e.Call >= h.call && e.Return <= w.Return {
+		if e.Kind == history.Fault && e.Fault() == w.Fault() && !e.Open && e.Call >= h.AcquireCall && e.Return <= w.Return {
 			if n := strings.Join(e.Targets(), ","); !seen[n] {
 				seen[n] = true
 				out = append(out, n)

@@ -142,14 +142,14 @@ func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
 	}
 	var tokens map[string]bool
 	for _, h := range v.holdsAt(probe.Call) {
-		if h.key != probe.Key || h.acquire > w.Call || max(h.expiry(v.TTL), v.renewedUntil(h, probe.Call)) <= probe.Call {
+		if h.Key != probe.Key || h.Start > w.Call || max(expiry(h, v.TTL), v.renewedUntil(h, probe.Call)) <= probe.Call {
 			continue
 		}
 		if tokens == nil {
 			tokens = v.tokens()
 		}
 		return probe.Call, fmt.Sprintf("the Sentinels promoted %s at %s while %s believed it held %s (acquired at %s, %s): %s",
-			probe.Targets()[0], secs(probe.Call), clientText(h.client), h.key, secs(h.acquire), ttlText(v), keyFound(probe, h, tokens)), true
+			probe.Targets()[0], secs(probe.Call), clientText(h.Client), h.Key, secs(h.Start), ttlText(v), keyFound(probe, h, tokens)), true
 	}
 	return w.Call, "no pod held a lease from the old primary when the Sentinels promoted the replica", false
 }
@@ -159,7 +159,7 @@ func keyFound(probe history.Event, h hold, tokens map[string]bool) string {
 	switch found := probe.Detail(); {
 	case probe.Value == 0:
 		return "it lacked the key"
-	case h.token != "" && found != h.token && tokens[found]:
+	case h.Token != "" && found != h.Token && tokens[found]:
 		return "it had an older lease's key, not this one"
 	default:
 		return "it had the key"

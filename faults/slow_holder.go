@@ -44,15 +44,15 @@ func outlived(what, during string) Danger {
 		if !ok {
 			return w.Call, fmt.Sprintf("%s held no lock when %s began", clientText(pod), during), false
 		}
-		exp := max(h.expiry(v.TTL), v.renewedUntil(h, w.Call))
+		exp := max(expiry(h, v.TTL), v.renewedUntil(h, w.Call))
 		if w.Return <= exp {
 			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s", during, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
 		}
-		e, ok := v.tried(h.key, pod, max(exp, w.Call), w.Return)
+		e, ok := v.tried(h.Key, pod, max(exp, w.Call), w.Return)
 		if !ok {
-			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), during, h.key), false
+			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), during, h.Key), false
 		}
 		return exp, fmt.Sprintf("%s %s %s from %s; its lease on %s (%s) lapsed at %s; %s",
-			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), h.key, ttlText(v), secs(exp), triedText(e)), true
+			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), h.Key, ttlText(v), secs(exp), triedText(e)), true
 	}
 }

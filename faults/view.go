@@ -12,58 +12,50 @@ import (
 
 // What a Danger reads of a history: who held what, when a lease was due
 // to lapse, who tried; and the words its sentences are made of.
-// hold is a pod's belief of holding a key, as the history shows it.
-type hold struct {
-	client        int
-	key           string
-	call, acquire int64 // the acquire's call and return
-	end           int64 // the release call or lost signal; -1 while held
-	token         string
-}
+// hold is a pod's belief of holding a key: history's derivation (the
+// checker's too), from the acquire's return to its release call or lost
+// signal.
+type hold = history.Hold
 
 // expiry is when the lease lapses without renewal: TTL after the acquire
 // returned (the server set it somewhere between call and return).
-func (h hold) expiry(ttl time.Duration) int64 { return h.acquire + int64(ttl) }
+func expiry(h hold, ttl time.Duration) int64 { return h.Start + int64(ttl) }
+
+// holds returns the history's holds, derived once per view.
+func (v *View) holds() []hold {
+	if v.derived == nil {
+		v.derived = history.HoldsOf(v.Events)
+	}
+	return v.derived
+}
 
 // heldAt returns the hold client had at t, if any.
 func (v *View) heldAt(client int, t int64) (hold, bool) {
 	var cur hold
 	held := false
-	for _, e := range v.Events {
-		if e.Call > t {
+	for _, h := range v.holds() { // ordered by start: the last one wins
+		if h.Start > t {
 			break
 		}
-		if e.Client != client {
-			continue
-		}
-		switch {
-		case e.Kind == history.Acquire && e.Outcome == history.Ok && e.Return <= t:
-			cur, held = hold{client: client, key: e.Key, call: e.Call, acquire: e.Return, end: -1, token: e.Token}, true
-		case (e.Kind == history.Release || e.Kind == history.Lost) && held && e.Key == cur.key:
-			held = false
+		if h.Client == client && h.End > t {
+			cur, held = h, true
 		}
 	}
 	return cur, held
 }
 
-// holdsAt returns every hold live at t.
+// holdsAt returns every hold live at t, by client.
 func (v *View) holdsAt(t int64) []hold {
-	clients := map[int]bool{}
-	for _, e := range v.Events {
-		if e.Call > t {
+	var out []hold
+	for _, h := range v.holds() {
+		if h.Start > t {
 			break
 		}
-		if e.Kind == history.Acquire && e.Outcome == history.Ok {
-			clients[e.Client] = true
-		}
-	}
-	var out []hold
-	for c := range clients {
-		if h, ok := v.heldAt(c, t); ok {
+		if h.End > t {
 			out = append(out, h)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].client < out[j].client })
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Client < out[j].Client })
 	return out
 }
 
@@ -75,7 +67,7 @@ func (v *View) renewedUntil(h hold, t int64) int64 {
 		if e.Call > t {
 			break
 		}
-		if e.Kind == history.Renew && e.Outcome == history.Ok && e.Client == h.client && e.Key == h.key && e.Call >= h.call && e.Return <= t {
+		if e.Kind == history.Renew && e.Outcome == history.Ok && e.Client == h.Client && e.Key == h.Key && e.Call >= h.AcquireCall && e.Return <= t {
 			until = max(until, e.Return+int64(v.TTL))
 		}
 	}
@@ -83,17 +75,7 @@ func (v *View) renewedUntil(h hold, t int64) int64 {
 }
 
 // releasedBy reports whether h ended (release call or lost signal) by t.
-func (v *View) releasedBy(h hold, t int64) bool {
-	for _, e := range v.Events {
-		if e.Call > t {
-			break
-		}
-		if e.Client == h.client && e.Key == h.key && e.Call > h.acquire && (e.Kind == history.Release || e.Kind == history.Lost) {
-			return true
-		}
-	}
-	return false
-}
+func releasedBy(h hold, t int64) bool { return h.End <= t }
 
 // tried returns another pod's acquire attempt on key in flight at some
 // point of (from, to).

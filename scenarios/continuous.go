@@ -104,9 +104,9 @@ func (s *streamer) judgeLoop() {
 func (s *streamer) judge(until int64) {
 	snap := s.rec.Snapshot()
 	oldest := until
-	var due []faults.Judgment
+	var due []history.Judgment
 	for _, j := range faults.Judge(snap, s.p.Scenario.TTL) {
-		w := j.Window
+		w := j.Of
 		_, done := s.judged[w.ID]
 		switch {
 		case done:

@@ -175,8 +175,8 @@ func TestLongCellRunsAsOneHistoryCheckedAsItGrows(t *testing.T) {
 				t.Fatalf("%d windows judged as they closed, %d in the whole history", len(recorded), len(whole))
 			}
 			for _, j := range whole {
-				if ex, ok := recorded[j.Window.ID]; !ok || ex != j.Exercised {
-					t.Errorf("window %d: judged %v as it closed, %v on the whole history (%s)", j.Window.ID, ex, j.Exercised, j.Detail)
+				if ex, ok := recorded[j.Window]; !ok || ex != j.Exercised {
+					t.Errorf("window %d: judged %v as it closed, %v on the whole history (%s)", j.Window, ex, j.Exercised, j.Detail)
 				}
 			}
 			if c.expect == scenarios.Unsafe && res.Ran >= 4*time.Second {
@@ -218,10 +218,10 @@ func TestSlowReplyLateWinnerHoldsLongEnoughToBeSeen(t *testing.T) {
 	ttl := time.Duration(h.Header.TTL)
 	judged := 0
 	for _, j := range faults.Judge(h, ttl) {
-		if j.Window.Fault() != "slow-reply" || !j.Exercised {
+		if j.Fault != "slow-reply" || !j.Exercised {
 			continue
 		}
-		w := j.Window
+		w := j.Of
 		// The late winner: the first acquire that won and answered past the TTL.
 		var win *history.Event
 		for i := range h.Events {
