@@ -6,24 +6,16 @@ import (
 	"fmt"
 	"net"
 	"strings"
-	"sync"
 	"time"
 
+	"github.com/lockchaos/lockchaos/internal/redislog"
 	"github.com/redis/go-redis/v9"
 )
-
-// quietRedis drops go-redis's internal log lines: dial errors to a node
-// the harness just killed are expected, not news.
-type quietRedis struct{}
-
-func (quietRedis) Printf(context.Context, string, ...interface{}) {}
-
-var quietRedisOnce sync.Once
 
 // Admin opens a short-lived direct connection (never through a proxy) for
 // control commands such as REPLICAOF.
 func Admin(addr string) *redis.Client {
-	quietRedisOnce.Do(func() { redis.SetLogger(quietRedis{}) })
+	redislog.Quiet() // dial errors to a node the harness just killed are expected
 	return redis.NewClient(&redis.Options{
 		Addr:                  addr,
 		Protocol:              2,

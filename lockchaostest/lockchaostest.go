@@ -12,6 +12,14 @@
 // unless LOCKCHAOS_SEED is set, so a failure replays exactly); and writes
 // the cell's history and HTML page to a folder that is kept, and logged,
 // when the test fails.
+//
+// One process-wide setting changes: go-redis's logger is silenced
+// (redis.SetLogger), because go-redis has no per-client logger and a cell's
+// injected faults make it print thousands of expected dial errors. Nothing
+// else of the test process is touched: zerolog's global level (the
+// embedded toxiproxy logs through zerolog) and the standard logger stay as
+// they are. A test that wants go-redis's lines back calls redis.SetLogger
+// after Run.
 package lockchaostest
 
 import (

@@ -4,9 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"sync"
 	"time"
 
+	"github.com/lockchaos/lockchaos/internal/redislog"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -123,15 +123,8 @@ func clientOptions(addr string, cfg ClientConfig) redis.Options {
 	}
 }
 
-// quietLogger drops go-redis's internal log lines ("failed to dial..."):
-// under injected faults they are expected by the thousand, and every
-// outcome that matters is in the history instead.
-type quietLogger struct{}
-
-func (quietLogger) Printf(context.Context, string, ...interface{}) {}
-
-var quietOnce sync.Once
-
-// Quiet silences go-redis's process-wide logger. NewRedisClient calls it;
-// call it yourself when you build clients another way.
-func Quiet() { quietOnce.Do(func() { redis.SetLogger(quietLogger{}) }) }
+// Quiet silences go-redis's process-wide logger (it has no per-client
+// one): under injected faults its dial errors come by the thousand.
+// NewRedisClient calls it; call it yourself when you build clients another
+// way; redis.SetLogger afterwards brings go-redis's lines back.
+func Quiet() { redislog.Quiet() }
