@@ -68,8 +68,8 @@ chaos-sim-vs-process: build
 ensure-redis:
 	@.ci/ensure-redis
 
-## test: vet, then every test with the race detector (real redis-server processes)
-test: ensure-redis vet
+## test: vet, then every test with the race detector (real redis-server processes), the deploy/ module's manifest checks
+test: ensure-redis vet test-deploy
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	# The matrix itself, one subtest per cell, at its real timing (no -race).
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestMatrix$$' ./scenarios/
@@ -78,9 +78,16 @@ test: ensure-redis vet
 vet:
 	$(GO) vet ./...
 
-## lint: gofmt check and go vet
-lint: vet
+GOLANGCI_VERSION ?= v2.15.0
+GOLANGCI         := bin/golangci-lint-$(GOLANGCI_VERSION)/golangci-lint
+
+## lint: gofmt, go vet, golangci-lint (.golangci.yml, at GOLANGCI_VERSION, installed into bin/ with go install when absent), actionlint on the workflow example
+lint: vet $(GOLANGCI) lint-ci
 	@out="$$(gofmt -l .)"; if [ -n "$$out" ]; then echo "gofmt needed on:"; echo "$$out"; exit 1; fi
+	$(GOLANGCI) run ./...
+
+$(GOLANGCI):
+	GOBIN=$(CURDIR)/$(dir $@) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_VERSION)
 
 ## redis-image: a Redis image built from this machine's redis-server (docker import, no registry)
 redis-image: ensure-redis
