@@ -45,7 +45,7 @@ func (ps *pods) build(n int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ps.built[pod], errs[pod] = ps.make(pod)
+			ps.built[pod], errs[pod] = ps.newLocker(pod)
 		}()
 	}
 	wg.Wait()
@@ -61,7 +61,7 @@ func (ps *pods) build(n int) error {
 func (ps *pods) locker(pod int) (lockimpl.Locker, error) { return ps.built[pod], nil }
 
 // make builds one pod's lock from its spec.
-func (ps *pods) make(pod int) (lockimpl.Locker, error) {
+func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 	dial := ps.control.Dial(pod)
 	addrs := ps.dep.ClientAddrs(pod)
 	if _, ok := ps.dep.SentinelRoute(pod); ok {
