@@ -91,7 +91,7 @@ $(GOLANGCI):
 
 ## redis-image: a Redis image built from this machine's redis-server (docker import, no registry)
 redis-image: ensure-redis
-	faults/docker/build-redis-image.sh
+	backend/docker/build-redis-image.sh
 
 ## build: the lockchaos binary in bin/
 build:
