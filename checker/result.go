@@ -1,6 +1,6 @@
 // Package checker decides whether a recorded history kept its promises.
 //
-// Three properties are checked, each into a Result value (never an error):
+// Four properties are checked, each into a Result value (never an error):
 //
 //   - mutual-exclusion: no two clients' believed-held intervals on one key
 //     overlap. The formal verdict is porcupine with a lock model over each
@@ -11,6 +11,8 @@
 //     protected resource's reads and writes, partitioned by key. A lost
 //     update is a violation; a search that runs out of budget is unknown.
 //   - foreign-release: a release that removed a lock another client held.
+//   - fence-order: the resource never accepted a fence lower than one it
+//     had accepted (counted only where the resource checks fences).
 //
 // Large histories are cut at quiescent points (no operation in flight on
 // the key) and the segments are checked in order with the model state

@@ -202,8 +202,8 @@ func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64,
 	sort.Strings(keys)
 	for _, k := range keys {
 		// Both lists are sorted and disjoint: one sweep, each hold passed
-		// over once per trying span it touches (it used to be every hold
-		// for every span: minutes on a million serial holds).
+		// over once per trying span it touches (every hold for every span
+		// would take minutes on a million serial holds).
 		hs := union(held[k])
 		j := 0
 		for _, t := range union(trying[k]) {

@@ -1,6 +1,7 @@
 // Package reports turns run results into files: summary.json (every
 // cell's verdict, outcome, stats, seed and rerun command), junit.xml (one
-// test case per cell run, for CI), and (later) HTML pages.
+// test case per cell run, for CI), self-contained HTML pages (an index and
+// one page per cell, with its timeline) and Markdown tables.
 package reports
 
 import (

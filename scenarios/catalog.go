@@ -247,7 +247,8 @@ func (s Scenario) scaled(k float64) Scenario {
 // ms is shorthand for the catalog.
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// allRedis gives every Redis lock the same expectation.
+// expect maps each built-in Redis lock to its expectation in a scenario;
+// "" leaves a lock out of it.
 func expect(naive, token, watchdog, redlock, fenced Expectation) map[string]Expectation {
 	m := map[string]Expectation{}
 	for lock, e := range map[string]Expectation{lockimpl.NameNaive: naive, lockimpl.NameToken: token,

@@ -20,8 +20,8 @@ import (
 // delivers it when the wire and the toxics let it through, and hands it
 // to the other end's reader, waiting until that end reads it (a late
 // reply waits in the link until the client reads, as through a net.Pipe).
-// This was two net.Pipes and a reader goroutine per direction; the
-// chunks, their times and the toxics' decisions are the same, with a
+// One queue per direction, not a net.Pipe and a reader goroutine each:
+// the chunks, their times and the toxics' decisions are the same, with a
 // third of the goroutine hand-offs per round trip.
 type conn struct {
 	w      *wire
