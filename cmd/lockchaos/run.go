@@ -9,7 +9,6 @@ import (
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
-
 	"time"
 
 	"github.com/spf13/cobra"
