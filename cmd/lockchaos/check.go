@@ -201,7 +201,23 @@ func printReport(w io.Writer, name string, sum checker.FileSummary, rep *checker
 		}
 		fmt.Fprintf(w, "  %s %s (op %d): %s\n", mark, m.Fault, m.Window, m.Detail)
 	}
-	for _, r := range rep.Results {
+	printResults(w, rep.Results)
+	s := rep.Stats
+	fmt.Fprintf(w, "stats: %d acquired, %d refused, %d indefinite; %.0f cycles/s; acquire p50 %s p99 %s; longest free while trying %s",
+		s.AcquireOK, s.AcquireRefused, s.AcquireIndefinite, s.CyclesPerSecond,
+		ms(s.AcquireP50), ms(s.AcquireP99), ms(s.LongestFree))
+	if s.FirstViolation >= 0 {
+		fmt.Fprintf(w, "; first violation at %s", history.Seconds(s.FirstViolation))
+	}
+	fmt.Fprintln(w)
+	for _, warn := range rep.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+}
+
+// printResults shows each property's status and its violations.
+func printResults(w io.Writer, results []checker.Result) {
+	for _, r := range results {
 		decisive := ""
 		if !r.Decisive {
 			decisive = " (not decisive)"
@@ -216,17 +232,6 @@ func printReport(w io.Writer, name string, sum checker.FileSummary, rep *checker
 		if r.ViolationCount > len(r.Violations) {
 			fmt.Fprintf(w, "      ... and %d more\n", r.ViolationCount-len(r.Violations))
 		}
-	}
-	s := rep.Stats
-	fmt.Fprintf(w, "stats: %d acquired, %d refused, %d indefinite; %.0f cycles/s; acquire p50 %s p99 %s; longest free while trying %s",
-		s.AcquireOK, s.AcquireRefused, s.AcquireIndefinite, s.CyclesPerSecond,
-		ms(s.AcquireP50), ms(s.AcquireP99), ms(s.LongestFree))
-	if s.FirstViolation >= 0 {
-		fmt.Fprintf(w, "; first violation at %s", history.Seconds(s.FirstViolation))
-	}
-	fmt.Fprintln(w)
-	for _, warn := range rep.Warnings {
-		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 }
 

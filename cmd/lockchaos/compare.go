@@ -84,22 +84,24 @@ func kind(a results.Aggregate, present bool) string {
 	return "none"
 }
 
+// aggregatesRun is a run's aggregates by cell name, of the cells that ran.
+func aggregatesRun(s *reports.Summary) map[string]results.Aggregate {
+	m := map[string]results.Aggregate{}
+	var ran []*results.Cell
+	for _, c := range s.Cells {
+		if c.Outcome != results.Skipped {
+			ran = append(ran, c)
+		}
+	}
+	for _, g := range results.Aggregates(ran) {
+		m[g.Scenario+"/"+g.Lock] = g
+	}
+	return m
+}
+
 func printComparison(w io.Writer, a, b *reports.Summary) int {
 	label := func(s *reports.Summary) string { return backendText(s) }
-	aggs := func(s *reports.Summary) map[string]results.Aggregate {
-		m := map[string]results.Aggregate{}
-		var ran []*results.Cell
-		for _, c := range s.Cells {
-			if c.Outcome != results.Skipped {
-				ran = append(ran, c)
-			}
-		}
-		for _, g := range results.Aggregates(ran) {
-			m[g.Scenario+"/"+g.Lock] = g
-		}
-		return m
-	}
-	am, bm := aggs(a), aggs(b)
+	am, bm := aggregatesRun(a), aggregatesRun(b)
 	status := func(s *reports.Summary, m map[string]results.Aggregate, name string) string {
 		if g, ok := m[name]; ok {
 			return finding(g)

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -42,20 +41,6 @@ func shardFromEnv(getenv func(string) string) (shard, from string, err error) {
 		return strconv.Itoa(idx+1) + "/" + n, "JOB_COMPLETION_INDEX/LOCKCHAOS_SHARD_TOTAL", nil
 	}
 	return "", "", nil
-}
-
-func rerunFlags(d time.Duration, clients int, files []string) string {
-	s := ""
-	if d > 0 {
-		s += " --duration " + d.String()
-	}
-	if clients > 0 {
-		s += fmt.Sprintf(" --clients %d", clients)
-	}
-	for _, f := range files {
-		s += " --scenarios-file " + f
-	}
-	return s
 }
 
 func commandLine(args []string) string {

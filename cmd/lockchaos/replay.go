@@ -21,11 +21,41 @@ import (
 // One seed per cell, the first that failed: a thousand-seed sweep that
 // finds the same bug a hundred times replays it once. The replays run one
 // at a time, so none starves another's timing.
-func replayFindings(ctx context.Context, s runSettings, found []*results.Cell, stderr io.Writer) []results.Replay {
+func (s *session) replayFindings(ctx context.Context, found []*results.Cell) []results.Replay {
+	todo := firstFailures(found)
+	if len(todo) == 0 {
+		fmt.Fprintf(s.stderr, "lockchaos: nothing to replay on %s: the simulation found no violation\n", s.replay.Name())
+		return nil
+	}
+	// Always measured: a --time-scale 1 given for the simulation (where
+	// it is the only valid value) says nothing about real Redis here.
+	t, err := measureTiming(ctx, s.replay, 0)
+	if err != nil {
+		fmt.Fprintf(s.stderr, "lockchaos run: replay on %s: %v\n", s.replay.Name(), err)
+		return nil
+	}
+	fmt.Fprintf(s.stderr, "lockchaos: replaying %d finding(s) on %s (redis-server %s); machine now: %s\n", len(todo), s.replay.Name(), s.replayVersion, t.calibration)
 	byName := map[string]scenarios.Cell{}
 	for _, c := range s.cells {
 		byName[c.Name()] = c
 	}
+	opts := s.cfg.cellOptions(target{be: s.replay, timing: t, named: s.replay.Name()}, nil)
+	opts.OutDir = filepath.Join(s.cfg.out, "replay-"+s.replay.Name())
+	var out []results.Replay
+	for _, sim := range todo {
+		if ctx.Err() != nil {
+			break
+		}
+		opts.Seed = sim.RunSeed
+		rp := s.replayed(sim, scenarios.RunCell(ctx, byName[sim.Name()], opts))
+		fmt.Fprintf(s.stderr, "replay on %s: %s\n", s.replay.Name(), rp.Summary)
+		out = append(out, rp)
+	}
+	return out
+}
+
+// firstFailures is the first run of each cell whose verdict is a fail.
+func firstFailures(found []*results.Cell) []*results.Cell {
 	var todo []*results.Cell
 	seen := map[string]bool{}
 	for _, r := range found {
@@ -35,42 +65,18 @@ func replayFindings(ctx context.Context, s runSettings, found []*results.Cell, s
 		seen[r.Name()] = true
 		todo = append(todo, r)
 	}
-	if len(todo) == 0 {
-		fmt.Fprintf(stderr, "lockchaos: nothing to replay on %s: the simulation found no violation\n", s.replay.Name())
-		return nil
+	return todo
+}
+
+// replayed is what the replay r of the simulated finding sim found.
+func (s *session) replayed(sim, r *results.Cell) results.Replay {
+	rp := results.Replay{Scenario: sim.Scenario, Lock: sim.Lock, RunSeed: sim.RunSeed, SimFirst: time.Duration(sim.Stats.FirstViolation),
+		Backend: s.replay.Name(), Verdict: r.Verdict, Outcome: r.Outcome, Reproduced: r.Verdict == checker.Fail,
+		Summary: r.Summary(), Rerun: r.Rerun}
+	if rel, err := filepath.Rel(s.cfg.out, r.History); err == nil && r.History != "" {
+		rp.History = rel
 	}
-	// Always measured: a --time-scale 1 given for the simulation (where
-	// it is the only valid value) says nothing about real Redis here.
-	scale, nodeOp := 0.0, time.Duration(0)
-	{
-		cal, err := scenarios.Calibrate(ctx, s.replay)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos run: replay on %s: %v\n", s.replay.Name(), err)
-			return nil
-		}
-		scale, nodeOp = cal.Scale, cal.NodeOp
-		fmt.Fprintf(stderr, "lockchaos: replaying %d finding(s) on %s (redis-server %s); machine now: %s\n", len(todo), s.replay.Name(), s.replayVersion, cal)
-	}
-	dir := filepath.Join(s.out, "replay-"+s.replay.Name())
-	var out []results.Replay
-	for _, sim := range todo {
-		if ctx.Err() != nil {
-			break
-		}
-		opts := scenarios.Options{Seed: sim.RunSeed, OutDir: dir, Duration: s.duration, Clients: s.clients, Budget: s.budget,
-			Backend: s.replay, TimeScale: scale, NodeOpTime: nodeOp, MaxDuration: s.maxDuration, Floor: s.floor, PartLength: s.partLength, InParts: s.inParts,
-			RerunFlags: rerunFlags(s.duration, s.clients, s.files) + " --backend " + s.replay.Name() + fmt.Sprintf(" --time-scale %.2f", scale)}
-		r := scenarios.RunCell(ctx, byName[sim.Name()], opts)
-		rp := results.Replay{Scenario: sim.Scenario, Lock: sim.Lock, RunSeed: sim.RunSeed, SimFirst: time.Duration(sim.Stats.FirstViolation),
-			Backend: s.replay.Name(), Verdict: r.Verdict, Outcome: r.Outcome, Reproduced: r.Verdict == checker.Fail,
-			Summary: r.Summary(), Rerun: r.Rerun}
-		if rel, err := filepath.Rel(s.out, r.History); err == nil && r.History != "" {
-			rp.History = rel
-		}
-		fmt.Fprintf(stderr, "replay on %s: %s\n", s.replay.Name(), rp.Summary)
-		out = append(out, rp)
-	}
-	return out
+	return rp
 }
 
 // printReplays shows each replayed finding beside what real Redis did.

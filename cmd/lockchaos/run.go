@@ -2,20 +2,18 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
 	"syscall"
-
-	"github.com/lockchaos/lockchaos/netfault"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
@@ -51,23 +49,23 @@ Flags:
 `
 
 func newRunCmd(cl *cli) *cobra.Command {
-	f := &runFlags{}
-	c := &cobra.Command{
+	c := &runConfig{}
+	cmd := &cobra.Command{
 		Use: "run", Short: "run the scenario matrix (the CI gate)", Long: runUsage,
 		Args: cobra.ArbitraryArgs, // run says itself that it takes no arguments
 		RunE: func(_ *cobra.Command, rest []string) error {
-			return done(cmdRun(f, rest, cl.argsAfter("run"), cl.stdout, cl.stderr))
+			return done(cmdRun(*c, rest, cl.argsAfter("run"), cl.stdout, cl.stderr))
 		},
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
-	f.bind(c.Flags())
-	f.complete(c)
-	return c
+	c.bind(cmd.Flags())
+	c.complete(cmd)
+	return cmd
 }
 
 // cmdRun runs the cells the flags select; args is the command line as
 // typed after "run", recorded in summary.json.
-func cmdRun(f *runFlags, rest, args []string, stdout, stderr io.Writer) int {
+func cmdRun(flags runConfig, rest, args []string, stdout, stderr io.Writer) int {
 	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lockchaos run: "+format+"\n", a...)
 		return exitUsage
@@ -75,36 +73,27 @@ func cmdRun(f *runFlags, rest, args []string, stdout, stderr io.Writer) int {
 	if len(rest) > 0 {
 		return usageErr("unexpected argument %q (run takes flags only)", rest[0])
 	}
-	if err := f.check(); err != nil {
-		return usageErr("%v", err)
-	}
-	cells, shardLabel, err := selectCells(f, stderr)
+	c, err := resolveRun(flags, time.Now())
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	if f.cpuProfile != "" {
-		stop, err := startCPUProfile(f.cpuProfile)
+	cells, err := c.selectCells(os.Getenv, stderr)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	if c.cpuProfile != "" {
+		stop, err := startCPUProfile(c.cpuProfile)
 		if err != nil {
 			fmt.Fprintf(stderr, "lockchaos run: --cpuprofile: %v\n", err)
 			return exitHarness
 		}
 		defer stop()
 	}
-	set := runSettings{args: args, cells: cells, seed: f.seed, out: f.out, repeat: f.repeat, sameSeed: f.sameSeed, keepHistories: f.keepHistories, parallel: f.parallel, asJSON: f.asJSON,
-		duration: f.duration, clients: f.clients, budget: f.budget, files: f.files, toxAPI: f.toxAPI, timeScale: f.timeScale,
-		maxDuration: f.maxDuration, partLength: f.partLength, inParts: f.inParts, floor: f.floor, shard: shardLabel}
-	if f.backend == sim.Name {
-		return runSimulated(f, set, stdout, stderr)
-	}
-	be, redisVersion, err := chooseBackend(f.backend, f.image, f.addrs)
-	if err != nil {
-		fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
-		return exitHarness
-	}
-	if c, ok := be.(io.Closer); ok {
-		defer c.Close()
-	}
-	return execute(set, be, redisVersion, stdout, stderr)
+	return withBackends(c, stderr, func(be, replay backend.Backend, redisVersion, replayVersion string) int {
+		s := &session{cfg: c, cells: cells, args: args, be: be, redisVersion: redisVersion,
+			replay: replay, replayVersion: replayVersion, stdout: stdout, stderr: stderr}
+		return s.execute()
+	})
 }
 
 // startCPUProfile profiles the process's CPU into path until the returned
@@ -124,18 +113,26 @@ func startCPUProfile(path string) (func(), error) {
 	}, nil
 }
 
-// runSimulated runs the cells on the simulated backend, with the real
-// backend --replay-on names to replay what it finds.
-func runSimulated(f *runFlags, set runSettings, stdout, stderr io.Writer) int {
-	replay, replayVersion, err := replayBackend(f.replayOn, f.image)
+// withBackends runs fn on the backend c names, with the real backend
+// --replay-on names (nil without it), and closes both after. The
+// simulated backend lives inside sim.Host: every cell runs in a synctest
+// bubble, which needs the testing.T that sim.Host makes.
+func withBackends(c runConfig, stderr io.Writer, fn func(be, replay backend.Backend, redisVersion, replayVersion string) int) int {
+	if !c.simulated() {
+		be, redisVersion, err := chooseBackend(c.backend, c.image, c.addrs)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
+			return exitHarness
+		}
+		defer closeBackend(be)
+		return fn(be, nil, redisVersion, "")
+	}
+	replay, replayVersion, err := replayBackend(c.replayOn, c.image)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos run: --replay-on: %v\n", err)
 		return exitHarness
 	}
-	if c, ok := replay.(io.Closer); ok {
-		defer c.Close()
-	}
-	set.replay, set.replayVersion = replay, replayVersion
+	defer closeBackend(replay)
 	if os.Getenv("GOGC") == "" {
 		// Simulated cells are CPU-bound and make short-lived garbage
 		// (miniredis builds a Lua state per EVALSHA): a larger heap
@@ -143,109 +140,55 @@ func runSimulated(f *runFlags, set runSettings, stdout, stderr io.Writer) int {
 		// (baseline token and fenced, 20 runs: 5.4 -> 4.3 s).
 		debug.SetGCPercent(300)
 	}
-	// Every cell runs in a synctest bubble, which needs a testing.T: the
-	// whole run goes inside sim.Host, which makes one.
-	return sim.Host(func(b sim.Backend) int { return execute(set, b, sim.ServerVersion(), stdout, stderr) })
+	return sim.Host(func(b sim.Backend) int { return fn(b, replay, sim.ServerVersion(), replayVersion) })
 }
 
-// check says what is wrong with the flags' values before anything starts.
-func (f *runFlags) check() error {
-	if f.repeat < 1 || f.parallel < 1 || f.duration < 0 || f.clients < 0 || f.budget <= 0 {
-		return errors.New("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
+// closeBackend closes a backend that holds resources (a Docker client).
+func closeBackend(be backend.Backend) {
+	if c, ok := be.(io.Closer); ok {
+		_ = c.Close()
 	}
-	if f.timeScale < 0 || f.timeScale > 0 && f.timeScale < 0.1 || f.timeScale > 100 {
-		return fmt.Errorf("--time-scale %v: want 0 (measure) or a factor in 0.1..100", f.timeScale)
-	}
-	if err := (scenarios.Options{Duration: f.duration, Clients: f.clients, MaxDuration: f.maxDuration, Floor: f.floor, PartLength: f.partLength}).Validate(); err != nil {
-		return err
-	}
-	if !isBackend(f.backend) {
-		return fmt.Errorf("unknown backend %q (valid: %s)", f.backend, backendNames())
-	}
-	if err := f.checkSim(); err != nil {
-		return err
-	}
-	if f.toxAPI != "" {
-		if err := (netfault.ProxiesConfig{APIAddr: f.toxAPI}).Validate(); err != nil {
-			return fmt.Errorf("--toxiproxy-api: %w", err)
-		}
-		if _, port, _ := net.SplitHostPort(f.toxAPI); port != "0" && f.parallel > 1 {
-			return fmt.Errorf("--toxiproxy-api %s: a fixed port serves one cell at a time; add --parallel 1, or use port 0", f.toxAPI)
-		}
-	}
-	if (f.backend == "external") != (len(f.addrs) > 0) {
-		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
-	}
-	return nil
 }
 
-// checkSim says what does not go with the simulated backend, or with
-// --replay-on without it.
-func (f *runFlags) checkSim() error {
-	if f.sameSeed && f.repeat < 2 {
-		return errors.New("--same-seed goes with --repeat N (N >= 2): it reruns one seed N times")
-	}
-	if f.backend != sim.Name {
-		if f.replayOn != "" {
-			return errors.New("--replay-on goes with --backend sim (it replays simulated findings on real Redis)")
-		}
-		return nil
-	}
-	switch f.replayOn {
-	case "", "process", "docker", "auto":
-	default:
-		return fmt.Errorf("--replay-on %q: want a real backend that can kill nodes (process, docker, auto)", f.replayOn)
-	}
-	if f.timeScale != 0 && f.timeScale != 1 {
-		return fmt.Errorf("--time-scale %v with --backend sim: virtual time needs no stretching (leave it out, or 1)", f.timeScale)
-	}
-	if f.toxAPI != "" {
-		return errors.New("--toxiproxy-api with --backend sim: simulated links are not toxiproxy's")
-	}
-	if f.image != "" && f.replayOn == "" {
-		return errors.New("--redis-image with --backend sim: the simulation runs no image (it is for --replay-on docker)")
-	}
-	return nil
-}
-
-// selectCells is the cells the flags name, kept to the wanted
-// expectations and to this shard (from --shard or the CI's variables).
-func selectCells(f *runFlags, stderr io.Writer) ([]scenarios.Cell, string, error) {
-	catalog, err := loadCatalog(f.files, f.lockDrivers)
+// selectCells is the cells c names, kept to the wanted expectations and
+// to this shard: --shard, else the one the CI's variables (getenv) assign,
+// which becomes c's.
+func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([]scenarios.Cell, error) {
+	catalog, err := loadCatalog(c.files, c.lockDrivers)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	cells, err := scenarios.Select(catalog, f.scen, f.locks)
+	cells, err := scenarios.Select(catalog, c.scen, c.locks)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	if cells, err = keepExpected(cells, f.expects); err != nil {
-		return nil, "", err
+	if cells, err = keepExpected(cells, c.expects); err != nil {
+		return nil, err
 	}
-	if f.shard == "" {
-		env, from, err := shardFromEnv(os.Getenv)
+	if c.shard == "" {
+		env, from, err := shardFromEnv(getenv)
 		if err != nil {
-			return nil, "", err
+			return nil, err
 		}
 		if env != "" {
-			f.shard = env
+			c.shard = env
 			fmt.Fprintf(stderr, "lockchaos: shard %s from %s\n", env, from)
 		}
 	}
-	if f.shard == "" {
-		return cells, "", nil
+	if c.shard == "" {
+		return cells, nil
 	}
-	i, n, err := parseShard(f.shard)
+	i, n, err := parseShard(c.shard)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if cells, err = scenarios.Shard(cells, i, n); err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	if len(cells) == 0 {
-		fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", f.shard)
+		fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", c.shard)
 	}
-	return cells, f.shard, nil
+	return cells, nil
 }
 
 // keepExpected keeps the cells whose expectation --expect names (all

@@ -9,70 +9,54 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-// runFlags are run's flags. A zero value means the scenario's own value or
-// the documented default; check says what is wrong with them.
-type runFlags struct {
-	scen, locks, files, expects, addrs stringList
-	lockDrivers                        multiList
-
-	seed                                      int64
-	clients, repeat, parallel                 int
-	duration, budget, maxDuration, partLength time.Duration
-	inParts                                   bool
-	timeScale                                 float64
-	backend, image, out, shard, toxAPI        string
-	cpuProfile                                string
-	replayOn                                  string
-	asJSON, sameSeed, keepHistories           bool
-	floor                                     scenarios.FloorOverride
-}
-
-func (f *runFlags) bind(fs *pflag.FlagSet) {
-	fs.Var(&f.scen, "scenario", "scenarios to run, comma separated (default: all)")
-	fs.Var(&f.locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
-	fs.Var(&f.files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable)")
-	fs.Var(&f.lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
-	fs.Var(&f.expects, "expect", "only cells with these expectations (safe, unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
-	fs.Int64Var(&f.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
-	fs.DurationVar(&f.duration, "duration", 0, "override each scenario's duration")
-	fs.IntVar(&f.clients, "clients", 0, "override each scenario's number of clients")
-	fs.StringVar(&f.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
-	fs.Var(&f.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
-	fs.StringVar(&f.image, "redis-image", "", redisImageUsage)
-	fs.StringVar(&f.out, "out", "out/chaos", "output directory")
-	fs.IntVar(&f.repeat, "repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
-	fs.StringVar(&f.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
-	fs.BoolVar(&f.keepHistories, "keep-histories", false, "with --backend sim and --repeat: keep every run's history (default: only the runs that missed their expectation and each cell's first; the others rerun from their seed)")
-	fs.BoolVar(&f.sameSeed, "same-seed", false, "with --repeat: give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
-	fs.IntVar(&f.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
-	fs.StringVar(&f.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
-	fs.BoolVar(&f.asJSON, "json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
-	fs.DurationVar(&f.budget, "budget", 30*time.Second, "checker budget per property")
-	fs.StringVar(&f.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
-	fs.Float64Var(&f.timeScale, "time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
-	fs.DurationVar(&f.maxDuration, "max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
-	fs.DurationVar(&f.partLength, "part-length", 0, "a cell longer than this is long: one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
-	fs.BoolVar(&f.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, each with its own pods, history and check, a TTL's pause between")
-	fs.StringVar(&f.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this `file` (go tool pprof), e.g. to see what a simulated sweep spends its time on")
-	fs.Var(optInt{&f.floor.MinExercised}, "min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
-	fs.Var(optInt{&f.floor.MinCycles}, "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
-	fs.Var(optFloat{&f.floor.MaxIndefinite}, "max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
+// bind binds run's flags to c and sets their defaults, which are
+// runConfig's.
+func (c *runConfig) bind(fs *pflag.FlagSet) {
+	fs.Var(&c.scen, "scenario", "scenarios to run, comma separated (default: all)")
+	fs.Var(&c.locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
+	fs.Var(&c.files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable)")
+	fs.Var(&c.lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
+	fs.Var(&c.expects, "expect", "only cells with these expectations (safe, unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
+	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
+	fs.DurationVar(&c.duration, "duration", 0, "override each scenario's duration")
+	fs.IntVar(&c.clients, "clients", 0, "override each scenario's number of clients")
+	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
+	fs.Var(&c.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
+	fs.StringVar(&c.image, "redis-image", "", redisImageUsage)
+	fs.StringVar(&c.out, "out", "out/chaos", "output directory")
+	fs.IntVar(&c.repeat, "repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
+	fs.StringVar(&c.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
+	fs.BoolVar(&c.keepHistories, "keep-histories", false, "with --backend sim and --repeat: keep every run's history (default: only the runs that missed their expectation and each cell's first; the others rerun from their seed)")
+	fs.BoolVar(&c.sameSeed, "same-seed", false, "with --repeat: give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
+	fs.StringVar(&c.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
+	fs.BoolVar(&c.asJSON, "json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
+	fs.DurationVar(&c.budget, "budget", 30*time.Second, "checker budget per property")
+	fs.StringVar(&c.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
+	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
+	fs.DurationVar(&c.maxDuration, "max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
+	fs.DurationVar(&c.partLength, "part-length", 0, "a cell longer than this is long: one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
+	fs.BoolVar(&c.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, each with its own pods, history and check, a TTL's pause between")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this `file` (go tool pprof), e.g. to see what a simulated sweep spends its time on")
+	fs.Var(optInt{&c.floor.MinExercised}, "min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
+	fs.Var(optInt{&c.floor.MinCycles}, "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
+	fs.Var(optFloat{&c.floor.MaxIndefinite}, "max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
 }
 
 // complete registers the values shells may offer for run's flags: names
 // from the registries (and from the --scenarios-file and --lock-driver
 // already typed), file and directory names where a flag takes one, and
 // nothing (rather than file names) for the other flags.
-func (f *runFlags) complete(c *cobra.Command) {
-	must(c.RegisterFlagCompletionFunc("scenario", listCompletion(func() []cobra.Completion { return scenarioChoices(f.files) })))
-	must(c.RegisterFlagCompletionFunc("lock", listCompletion(func() []cobra.Completion { return lockChoices(f.files, f.lockDrivers) })))
-	must(c.RegisterFlagCompletionFunc("expect", listCompletion(expectationChoices)))
-	must(c.RegisterFlagCompletionFunc("backend", choiceCompletion(backendChoices)))
-	must(c.RegisterFlagCompletionFunc("replay-on", choiceCompletion(func() []cobra.Completion {
+func (c *runConfig) complete(cmd *cobra.Command) {
+	must(cmd.RegisterFlagCompletionFunc("scenario", listCompletion(func() []cobra.Completion { return scenarioChoices(c.files) })))
+	must(cmd.RegisterFlagCompletionFunc("lock", listCompletion(func() []cobra.Completion { return lockChoices(c.files, c.lockDrivers) })))
+	must(cmd.RegisterFlagCompletionFunc("expect", listCompletion(expectationChoices)))
+	must(cmd.RegisterFlagCompletionFunc("backend", choiceCompletion(backendChoices)))
+	must(cmd.RegisterFlagCompletionFunc("replay-on", choiceCompletion(func() []cobra.Completion {
 		return []cobra.Completion{"process", "docker", "auto"}
 	})))
-	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	must(c.MarkFlagDirname("out"))
-	must(c.MarkFlagFilename("cpuprofile"))
-	noCompletionForTheRest(c)
+	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	must(cmd.MarkFlagDirname("out"))
+	must(cmd.MarkFlagFilename("cpuprofile"))
+	noCompletionForTheRest(cmd)
 }
