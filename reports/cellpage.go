@@ -144,8 +144,8 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 // or, for `lockchaos report DIR`, the saved history loaded and checked
 // again.
 func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker.Report, error) {
-	if c.Events != nil && c.Report != nil {
-		return c.Events, c.Report, nil
+	if c.Checked != nil && c.Report != nil {
+		return c.Checked, c.Report, nil
 	}
 	if c.HistoryDropped {
 		return nil, nil, errors.New("the history was not kept: the sweep deleted it once the run met its expectation (--keep-histories keeps every run's); the rerun line below runs it again")

@@ -117,10 +117,11 @@ type Cell struct {
 	Simulated bool   `json:"simulated,omitempty"`
 	Error     string `json:"error,omitempty"`
 
-	// Report and Events are the checker's full report and the history it
-	// checked, kept in memory so the pages need not check again.
-	Report *checker.Report  `json:"-"`
-	Events *history.History `json:"-"`
+	// Report and Checked are the checker's full report and the history it
+	// checked (History is that history's path), kept in memory so the
+	// pages need not load and check again.
+	Report  *checker.Report  `json:"-"`
+	Checked *history.History `json:"-"`
 }
 
 // Name is "scenario/lock".

@@ -28,7 +28,7 @@ func judge(ctx context.Context, p *Plan, part Part, h *history.History, res *res
 func fold(p *Plan, part Part, run partRun, res *results.Cell) {
 	rep := run.rep
 	if res.Report == nil || res.Report.Verdict != checker.Fail {
-		res.Report, res.Events, res.History = rep, run.h, part.History
+		res.Report, res.Checked, res.History = rep, run.h, part.History
 		res.Results, res.Stats = rep.Results, rep.Stats
 	}
 	res.Verdict = worse(res.Verdict, rep.Verdict)

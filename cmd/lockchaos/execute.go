@@ -146,7 +146,7 @@ func (s *session) finished(r *results.Cell, done, total int) {
 // property, which were most of summary.json (145 of 220 MB for 29,000
 // runs). The counts stay.
 func forgetDetail(r *results.Cell) {
-	r.Events, r.Report = nil, nil
+	r.Checked, r.Report = nil, nil
 	for i := range r.Results {
 		r.Results[i].Model, r.Results[i].Info = nil, nil
 		if v := r.Results[i].Violations; len(v) > sweepViolations {
