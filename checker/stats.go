@@ -143,32 +143,59 @@ type ck struct {
 // free stretches since its first attempt that could still be the longest,
 // and counts the rest of that time as held (measured already).
 func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64, string, int64) {
-	trying := map[string][]span{}
-	first := map[ck]int64{}
-	lastRet := map[ck]int64{}
-	held := map[string][]span{}
-	if c != nil {
-		for k, f := range c.trying {
-			first[k], lastRet[k] = f, c.lastTry[k]
+	first, lastRet, held := carriedSpans(c)
+	trying := tryingSpans(evs, first, lastRet)
+	for _, h := range holds {
+		to := h.End
+		if to == Forever {
+			to = end
 		}
-		for key, f := range earliestTry(c.trying) {
-			until, ok := c.heldUntil[key]
-			if !ok || until <= f {
-				continue
+		held[h.Key] = append(held[h.Key], span{h.Start, to})
+	}
+	best, bestKey, bestAt := widestFree(trying, held)
+	if c != nil {
+		c.carryFree(first, lastRet, held, best)
+	}
+	return best, bestKey, bestAt
+}
+
+// carriedSpans starts longestFree from what an earlier chunk left (c nil:
+// nothing): each still-trying client's first attempt and last return, and
+// per key the time already measured, counted as held.
+func carriedSpans(c *carry) (first, lastRet map[ck]int64, held map[string][]span) {
+	first, lastRet, held = map[ck]int64{}, map[ck]int64{}, map[string][]span{}
+	if c == nil {
+		return first, lastRet, held
+	}
+	for k, f := range c.trying {
+		first[k], lastRet[k] = f, c.lastTry[k]
+	}
+	for key, f := range earliestTry(c.trying) {
+		until, ok := c.heldUntil[key]
+		if !ok || until <= f {
+			continue
+		}
+		cur := f
+		// Zero-length spans too: a hold of an instant splits a gap.
+		for _, g := range c.freeGaps[key] {
+			if g.from >= cur {
+				held[key] = append(held[key], span{cur, g.from})
 			}
-			cur := f
-			// Zero-length spans too: a hold of an instant splits a gap.
-			for _, g := range c.freeGaps[key] {
-				if g.from >= cur {
-					held[key] = append(held[key], span{cur, g.from})
-				}
-				cur = max(cur, g.to)
-			}
-			if until >= cur {
-				held[key] = append(held[key], span{cur, until})
-			}
+			cur = max(cur, g.to)
+		}
+		if until >= cur {
+			held[key] = append(held[key], span{cur, until})
 		}
 	}
+	return first, lastRet, held
+}
+
+// tryingSpans returns, per key, each client's spans of trying: from its
+// first attempt to the return of the acquire that won, or of its last one
+// (it gave up, or the run ended while it tried). first and lastRet are
+// left holding the clients still trying at the end.
+func tryingSpans(evs []history.Event, first, lastRet map[ck]int64) map[string][]span {
+	trying := map[string][]span{}
 	for _, e := range evs {
 		if e.Kind != history.Acquire {
 			continue
@@ -183,18 +210,15 @@ func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64,
 			delete(first, k)
 		}
 	}
-	for k, f := range first { // gave up or the run ended while trying
+	for k, f := range first {
 		trying[k.key] = append(trying[k.key], span{f, lastRet[k]})
 	}
-	for _, h := range holds {
-		to := h.End
-		if to == Forever {
-			to = end
-		}
-		held[h.Key] = append(held[h.Key], span{h.Start, to})
-	}
-	var best, bestAt int64
-	bestKey := ""
+	return trying
+}
+
+// widestFree returns the longest stretch within someone's trying with no
+// hold on its key: its length, key and start.
+func widestFree(trying, held map[string][]span) (best int64, bestKey string, bestAt int64) {
 	keys := make([]string, 0, len(trying))
 	for k := range trying {
 		keys = append(keys, k)
@@ -221,9 +245,6 @@ func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64,
 				best, bestAt, bestKey = t.to-cur, cur, k
 			}
 		}
-	}
-	if c != nil {
-		c.carryFree(first, lastRet, held, best)
 	}
 	return best, bestKey, bestAt
 }
