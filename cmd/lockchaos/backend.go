@@ -87,7 +87,7 @@ func chooseBackend(name, image string, addrs []string) (backend.Backend, string,
 	if derr == nil {
 		return b, v, nil
 	}
-	return nil, "", fmt.Errorf("no way to run Redis here:\n  process backend: %v\n  docker backend: %v\n%s", perr, derr,
+	return nil, "", fmt.Errorf("no way to run Redis here:\n  process backend: %w\n  docker backend: %w\n%s", perr, derr,
 		strings.TrimSpace(`either install redis-server (apt-get install redis-server, brew install redis),
 or start Docker and build the image with "make redis-image"`))
 }

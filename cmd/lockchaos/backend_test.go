@@ -63,13 +63,13 @@ func TestExternalBackendKeepsToItsOwnKeys(t *testing.T) {
 	}
 	ran, skipped := 0, 0
 	for _, c := range sum.Cells {
-		switch {
-		case c.Outcome == "skipped":
+		switch c.Outcome {
+		case "skipped":
 			skipped++
 			if c.Expect != "n/a" && !strings.Contains(c.Error, "external backend cannot") && !strings.Contains(c.Error, "which the external backend") {
 				t.Errorf("%s/%s skipped without the reason: %q", c.Scenario, c.Lock, c.Error)
 			}
-		case c.Outcome == "met":
+		case "met":
 			ran++
 		default:
 			t.Errorf("%s/%s: %s", c.Scenario, c.Lock, c.Summary())

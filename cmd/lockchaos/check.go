@@ -60,7 +60,8 @@ func newCheckCmd(cl *cli) *cobra.Command {
 
 func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdout, stderr io.Writer) int {
 	if len(files) != 1 {
-		fmt.Fprintf(stderr, "lockchaos check: want exactly one history file, got %d\nRun 'lockchaos check --help' for its flags.\n", len(files))
+		fmt.Fprintf(stderr, "lockchaos check: want exactly one history file, got %d\n"+
+			"Run 'lockchaos check --help' for its flags.\n", len(files))
 		return exitUsage
 	}
 	if budget <= 0 || maxV <= 0 {
@@ -116,11 +117,11 @@ func hasJudgments(path string) (bool, error) {
 	var tail []byte
 	for {
 		n, err := f.Read(buf)
-		chunk := append(tail, buf[:n]...)
-		if bytes.Contains(chunk, needle) {
+		tail = append(tail, buf[:n]...)
+		if bytes.Contains(tail, needle) {
 			return true, nil
 		}
-		tail = append(tail[:0], chunk[max(0, len(chunk)-len(needle)):]...)
+		tail = append(tail[:0], tail[max(0, len(tail)-len(needle)):]...)
 		if err == io.EOF {
 			return false, nil
 		}

@@ -87,7 +87,9 @@ func newRoot(cl *cli) *cobra.Command {
 		}
 		return nil
 	})
-	for _, c := range []*cobra.Command{newRunCmd(cl), newListCmd(cl), newCheckCmd(cl), newReportCmd(cl), newCompareCmd(cl), newCompletionCmd(cl), newVersionCmd(cl)} {
+	for _, c := range []*cobra.Command{
+		newRunCmd(cl), newListCmd(cl), newCheckCmd(cl), newReportCmd(cl), newCompareCmd(cl), newCompletionCmd(cl), newVersionCmd(cl),
+	} {
 		root.AddCommand(c)
 		cl.order = append(cl.order, c.Name())
 	}

@@ -100,7 +100,7 @@ func aggregatesRun(s *reports.Summary) map[string]results.Aggregate {
 }
 
 func printComparison(w io.Writer, a, b *reports.Summary) int {
-	label := func(s *reports.Summary) string { return backendText(s) }
+	label := backendText
 	am, bm := aggregatesRun(a), aggregatesRun(b)
 	status := func(s *reports.Summary, m map[string]results.Aggregate, name string) string {
 		if g, ok := m[name]; ok {
@@ -137,7 +137,8 @@ func printComparison(w io.Writer, a, b *reports.Summary) int {
 			default:
 				note = "agrees"
 			}
-			fmt.Fprintf(w, "%-22s %-15s %-7s %-22s %-22s %s\n", c.Scenario, c.Lock, c.Expect, status(a, am, name), status(b, bm, name), note)
+			fmt.Fprintf(w, "%-22s %-15s %-7s %-22s %-22s %s\n", c.Scenario, c.Lock, c.Expect,
+				status(a, am, name), status(b, bm, name), note)
 		}
 	}
 	fmt.Fprintf(w, "\n%d cell(s) differ\n", differ)

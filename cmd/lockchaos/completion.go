@@ -73,7 +73,8 @@ func newCompletionCmd(cl *cli) *cobra.Command {
 
 func cmdCompletion(root *cobra.Command, args []string, descriptions bool, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
-		fmt.Fprintf(stderr, "lockchaos completion: name one shell: %s\nRun 'lockchaos completion --help' for how to load it.\n", shellNames())
+		fmt.Fprintf(stderr, "lockchaos completion: name one shell: %s\n"+
+			"Run 'lockchaos completion --help' for how to load it.\n", shellNames())
 		return exitUsage
 	}
 	for _, s := range shells {

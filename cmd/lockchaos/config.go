@@ -78,7 +78,10 @@ func (c runConfig) check() error {
 	}
 	// The options the flags give, before a backend or a scale is known
 	// (--toxiproxy-api has its own check below).
-	if err := (scenarios.Options{Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength}).Validate(); err != nil {
+	opts := scenarios.Options{
+		Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength,
+	}
+	if err := opts.Validate(); err != nil {
 		return err
 	}
 	if !isBackend(c.backend) {

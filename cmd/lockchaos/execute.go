@@ -113,7 +113,9 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 	}
 	fmt.Fprintf(s.stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
 		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, c.parallel, on.scale, c.out)
-	s.stream.emit(streamEvent{Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.virtual})
+	s.stream.emit(streamEvent{
+		Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.virtual,
+	})
 	ran := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
 		Options:  c.cellOptions(on, func(msg string) { fmt.Fprintln(s.stderr, msg) }),
 		Parallel: c.parallel, Repeat: c.repeat, SameSeed: c.sameSeed,
@@ -133,7 +135,9 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 // sweep.
 func (s *session) finished(r *results.Cell, done, total int) {
 	s.progress.cell(r, done, total)
-	s.stream.emit(streamEvent{Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total})
+	s.stream.emit(streamEvent{
+		Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
+	})
 	if total > keepInMemory && (r.History != "" || r.HistoryDropped) {
 		forgetDetail(r)
 	}
@@ -157,7 +161,9 @@ func forgetDetail(r *results.Cell) {
 
 // summary is summary.json's content: the cells that ran on t in
 // matrixTime, and the replays of their findings.
-func (s *session) summary(on target, started time.Time, matrixTime time.Duration, ran []*results.Cell, replays []results.Replay, interrupted bool) *reports.Summary {
+func (s *session) summary(
+	on target, started time.Time, matrixTime time.Duration, ran []*results.Cell, replays []results.Replay, interrupted bool,
+) *reports.Summary {
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
 		GoVersion: runtime.Version(), RedisVersion: s.redisVersion, Backend: s.be.Name(), Seed: s.cfg.seed, Repeat: s.cfg.repeat,
 		Shard: s.cfg.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args),

@@ -16,7 +16,8 @@ import (
 func printMatrix(w io.Writer, s *reports.Summary) {
 	colour := useColour(w)
 	if s.Simulated {
-		fmt.Fprintf(w, "\nSIMULATED: backend %s, miniredis in virtual time; these are not results from real Redis (replay a finding on real Redis with --backend process)\n", s.Backend)
+		fmt.Fprintf(w, "\nSIMULATED: backend %s, miniredis in virtual time; these are not results from real Redis "+
+			"(replay a finding on real Redis with --backend process)\n", s.Backend)
 	}
 	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
 	for _, c := range s.Cells {
@@ -25,7 +26,8 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		case c.Error != "":
 			detail = c.Error
 		case c.Violations > 0:
-			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s", len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
+			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s",
+				len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
 		case c.Outcome == results.Inconclusive:
 			detail = strings.Join(c.Evidence.Short, "; ")
 		default:
@@ -43,16 +45,19 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		if s.Repeat > 1 {
 			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
 		}
-		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict, paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
+		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict,
+			paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
 	}
 	if s.Repeat > 1 {
-		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n", "SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION")
+		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n",
+			"SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION")
 		for _, a := range s.Aggregates {
 			med := "-"
 			if a.MedianFirstViolation >= 0 {
 				med = a.MedianFirstViolation.Round(time.Millisecond).String()
 			}
-			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect, a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
+			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect,
+				a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
 		}
 		printSameSeed(w, s.Aggregates)
 	}

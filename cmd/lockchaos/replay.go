@@ -34,7 +34,8 @@ func (s *session) replayFindings(ctx context.Context, found []*results.Cell) []r
 		fmt.Fprintf(s.stderr, "lockchaos run: replay on %s: %v\n", s.replay.Name(), err)
 		return nil
 	}
-	fmt.Fprintf(s.stderr, "lockchaos: replaying %d finding(s) on %s (redis-server %s); machine now: %s\n", len(todo), s.replay.Name(), s.replayVersion, t.calibration)
+	fmt.Fprintf(s.stderr, "lockchaos: replaying %d finding(s) on %s (redis-server %s); machine now: %s\n",
+		len(todo), s.replay.Name(), s.replayVersion, t.calibration)
 	byName := map[string]scenarios.Cell{}
 	for _, c := range s.cells {
 		byName[c.Name()] = c

@@ -44,8 +44,10 @@ func newReportCmd(cl *cli) *cobra.Command {
 	}
 	fs := c.Flags()
 	fs.StringVar(&out, "out", "", "where to write the HTML (default: the first DIR)")
-	fs.StringVar(&markdown, "markdown", "", "write the lock x scenario table into this Markdown file's markers (- for stdout) instead of HTML")
-	fs.BoolVar(&allPages, "all-pages", false, "a page for every run of a sweep, not only for the runs that missed their expectation and the first of each cell")
+	fs.StringVar(&markdown, "markdown", "", "write the lock x scenario table "+
+		"into this Markdown file's markers (- for stdout) instead of HTML")
+	fs.BoolVar(&allPages, "all-pages", false, "a page for every run of a sweep, "+
+		"not only for the runs that missed their expectation and the first of each cell")
 	must(c.MarkFlagDirname("out"))
 	must(c.MarkFlagFilename("markdown", "md"))
 	return c

@@ -211,11 +211,11 @@ func redisServersUnder(dir string) []string {
 	var out []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		cwd, err := os.Readlink(filepath.Join("/proc", e.Name(), "cwd"))
+		cwd, err := os.Readlink("/proc/" + e.Name() + "/cwd")
 		if err != nil || !strings.HasPrefix(cwd, dir) {
 			continue
 		}
-		comm, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "comm"))
+		comm, _ := os.ReadFile("/proc/" + e.Name() + "/comm")
 		if strings.HasPrefix(string(comm), "redis-server") {
 			out = append(out, e.Name())
 		}
@@ -324,7 +324,7 @@ func processesRunning(path string) []string {
 	var out []string
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		exe, err := os.Readlink("/proc/" + e.Name() + "/exe")
 		if err == nil && exe == path {
 			out = append(out, e.Name())
 		}

@@ -15,32 +15,48 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.Var(&c.scen, "scenario", "scenarios to run, comma separated (default: all)")
 	fs.Var(&c.locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
 	fs.Var(&c.files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable)")
-	fs.Var(&c.lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
-	fs.Var(&c.expects, "expect", "only cells with these expectations (safe, unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
+	fs.Var(&c.lockDrivers, "lock-driver", "a lock served by a driver process, "+
+		"NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
+	fs.Var(&c.expects, "expect", "only cells with these expectations (safe, "+
+		"unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
 	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
 	fs.DurationVar(&c.duration, "duration", 0, "override each scenario's duration")
 	fs.IntVar(&c.clients, "clients", 0, "override each scenario's number of clients")
-	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
+	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), "+
+		"process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
 	fs.Var(&c.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
 	fs.StringVar(&c.image, "redis-image", "", redisImageUsage)
 	fs.StringVar(&c.out, "out", "out/chaos", "output directory")
 	fs.IntVar(&c.repeat, "repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
-	fs.StringVar(&c.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
-	fs.BoolVar(&c.keepHistories, "keep-histories", false, "with --backend sim and --repeat: keep every run's history (default: only the runs that missed their expectation and each cell's first; the others rerun from their seed)")
-	fs.BoolVar(&c.sameSeed, "same-seed", false, "with --repeat: give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
-	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once (default: one per core; more starve each other's timing)")
-	fs.StringVar(&c.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
-	fs.BoolVar(&c.asJSON, "json", false, "print JSON lines on stdout as the run goes: start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
+	fs.StringVar(&c.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on "+
+		"this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
+	fs.BoolVar(&c.keepHistories, "keep-histories", false, "with --backend sim and --repeat: keep every run's history (default: "+
+		"only the runs that missed their expectation and each cell's first; the others rerun from their seed)")
+	fs.BoolVar(&c.sameSeed, "same-seed", false, "with --repeat: "+
+		"give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once "+
+		"(default: one per core; more starve each other's timing)")
+	fs.StringVar(&c.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: "+
+		"from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
+	fs.BoolVar(&c.asJSON, "json", false, "print JSON lines on stdout as the run goes: "+
+		"start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
 	fs.DurationVar(&c.budget, "budget", 30*time.Second, "checker budget per property")
-	fs.StringVar(&c.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
-	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch every scenario time by this factor (0: measure the machine and choose; 1: as designed)")
+	fs.StringVar(&c.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this "+
+		"loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
+	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch every scenario time by this factor "+
+		"(0: measure the machine and choose; 1: as designed)")
 	fs.DurationVar(&c.maxDuration, "max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
-	fs.DurationVar(&c.partLength, "part-length", 0, "a cell longer than this is long: one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
-	fs.BoolVar(&c.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, each with its own pods, history and check, a TTL's pause between")
-	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this `file` (go tool pprof), e.g. to see what a simulated sweep spends its time on")
-	fs.Var(optInt{&c.floor.MinExercised}, "min-exercised", "evidence floor: fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
+	fs.DurationVar(&c.partLength, "part-length", 0, "a cell longer than this is long: "+
+		"one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
+	fs.BoolVar(&c.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, "+
+		"each with its own pods, history and check, a TTL's pause between")
+	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run "+
+		"to this `file` (go tool pprof), e.g. to see what a simulated sweep spends its time on")
+	fs.Var(optInt{&c.floor.MinExercised}, "min-exercised", "evidence floor: "+
+		"fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
 	fs.Var(optInt{&c.floor.MinCycles}, "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
-	fs.Var(optFloat{&c.floor.MaxIndefinite}, "max-indefinite", "evidence floor: largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
+	fs.Var(optFloat{&c.floor.MaxIndefinite}, "max-indefinite", "evidence floor: "+
+		"largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
 }
 
 // complete registers the values shells may offer for run's flags: names
