@@ -3,7 +3,7 @@ package checker
 import (
 	"github.com/anishathalye/porcupine"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Whole-history operation lists, for the tests that compare the segmented

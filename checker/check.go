@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Options tune a check. Zero fields take the documented defaults.

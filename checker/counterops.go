@@ -3,7 +3,7 @@ package checker
 import (
 	"github.com/anishathalye/porcupine"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // counterOps is the counter model's operations as an opSource over the

@@ -3,7 +3,7 @@ package checker
 import (
 	"fmt"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Evidence is what the history shows of the danger a verdict rests on: how

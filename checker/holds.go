@@ -4,7 +4,7 @@ import (
 	"math"
 	"sort"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Forever is the end of a hold that never ended (and porcupine's return

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Incident is one episode of violations with what caused it: the fault

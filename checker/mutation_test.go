@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Mutation tests: take real recorded passing histories, inject one kind of

@@ -9,7 +9,7 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // bruteForce decides linearizability by trying every order of ops that

@@ -16,7 +16,7 @@ import (
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lockchaos/lockchaos/checker"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // shape is a kind of history the checker must handle in O(n log n).

@@ -4,7 +4,7 @@ import (
 	"slices"
 	"sort"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Stats describe how the run went, violations or not.

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // FileOptions tune CheckFile.

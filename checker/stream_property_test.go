@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 type genCfg struct {

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // sameReport says how a report from CheckFile over several chunks differs

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Danger decides, from the recorded history alone, whether one window of

@@ -3,7 +3,7 @@ package faults
 import (
 	"fmt"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // The dangers of failovers: what a promoted replica had of the leases

@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 const ms = int64(time.Millisecond)

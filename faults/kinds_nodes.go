@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // The fault kinds that kill, restart or promote nodes.

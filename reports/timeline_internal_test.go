@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Clock bands say which node's clock moved and where it stands: jumps on

@@ -10,7 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Cell is one (scenario, lock) pair with its expectation.

@@ -11,7 +11,7 @@ import (
 	"github.com/lockchaos/lockchaos/faults/faultstest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // TestPausedPodFreezesItsConnections: every connection a pod dialed with

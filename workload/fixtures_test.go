@@ -12,7 +12,7 @@ import (
 	"github.com/lockchaos/lockchaos/faults/faultstest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // TestRecordCheckerFixtures re-records the real passing histories the

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // Factory builds the Locker of one client. Each client gets its own (its

@@ -17,7 +17,7 @@ import (
 	"github.com/lockchaos/lockchaos/faults/faultstest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 func TestMain(m *testing.M) { faultstest.Main(m) }

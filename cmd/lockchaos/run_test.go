@@ -16,7 +16,7 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/reports/reportstest"
 	"github.com/lockchaos/lockchaos/results"
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 func TestRunOneCellWritesSummaryJUnitAndHistory(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockchaos/lockchaos/workload/history"
+	"github.com/lockchaos/lockchaos/history"
 )
 
 func record(t *testing.T, path string) (*history.Recorder, *history.Op) {
