@@ -1,6 +1,9 @@
 package history
 
-import "testing"
+import (
+	"path/filepath"
+	"testing"
+)
 
 // benchLines are the lines a recorder writes most (a write's call and
 // return, an acquire's return with its token and fence) and the ones with
@@ -51,5 +54,20 @@ func BenchmarkParseLine(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// BenchmarkLoadFile reads a 200,000-event history (about 400,000 lines,
+// parsed on every core) as the checker does.
+func BenchmarkLoadFile(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "h.jsonl")
+	if err := WriteFile(path, bigHistory(200_000)); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for range b.N {
+		if _, err := LoadFile(path); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
