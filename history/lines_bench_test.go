@@ -45,11 +45,11 @@ func BenchmarkParseLine(b *testing.B) {
 			raws = append(raws, raw)
 		}
 		b.Run(name, func(b *testing.B) {
-			interned := map[string]string{}
+			p := newLineParser()
 			var l line
 			b.ReportAllocs()
 			for i := range b.N {
-				if err := parseLine(raws[i%len(raws)], &l, interned); err != nil {
+				if err := p.parse(raws[i%len(raws)], &l); err != nil {
 					b.Fatal(err)
 				}
 			}
