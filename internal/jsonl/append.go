@@ -88,10 +88,10 @@ func String(b []byte, name, s string) []byte {
 
 // StringOmitEmpty appends name and s, or nothing when s is "".
 func StringOmitEmpty(b []byte, name, s string) []byte {
-	if s == "" {
-		return b
+	if s != "" {
+		b = AppendString(append(b, name...), s)
 	}
-	return String(b, name, s)
+	return b
 }
 
 // Int appends name and n.
@@ -101,10 +101,10 @@ func Int(b []byte, name string, n int64) []byte {
 
 // IntOmitEmpty appends name and n, or nothing when n is 0.
 func IntOmitEmpty(b []byte, name string, n int64) []byte {
-	if n == 0 {
-		return b
+	if n != 0 {
+		b = strconv.AppendInt(append(b, name...), n, 10)
 	}
-	return Int(b, name, n)
+	return b
 }
 
 // Uint appends name and n.
@@ -114,8 +114,8 @@ func Uint(b []byte, name string, n uint64) []byte {
 
 // UintOmitEmpty appends name and n, or nothing when n is 0.
 func UintOmitEmpty(b []byte, name string, n uint64) []byte {
-	if n == 0 {
-		return b
+	if n != 0 {
+		b = strconv.AppendUint(append(b, name...), n, 10)
 	}
-	return Uint(b, name, n)
+	return b
 }
