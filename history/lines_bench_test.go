@@ -64,6 +64,7 @@ func BenchmarkLoadFile(b *testing.B) {
 	if err := WriteFile(path, bigHistory(200_000)); err != nil {
 		b.Fatal(err)
 	}
+	b.ResetTimer()
 	b.ReportAllocs()
 	for range b.N {
 		if _, err := LoadFile(path); err != nil {
