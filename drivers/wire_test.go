@@ -19,12 +19,15 @@ var wireLines = []string{
 	`{"lost": 7}`,
 	`	{ "lost" : -7 } `,
 	`{}`,
-	// What encoding/json decides: escapes, non-ASCII, null, other cases,
-	// duplicates, unknown keys, non-integers, overflows, garbage.
 	`{"id":4,"result":"error","error":"line\nbreak \"quoted\" \u00e9"}`,
 	`{"id":5,"result":"error","error":"é"}`,
+	`{"id":6,"result":"error","error":"read tcp 127.0.0.1:54321-\u003e127.0.0.1:6379: i/o timeout"}`,
+	// What encoding/json decides: invalid UTF-8, escaped keys, surrogate
+	// escapes, null, other cases, duplicates, unknown keys, non-integers,
+	// overflows, garbage.
 	`{"id":5,"result":"error","error":"bad utf-8 ` + "\xff" + `"}`,
 	`{"i\u0064":6,"result":"ok"}`,
+	`{"id":6,"result":"error","error":"\ud83d\ude00"}`,
 	`{"ID":6,"Result":"ok"}`,
 	`{"id":6,"id":7,"result":"ok"}`,
 	`{"id":null,"lost":8}`,
@@ -57,7 +60,7 @@ func TestDecodeMessageIsJSONUnmarshal(t *testing.T) {
 	for _, l := range wireLines {
 		checkDecode(t, []byte(l))
 	}
-	for _, l := range wireLines[:11] {
+	for _, l := range wireLines[:14] {
 		var m message
 		if !fastMessage([]byte(l), &m) {
 			t.Errorf("%q: not decoded by the fast path", l)

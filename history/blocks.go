@@ -47,9 +47,9 @@ func parseBlocks(r *bufio.Reader, first int, apply func(*line, int) error) error
 			defer wg.Done()
 			// Each worker interns on its own: a few copies of each
 			// repeated string, and no lock on the hot path.
-			interned := map[string]string{}
+			p := newLineParser()
 			for b := range todo {
-				b.parse(interned)
+				b.parse(p)
 				close(b.done)
 			}
 		}()
@@ -140,7 +140,7 @@ func readBlocks(r io.Reader, first int, emit func(*block) bool) error {
 
 // parse decodes the block's lines: the fast scanner first, the strict
 // decoder for anything it does not expect (which also words the error).
-func (b *block) parse(interned map[string]string) {
+func (b *block) parse(p *lineParser) {
 	data := b.data
 	n := b.first
 	b.lines = make([]line, 0, bytes.Count(data, []byte{'\n'})+1)
@@ -164,7 +164,7 @@ func (b *block) parse(interned map[string]string) {
 		}
 		b.lines = append(b.lines, line{})
 		l := &b.lines[len(b.lines)-1]
-		if err := parseLine(raw, l, interned); err != nil {
+		if err := p.parse(raw, l); err != nil {
 			*l = line{} // nothing the fast scanner half-read may leak into it
 			if err := decodeStrict(raw, l); err != nil {
 				b.lines = b.lines[:len(b.lines)-1]

@@ -3,69 +3,76 @@ package history
 import (
 	"errors"
 	"strconv"
+
+	"github.com/lockchaos/lockchaos/internal/jsonl"
 )
 
-// errSlowPath sends a line to encoding/json: anything the fast scanner
-// does not expect (an unknown field, an odd value) is decoded strictly
-// there, which also words the error.
+// errSlowPath sends a line to encoding/json: anything the fast parser
+// does not expect (an unknown or repeated field, an odd value) is decoded
+// strictly there, which also words the error.
 var errSlowPath = errors.New("history: not a plain line")
 
-// parseLine decodes one history line without reflection: the loader's hot
+// lineParser decodes history lines without reflection: the loader's hot
 // path (a million-event history is two million lines). It accepts exactly
-// the shape a Recorder writes: one flat object of known fields. Anything
-// else returns errSlowPath, and the strict decoder decides.
-func parseLine(b []byte, l *line, interned map[string]string) error {
+// the shape a Recorder writes: one flat object of known fields, each at
+// most once, read by jsonl.Scanner. Anything else returns errSlowPath, and
+// the strict decoder decides. One parser serves one goroutine.
+type lineParser struct {
+	s jsonl.Scanner
+	// interned holds the strings that repeat on every line (kinds,
+	// phases, outcomes, keys), so a million lines share a few copies.
+	interned map[string]string
+}
+
+func newLineParser() *lineParser { return &lineParser{interned: map[string]string{}} }
+
+// parse decodes one line into l.
+func (p *lineParser) parse(b []byte, l *line) error {
 	*l = line{}
-	p := scanner{b: b, interned: interned}
-	p.space()
-	if !p.eat('{') {
+	s := &p.s
+	s.Reset(b)
+	if !s.Eat('{') {
 		return errSlowPath
 	}
-	p.space()
-	if p.eat('}') {
+	if s.Eat('}') {
 		return p.end()
 	}
+	var seen uint16
 	for {
-		p.space()
-		key, ok := p.str()
+		name, ok := s.Key()
 		if !ok {
 			return errSlowPath
 		}
-		p.space()
-		if !p.eat(':') {
+		bit, ok := p.field(name, l)
+		if !ok || seen&bit != 0 {
 			return errSlowPath
 		}
-		p.space()
-		if !p.field(key, l) {
-			return errSlowPath
-		}
-		p.space()
-		if p.eat(',') {
+		seen |= bit
+		if s.Eat(',') {
 			continue
 		}
-		if p.eat('}') {
+		if s.Eat('}') {
 			return p.end()
 		}
 		return errSlowPath
 	}
 }
 
-type scanner struct {
-	b []byte
-	i int
-	// interned holds the strings that repeat on every line (kinds,
-	// phases, outcomes, keys), so a million lines share a few copies.
-	interned map[string]string
+func (p *lineParser) end() error {
+	if !p.s.End() {
+		return errSlowPath
+	}
+	return nil
 }
 
 // intern returns s's shared copy (looking up a []byte converted in the
 // index expression allocates nothing).
-func (p *scanner) intern(b []byte) string { return p.internUpTo(b, 4096) }
+func (p *lineParser) intern(b []byte) string { return p.internUpTo(b, 4096) }
 
 // internUpTo interns b while the table has fewer than limit strings:
 // error texts, which can be unique (ports, addresses), take at most half
 // the table, so they never crowd out the kinds and keys.
-func (p *scanner) internUpTo(b []byte, limit int) string {
+func (p *lineParser) internUpTo(b []byte, limit int) string {
 	if v, ok := p.interned[string(b)]; ok {
 		return v
 	}
@@ -76,190 +83,111 @@ func (p *scanner) internUpTo(b []byte, limit int) string {
 	return v
 }
 
-// errText reads an error text, interned: a few repeat on every other line.
-func (p *scanner) errText() (string, bool) {
-	save := p.i
-	if b, ok := p.rawStr(); ok {
-		return p.internUpTo(b, 2048), true
-	}
-	p.i = save
-	return p.str()
-}
-
-// rawStr reads a JSON string without escapes as bytes (ok false if it
-// has escapes or is not a string).
-func (p *scanner) rawStr() ([]byte, bool) {
-	if !p.eat('"') {
-		return nil, false
-	}
-	start := p.i
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == '"':
-			p.i++
-			return p.b[start : p.i-1], true
-		case c == '\\' || c < 0x20:
-			return nil, false
-		}
-		p.i++
-	}
-	return nil, false
-}
-
 // common reads a string that repeats across lines, interned.
-func (p *scanner) common() (string, bool) {
-	save := p.i
-	if b, ok := p.rawStr(); ok {
-		return p.intern(b), true
-	}
-	p.i = save
-	return p.str()
-}
-
-func (p *scanner) space() {
-	for p.i < len(p.b) && (p.b[p.i] == ' ' || p.b[p.i] == '\t' || p.b[p.i] == '\r' || p.b[p.i] == '\n') {
-		p.i++
-	}
-}
-
-func (p *scanner) eat(c byte) bool {
-	if p.i < len(p.b) && p.b[p.i] == c {
-		p.i++
-		return true
-	}
-	return false
-}
-
-func (p *scanner) end() error {
-	p.space()
-	if p.i != len(p.b) {
-		return errSlowPath
-	}
-	return nil
-}
-
-// str reads a JSON string; escapes go through strconv.Unquote, which reads
-// JSON's escapes (\uXXXX included) as Go's.
-func (p *scanner) str() (string, bool) {
-	if !p.eat('"') {
+func (p *lineParser) common() (string, bool) {
+	b, ok := p.s.Bytes()
+	if !ok {
 		return "", false
 	}
-	start, escaped := p.i, false
-	for p.i < len(p.b) {
-		switch c := p.b[p.i]; {
-		case c == '\\':
-			escaped = true
-			p.i += 2
-			continue
-		case c == '"':
-			raw := p.b[start:p.i]
-			p.i++
-			if !escaped {
-				return string(raw), true
-			}
-			s, err := strconv.Unquote(`"` + string(raw) + `"`)
-			return s, err == nil
-		case c < 0x20:
-			return "", false
-		}
-		p.i++
-	}
-	return "", false
+	return p.intern(b), true
 }
 
-func (p *scanner) int() (int64, bool) {
-	start := p.i
-	if p.i < len(p.b) && p.b[p.i] == '-' {
-		p.i++
+// errText reads an error text, interned: a few repeat on every other line.
+func (p *lineParser) errText() (string, bool) {
+	b, ok := p.s.Bytes()
+	if !ok {
+		return "", false
 	}
-	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
-		p.i++
-	}
-	n, err := strconv.ParseInt(string(p.b[start:p.i]), 10, 64)
-	return n, err == nil
+	return p.internUpTo(b, 2048), true
 }
 
-func (p *scanner) null() bool {
-	if len(p.b)-p.i >= 4 && string(p.b[p.i:p.i+4]) == "null" {
-		p.i += 4
-		return true
-	}
-	return false
-}
-
-// field reads the value of one known field into l.
-func (p *scanner) field(key string, l *line) bool {
-	var ok bool
-	switch key {
+// field reads the value of the field named name into l, and returns the
+// field's bit (0 for a name it does not know, with ok false).
+func (p *lineParser) field(name []byte, l *line) (bit uint16, ok bool) {
+	s := &p.s
+	switch string(name) {
 	case "op":
-		l.Op, ok = p.int()
-	case "t":
-		l.T, ok = p.int()
-	case "client":
-		var n int64
-		n, ok = p.int()
-		l.Client = int(n)
-	case "fence":
-		var n int64
-		n, ok = p.int()
-		ok = ok && n >= 0
-		l.Fence = uint64(n)
-	case "value":
-		if p.null() {
-			return true
-		}
-		var n int64
-		if n, ok = p.int(); ok {
-			l.Value = &n
-		}
+		l.Op, ok = s.Int(64)
+		return 1 << 0, ok
 	case "phase":
 		l.Phase, ok = p.common()
+		return 1 << 1, ok
+	case "t":
+		l.T, ok = s.Int(64)
+		return 1 << 2, ok
 	case "kind":
-		var s string
-		if s, ok = p.common(); ok {
-			l.Kind, ok = ParseKind(s)
+		var k string
+		if k, ok = p.common(); ok {
+			l.Kind, ok = ParseKind(k)
 		}
+		return 1 << 3, ok
+	case "client":
+		var n int64
+		n, ok = s.Int(strconv.IntSize)
+		l.Client = int(n)
+		return 1 << 4, ok
 	case "key":
 		l.Key, ok = p.common()
+		return 1 << 5, ok
 	case "token":
-		l.Token, ok = p.str()
-	case "outcome":
-		var s string
-		if s, ok = p.common(); ok {
-			l.Outcome, ok = ParseOutcome(s)
+		l.Token, ok = s.String()
+		return 1 << 6, ok
+	case "fence":
+		l.Fence, ok = s.Uint(64)
+		return 1 << 7, ok
+	case "value":
+		if s.Null() {
+			return 1 << 8, true
 		}
+		var n int64
+		if n, ok = s.Int(64); ok {
+			l.Value = &n
+		}
+		return 1 << 8, ok
+	case "outcome":
+		var o string
+		if o, ok = p.common(); ok {
+			l.Outcome, ok = ParseOutcome(o)
+		}
+		return 1 << 9, ok
 	case "error":
 		l.Err, ok = p.errText()
+		return 1 << 10, ok
 	case "fault":
 		l.Fault, ok = p.common()
-	case "detail":
-		l.Detail, ok = p.str()
+		return 1 << 11, ok
 	case "targets":
-		if p.null() {
-			return true
-		}
-		if !p.eat('[') {
+		return 1 << 12, p.targets(l)
+	case "detail":
+		l.Detail, ok = s.String()
+		return 1 << 13, ok
+	}
+	return 0, false
+}
+
+// targets reads a list of strings, or null.
+func (p *lineParser) targets(l *line) bool {
+	s := &p.s
+	if s.Null() {
+		return true
+	}
+	if !s.Eat('[') {
+		return false
+	}
+	if s.Eat(']') {
+		return true
+	}
+	for {
+		t, ok := s.String()
+		if !ok {
 			return false
 		}
-		p.space()
-		if p.eat(']') {
+		l.Targets = append(l.Targets, t)
+		if s.Eat(']') {
 			return true
 		}
-		for {
-			p.space()
-			s, ok := p.str()
-			if !ok {
-				return false
-			}
-			l.Targets = append(l.Targets, s)
-			p.space()
-			if p.eat(']') {
-				return true
-			}
-			if !p.eat(',') {
-				return false
-			}
+		if !s.Eat(',') {
+			return false
 		}
 	}
-	return ok
 }

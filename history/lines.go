@@ -6,7 +6,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"strconv"
+
+	"github.com/lockchaos/lockchaos/internal/jsonl"
 )
 
 // appendLine appends l as json.Marshal encodes it (same fields, order,
@@ -18,68 +19,36 @@ func appendLine(b []byte, l line) (_ []byte, ok bool) {
 	if l.Kind != 0 && !l.Kind.valid() || l.Outcome != 0 && !l.Outcome.valid() {
 		return b, false
 	}
-	b = append(b, `{"op":`...)
-	b = strconv.AppendInt(b, l.Op, 10)
-	b = append(b, `,"phase":`...)
-	b = appendString(b, l.Phase)
-	b = append(b, `,"t":`...)
-	b = strconv.AppendInt(b, l.T, 10)
+	b = jsonl.Int(b, `{"op":`, l.Op)
+	b = jsonl.String(b, `,"phase":`, l.Phase)
+	b = jsonl.Int(b, `,"t":`, l.T)
 	if l.Kind != 0 {
-		b = append(b, `,"kind":`...)
-		b = appendString(b, kindNames[l.Kind])
+		b = jsonl.String(b, `,"kind":`, kindNames[l.Kind])
 	}
-	b = append(b, `,"client":`...)
-	b = strconv.AppendInt(b, int64(l.Client), 10)
-	b = appendField(b, `,"key":`, l.Key)
-	b = appendField(b, `,"token":`, l.Token)
-	if l.Fence != 0 {
-		b = append(b, `,"fence":`...)
-		b = strconv.AppendUint(b, l.Fence, 10)
-	}
+	b = jsonl.Int(b, `,"client":`, int64(l.Client))
+	b = jsonl.StringOmitEmpty(b, `,"key":`, l.Key)
+	b = jsonl.StringOmitEmpty(b, `,"token":`, l.Token)
+	b = jsonl.UintOmitEmpty(b, `,"fence":`, l.Fence)
 	if l.Value != nil {
-		b = append(b, `,"value":`...)
-		b = strconv.AppendInt(b, *l.Value, 10)
+		b = jsonl.Int(b, `,"value":`, *l.Value)
 	}
 	if l.Outcome != 0 {
-		b = append(b, `,"outcome":`...)
-		b = appendString(b, outcomeNames[l.Outcome])
+		b = jsonl.String(b, `,"outcome":`, outcomeNames[l.Outcome])
 	}
-	b = appendField(b, `,"error":`, l.Err)
-	b = appendField(b, `,"fault":`, l.Fault)
+	b = jsonl.StringOmitEmpty(b, `,"error":`, l.Err)
+	b = jsonl.StringOmitEmpty(b, `,"fault":`, l.Fault)
 	if len(l.Targets) > 0 {
 		b = append(b, `,"targets":[`...)
 		for i, t := range l.Targets {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = appendString(b, t)
+			b = jsonl.AppendString(b, t)
 		}
 		b = append(b, ']')
 	}
-	b = appendField(b, `,"detail":`, l.Detail)
+	b = jsonl.StringOmitEmpty(b, `,"detail":`, l.Detail)
 	return append(b, '}'), true
-}
-
-// appendField appends a string field that omitempty leaves out when "".
-func appendField(b []byte, name, s string) []byte {
-	if s == "" {
-		return b
-	}
-	return appendString(append(b, name...), s)
-}
-
-// appendString appends s as a JSON string: as is when it is printable
-// ASCII json.Marshal would not escape, else as json.Marshal writes it.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			q, _ := json.Marshal(s) // a string always marshals
-			return append(b, q...)
-		}
-	}
-	b = append(b, '"')
-	b = append(b, s...)
-	return append(b, '"')
 }
 
 // WriteFile writes a whole history (for example a generated or filtered

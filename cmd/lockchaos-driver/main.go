@@ -22,6 +22,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockchaos/lockchaos/internal/jsonl"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -117,8 +118,9 @@ func serve(name string) error {
 
 // writer writes the protocol's lines, one write each, serialised:
 // answers and unsolicited lost notices. The lines have fixed shapes and
-// are built by hand into one buffer (encoding/json over a map reflects,
-// sorts and allocates for every answer).
+// are built by hand into one buffer with internal/jsonl, byte for byte
+// what encoding/json writes (encoding/json over a map reflects, sorts and
+// allocates for every answer).
 type writer struct {
 	mu  sync.Mutex
 	f   *os.File
@@ -134,47 +136,34 @@ func (w *writer) line(build func(b []byte) []byte) {
 
 func (w *writer) hello(name string) {
 	w.line(func(b []byte) []byte {
-		b = append(b, `"hello":"lockchaos-driver","version":1,"name":`...)
-		return appendString(b, name)
+		return jsonl.String(b, `"hello":"lockchaos-driver","version":1,"name":`, name)
 	})
 }
 
 func (w *writer) granted(id, lease int64, token string, fence uint64) {
 	w.line(func(b []byte) []byte {
-		b = strconv.AppendInt(append(b, `"id":`...), id, 10)
-		b = strconv.AppendInt(append(b, `,"result":"ok","lease":`...), lease, 10)
-		b = appendString(append(b, `,"token":`...), token)
-		return strconv.AppendUint(append(b, `,"fence":`...), fence, 10)
+		b = jsonl.Int(b, `"id":`, id)
+		b = jsonl.Int(b, `,"result":"ok","lease":`, lease)
+		b = jsonl.String(b, `,"token":`, token)
+		return jsonl.Uint(b, `,"fence":`, fence)
 	})
 }
 
 func (w *writer) lost(lease int64) {
-	w.line(func(b []byte) []byte { return strconv.AppendInt(append(b, `"lost":`...), lease, 10) })
+	w.line(func(b []byte) []byte { return jsonl.Int(b, `"lost":`, lease) })
 }
 
 // answer maps a lock's error to the protocol: nil ok, the definite
 // refusal refused, anything else an indefinite error.
 func (w *writer) answer(id int64, err, refusal error) {
 	w.line(func(b []byte) []byte {
-		b = strconv.AppendInt(append(b, `"id":`...), id, 10)
+		b = jsonl.Int(b, `"id":`, id)
 		switch {
 		case err == nil:
 			return append(b, `,"result":"ok"`...)
 		case refusal != nil && errors.Is(err, refusal):
 			return append(b, `,"result":"refused"`...)
 		}
-		return appendString(append(b, `,"result":"error","error":`...), err.Error())
+		return jsonl.String(b, `,"result":"error","error":`, err.Error())
 	})
-}
-
-// appendString appends s as a JSON string: as it is when it needs no
-// escaping (tokens, most names), else as encoding/json escapes it.
-func appendString(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
-			q, _ := json.Marshal(s)
-			return append(b, q...)
-		}
-	}
-	return append(append(append(b, '"'), s...), '"')
 }

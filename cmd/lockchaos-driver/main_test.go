@@ -63,3 +63,53 @@ func TestLinesAreTheProtocolsJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestLinesAreJSONMarshal: byte for byte what json.Marshal writes for the
+// same fields in the same order, escaping (<, > and & included) and all:
+// one rule for every JSON line lockchaos writes (internal/jsonl).
+func TestLinesAreJSONMarshal(t *testing.T) {
+	f, err := os.Create(t.TempDir() + "/stdout")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &writer{f: f}
+	odd := "quote \" backslash \\ newline \n nul \x00 <html> & é \u2028 bad utf-8 \xff"
+	html := "read tcp 127.0.0.1:54321->127.0.0.1:6379: i/o timeout <&>" // nothing else to escape
+	w.hello(odd)
+	w.granted(-1, 1<<62, odd, 1<<63)
+	w.answer(5, errors.New(html), lockimpl.ErrNotHeld)
+	w.lost(9)
+	f.Close()
+	out, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	type hello struct {
+		Hello   string `json:"hello"`
+		Version int    `json:"version"`
+		Name    string `json:"name"`
+	}
+	type granted struct {
+		ID     int64  `json:"id"`
+		Result string `json:"result"`
+		Lease  int64  `json:"lease"`
+		Token  string `json:"token"`
+		Fence  uint64 `json:"fence"`
+	}
+	type failed struct {
+		ID     int64  `json:"id"`
+		Result string `json:"result"`
+		Error  string `json:"error"`
+	}
+	var want []byte
+	for _, v := range []any{hello{"lockchaos-driver", 1, odd}, granted{-1, "ok", 1 << 62, odd, 1 << 63},
+		failed{5, "error", html}, struct {
+			Lost int64 `json:"lost"`
+		}{9}} {
+		b, _ := json.Marshal(v)
+		want = append(append(want, b...), '\n')
+	}
+	if string(out) != string(want) {
+		t.Fatalf("got\n%s\nwant\n%s", out, want)
+	}
+}
