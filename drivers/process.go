@@ -107,7 +107,7 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	if err != nil {
 		stdout.Close()
 		p.stderr.Close()
-		return nil, fmt.Errorf("%w: driver %s: %v", lockimpl.ErrBroken, d.Name, err)
+		return nil, fmt.Errorf("%w: driver %s: %w", lockimpl.ErrBroken, d.Name, err)
 	}
 	go func() { _ = p.cmd.Wait(); stdout.Close(); close(p.exited) }()
 	lines := bufio.NewScanner(stdout)

@@ -82,7 +82,7 @@ func (r *Redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	}
 	var taken *redsync.ErrTaken
 	if errors.As(err, &taken) {
-		return nil, fmt.Errorf("%w: %v", ErrNotAcquired, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
 	}
 	return nil, fmt.Errorf("lockimpl: redlock acquire %s: %w", key, err)
 }
@@ -110,7 +110,7 @@ func (l *redlockLease) Release(ctx context.Context) error {
 	if err != nil && errors.As(err, &nodeErr) {
 		return fmt.Errorf("lockimpl: redlock release %s: %w", l.m.Name(), err)
 	}
-	return fmt.Errorf("%w: %v", ErrNotHeld, err)
+	return fmt.Errorf("%w: %w", ErrNotHeld, err)
 }
 
 // redlockNodes is the Redlock deployment the harness runs: three

@@ -30,7 +30,7 @@ func (c ProxiesConfig) Validate() error {
 	}
 	host, _, err := net.SplitHostPort(c.APIAddr)
 	if err != nil {
-		return fmt.Errorf("%w: toxiproxy API address %q: %v", ErrInvalidConfig, c.APIAddr, err)
+		return fmt.Errorf("%w: toxiproxy API address %q: %w", ErrInvalidConfig, c.APIAddr, err)
 	}
 	ip := net.ParseIP(host)
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {

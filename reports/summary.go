@@ -122,7 +122,7 @@ func ReadJSON(path string) (*Summary, error) {
 	}
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, path, err)
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, path, err)
 	}
 	if s.Format != FormatVersion {
 		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads %d", ErrMalformed, path, s.Format, FormatVersion)

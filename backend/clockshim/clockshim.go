@@ -65,7 +65,7 @@ func clockShim() (*os.File, error) {
 		}
 		out, err := exec.Command(cc, "-O2", "-shared", "-fPIC", "-o", lib, src, "-ldl").CombinedOutput()
 		if err != nil {
-			shim.err = fmt.Errorf("%w: building the clock shim with %s failed: %v\n%s", backend.ErrNoClockShim, cc, err, out)
+			shim.err = fmt.Errorf("%w: building the clock shim with %s failed: %w\n%s", backend.ErrNoClockShim, cc, err, out)
 			return
 		}
 		b, err := os.ReadFile(lib)

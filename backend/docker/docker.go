@@ -83,13 +83,13 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	// the reaper decision below must come first.
 	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoEngine, err)
+		return nil, fmt.Errorf("%w: %w; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoEngine, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: %v; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoEngine, err)
+		return nil, fmt.Errorf("%w: %w; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoEngine, err)
 	}
 	candidates := []string{image}
 	if image == "" {

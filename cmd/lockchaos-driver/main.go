@@ -79,7 +79,7 @@ func serve(name string) error {
 	for in.Scan() {
 		var r request
 		if err := json.Unmarshal(in.Bytes(), &r); err != nil {
-			return fmt.Errorf("bad request %q: %v", in.Text(), err)
+			return fmt.Errorf("bad request %q: %w", in.Text(), err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(time.Duration(r.TimeoutMS)*time.Millisecond, time.Millisecond))
 		switch r.Op {
