@@ -241,7 +241,7 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 	}
 	defer func() {
 		if !ended {
-			end()
+			_, _ = end() // only when the part panics: the panic is what the caller sees
 		}
 	}()
 	control := workload.NewControl(p.Scenario.Clients)
@@ -259,7 +259,7 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 
 	schedule, err := p.schedule()
 	if err != nil {
-		end()
+		_, _ = end() // no cycle ran yet: the plan's error is the part's only result
 		return partRun{}, err
 	}
 	env := &faults.Env{Deployment: dep, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
