@@ -59,12 +59,18 @@ func serve(name string) error {
 		return errors.New("LOCKCHAOS_ADDRS and LOCKCHAOS_TTL_MS must be set: run me from lockchaos")
 	}
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, TTL: ttl, CallTimeout: call}
+	var rdbs []*redis.Client
+	defer func() {
+		for _, rdb := range rdbs {
+			rdb.Close()
+		}
+	}()
 	for _, a := range addrs {
 		rdb, err := lockimpl.NewRedisClient(a, lockimpl.ClientConfig{ReadTimeout: call, WriteTimeout: call})
 		if err != nil {
 			return err
 		}
-		defer rdb.Close()
+		rdbs = append(rdbs, rdb)
 		env.Clients = append(env.Clients, redis.UniversalClient(rdb))
 	}
 	locker, err := spec.Build(env)
