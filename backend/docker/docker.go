@@ -81,7 +81,7 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	// A plain engine client, not testcontainers': testcontainers reads its
 	// configuration (the reaper switch included) once, on first use, and
 	// the reaper decision below must come first.
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoEngine, err)
 	}
