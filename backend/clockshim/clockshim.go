@@ -48,7 +48,8 @@ func clockShim() (*os.File, error) {
 			}
 		}
 		if cc == "" {
-			shim.err = fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, or set CC)", backend.ErrNoClockShim)
+			shim.err = fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, "+
+				"or set CC)", backend.ErrNoClockShim)
 			return
 		}
 		dir, err := os.MkdirTemp("", "lockchaos-clockshim-")

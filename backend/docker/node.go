@@ -147,7 +147,8 @@ func (n *Node) Kill() error {
 	defer cancel()
 	id := ctr.GetContainerID()
 	_, _ = n.b.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
-	if _, err := n.b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"}); err != nil && !strings.Contains(err.Error(), "is not running") {
+	_, err := n.b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
+	if err != nil && !strings.Contains(err.Error(), "is not running") {
 		return fmt.Errorf("docker: node %s: kill: %w", n.cfg.Name, err)
 	}
 	// Wait until the port is free again, as for a process that was reaped.
