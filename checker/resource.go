@@ -263,7 +263,8 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 		return []Violation{{
 			Property: ResourceLinearizable, Key: s.key, Clients: []int{w.Client}, Events: []int64{w.ID},
 			At: w.Call, Start: w.Call, End: w.Return,
-			Summary: fmt.Sprintf("client %d wrote %d to %s at %s on top of %s: its read-modify-write started from a stale %d, so the increments in between were lost",
+			Summary: fmt.Sprintf("client %d wrote %d to %s at %s on top of %s: its read-modify-write started from a "+
+				"stale %d, so the increments in between were lost",
 				w.Client, w.Value, w.Key, history.Seconds(w.Call), state, w.Value-1),
 		}}, 1
 	}
@@ -363,7 +364,8 @@ func lostUpdate(a, b history.Event, evs, earlier []history.Event, holds []Hold) 
 			until = "the end of the run"
 		}
 		v.Start = min(ha.Start, hb.Start)
-		v.Summary = fmt.Sprintf("client %d held %s from %s to %s while client %d held it from %s; both read %d and wrote %d: one increment lost",
+		v.Summary = fmt.Sprintf("client %d held %s from %s to %s while client %d held it from %s; both read %d and "+
+			"wrote %d: one increment lost",
 			a.Client, a.Key, history.Seconds(ha.Start), until, b.Client, history.Seconds(hb.Start), a.Value-1, a.Value)
 	} else {
 		v.Summary = fmt.Sprintf("client %d wrote %d to %s at %s and client %d wrote %d at %s; both read %d: one increment lost",
