@@ -29,7 +29,8 @@ func (c RedlockConfig) Validate() error {
 		return err
 	}
 	if c.DriftFactor < 0 || c.DriftFactor >= 1 || c.TimeoutFactor < 0 || c.TimeoutFactor > 1 {
-		return fmt.Errorf("%w: redlock: drift factor %v must be in [0,1) and timeout factor %v in [0,1]", ErrInvalidConfig, c.DriftFactor, c.TimeoutFactor)
+		return fmt.Errorf("%w: redlock: drift factor %v must be in [0,1) and timeout factor %v in [0,1]",
+			ErrInvalidConfig, c.DriftFactor, c.TimeoutFactor)
 	}
 	return nil
 }
