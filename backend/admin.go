@@ -100,7 +100,9 @@ func (a AdminOps) WaitLinkUp(ctx context.Context, timeout time.Duration) error {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("backend: node %s: replication link not up after %v (last: %v %v)", a.label, timeout, info["master_link_status"], err)
+			//nolint:errorlint // err is nil when the link answered but is not up: %w would print %!w(<nil>)
+			return fmt.Errorf("backend: node %s: replication link not up after %v (last: %v %v)",
+				a.label, timeout, info["master_link_status"], err)
 		}
 		select {
 		case <-ctx.Done():

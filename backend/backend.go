@@ -138,7 +138,8 @@ func Reason(err error) string {
 // gives for a cell that kills, restarts or promotes nodes.
 func CannotControlNodes(name string, n Needs) error {
 	if n.NodeControl || n.Replica || n.Sentinel {
-		return Unsupported("this scenario kills, restarts or promotes nodes, which the %s backend cannot do (only network faults apply)", name)
+		return Unsupported("this scenario kills, restarts or promotes nodes, which the %s backend cannot do "+
+			"(only network faults apply)", name)
 	}
 	return nil
 }

@@ -32,7 +32,8 @@ func CheckClockMoves(ctx context.Context, n RedisNode) error {
 		sec, _ = strconv.ParseInt(s, 10, 64)
 	}
 	if behind := time.Since(time.Unix(sec, 0)); behind < 50*time.Minute {
-		return fmt.Errorf("%w: node %s's clock did not move when shifted (TIME %d): the clock shim did not load in it", ErrNoClockShim, n.Name(), sec)
+		return fmt.Errorf("%w: node %s's clock did not move when shifted (TIME %d): the clock shim did not load in it",
+			ErrNoClockShim, n.Name(), sec)
 	}
 	return nil
 }

@@ -91,7 +91,8 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 	}
 	evs := sortedEvents(h)
 	holds := holdsOf(evs)
-	rep := &Report{Lock: lock, Backend: h.Header.Backend, Simulated: h.Header.Simulated, Results: properties(ctx, h, evs, holds, opts, c), Holds: holds}
+	rep := &Report{Lock: lock, Backend: h.Header.Backend, Simulated: h.Header.Simulated,
+		Results: properties(ctx, h, evs, holds, opts, c), Holds: holds}
 	rep.Verdict = Verdict(rep.Results)
 	rep.Stats = computeStats(h, evs, holds, c)
 	rep.Stats.Overlaps = rep.Results[0].ViolationCount
@@ -116,7 +117,8 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 		}
 	}
 	if n := openOps(evs); n > 0 {
-		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d operation(s) have no recorded return (the run ended or crashed while they were in flight); they count as indefinite", n))
+		rep.Warnings = append(rep.Warnings, fmt.Sprintf("%d operation(s) have no recorded return (the run ended or "+
+			"crashed while they were in flight); they count as indefinite", n))
 	}
 	if ctx.Err() != nil {
 		rep.Warnings = append(rep.Warnings, "check cancelled: "+ctx.Err().Error())

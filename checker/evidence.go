@@ -84,7 +84,8 @@ func (ev Evidence) Hold(floor *history.Floor, faulty bool) Evidence {
 		return ev
 	}
 	if faulty && ev.Exercised < floor.MinExercised {
-		why := fmt.Sprintf("not exercised: %d of %d fault window(s) reached the dangerous moment; the floor is %d", ev.Exercised, ev.Fired, floor.MinExercised)
+		why := fmt.Sprintf("not exercised: %d of %d fault window(s) reached the dangerous moment; the floor is %d",
+			ev.Exercised, ev.Fired, floor.MinExercised)
 		if ev.lastMiss != "" {
 			why += " (last miss: " + ev.lastMiss + ")"
 		}
@@ -94,7 +95,8 @@ func (ev Evidence) Hold(floor *history.Floor, faulty bool) Evidence {
 		ev.Short = append(ev.Short, fmt.Sprintf("too few cycles: %d completed, the floor is %d", ev.Cycles, floor.MinCycles))
 	}
 	if ev.Acquires > 0 && float64(ev.Indefinite) > floor.MaxIndefinite*float64(ev.Acquires) {
-		ev.Short = append(ev.Short, fmt.Sprintf("starved: %d of %d acquires outside fault windows timed out (%.0f%%, over %.0f%%): the machine is overloaded or the call timeout is too tight",
+		ev.Short = append(ev.Short, fmt.Sprintf("starved: %d of %d acquires outside fault windows timed out "+
+			"(%.0f%%, over %.0f%%): the machine is overloaded or the call timeout is too tight",
 			ev.Indefinite, ev.Acquires, 100*float64(ev.Indefinite)/float64(ev.Acquires), 100*floor.MaxIndefinite))
 	}
 	ev.Enough = len(ev.Short) == 0

@@ -57,7 +57,8 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts
 				r.Violations = append(r.Violations, Violation{
 					Property: ForeignRelease, Key: h.Key, Clients: []int{h.Client, b.client},
 					Events: []int64{h.AcquireID, b.id, rel.ID}, At: rel.Call, Start: h.Start, End: rel.Return,
-					Summary: fmt.Sprintf("client %d's release of %s at %s removed a lock it no longer held: client %d had acquired %s at %s",
+					Summary: fmt.Sprintf("client %d's release of %s at %s removed a lock it no longer held: client "+
+						"%d had acquired %s at %s",
 						h.Client, h.Key, history.Seconds(rel.Call), b.client, h.Key, history.Seconds(b.ret)),
 				})
 			}
@@ -106,7 +107,8 @@ func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) 
 				if len(r.Violations) < opts.MaxViolations {
 					r.Violations = append(r.Violations, Violation{Property: ForeignRelease, Key: e.Key, Clients: []int{e.Client, o.Client},
 						Events: []int64{e.ID, o.AcquireID}, At: e.Call, Start: e.Call, End: e.Return,
-						Summary: fmt.Sprintf("client %d held nothing on %s but its release at %s succeeded, while client %d held it from %s",
+						Summary: fmt.Sprintf("client %d held nothing on %s but its release at %s succeeded, while "+
+							"client %d held it from %s",
 							e.Client, e.Key, history.Seconds(e.Call), o.Client, history.Seconds(o.Start))})
 				}
 			}

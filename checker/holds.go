@@ -46,7 +46,7 @@ func Overlaps(holds []Hold) []Overlap {
 			}
 			active = kept
 			for _, a := range active {
-				if a.Client == h.Client || !(a.End > h.Start && h.Start < a.End && a.Start < h.End) {
+				if a.Client == h.Client || a.End <= h.Start || a.Start >= h.End {
 					continue
 				}
 				out = append(out, Overlap{A: a, B: h, Start: h.Start, End: min(a.End, h.End)})

@@ -103,7 +103,8 @@ func (l lockOps) Build(idx []int32) []porcupine.Operation {
 		if end {
 			inputs[j].op, metas[j].eventID = opRelease, h.EndID
 		}
-		ops[j] = porcupine.Operation{ClientId: h.Client, Input: &inputs[j], Call: l.Call(int(i)), Return: l.Return(int(i)), Metadata: &metas[j]}
+		ops[j] = porcupine.Operation{ClientId: h.Client, Input: &inputs[j], Call: l.Call(int(i)), Return: l.Return(int(i)),
+			Metadata: &metas[j]}
 	}
 	return ops
 }
@@ -130,7 +131,8 @@ func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Opt
 		// The two methods must agree; a disagreement is a checker bug, and
 		// a checker that is unsure says so.
 		r.Status = Unknown
-		r.Note = fmt.Sprintf("checker disagreement: porcupine found %d illegal segment(s), the interval sweep %d overlap(s); please report this history", len(out.illegal), len(overlaps))
+		r.Note = fmt.Sprintf("checker disagreement: porcupine found %d illegal segment(s), the interval sweep %d "+
+			"overlap(s); please report this history", len(out.illegal), len(overlaps))
 	case out.timedOut:
 		r.Status = Unknown
 		r.Note = fmt.Sprintf("porcupine ran out of its %v budget", opts.Budget)

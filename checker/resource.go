@@ -39,38 +39,11 @@ var counterSegmented = segmentedModel{
 // segment until none is. After an illegal segment this is the best guess
 // to go on from (the violation is already reported).
 func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []porcupine.Operation) {
-	var wrote, read int64
-	hasWrite, hasRead, hasPending := false, false, false
-	for _, op := range ops {
-		in := op.Input.(*counterInput)
-		switch {
-		case in.op == opWrite && in.indefinite:
-			hasPending = true
-		case in.op == opWrite:
-			wrote, hasWrite = max(wrote, in.value), true
-		case in.op == opRead:
-			read, hasRead = max(read, in.value), true
-		}
-	}
-	if !hasPending {
+	seen := scanCounterOps(ops)
+	if !seen.hasPending {
 		// The common case, without the sets below: a serial history has
 		// a segment per operation.
-		if hasWrite {
-			return []interface{}{wrote}, nil
-		}
-		if !hasRead {
-			return init, nil
-		}
-		var kept []interface{}
-		for _, s := range init.([]interface{}) {
-			if s.(int64) >= read {
-				kept = append(kept, s)
-			}
-		}
-		if len(kept) == 0 || len(kept) == len(init.([]interface{})) {
-			return init, nil
-		}
-		return kept, nil
+		return settledCounterFinal(seen, init), nil
 	}
 	pending := map[int64]porcupine.Operation{}
 	for _, op := range ops {
@@ -78,48 +51,12 @@ func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []p
 			pending[in.value] = op
 		}
 	}
-	var starts []int64
-	if hasWrite {
-		starts = []int64{wrote}
-	} else {
-		// No definite write: the values before the segment, less those
-		// below what a read showed (when any value is left).
-		for _, s := range init.([]interface{}) {
-			if v := s.(int64); !hasRead || v >= read {
-				starts = append(starts, v)
-			}
-		}
-		if len(starts) == 0 {
-			for _, s := range init.([]interface{}) {
-				starts = append(starts, s.(int64))
-			}
-		}
-	}
-	possible := map[int64]bool{}
-	lowest := int64(math.MaxInt64)
-	for _, v := range starts {
-		lowest = min(lowest, v)
-		for possible[v] = true; pending[v+1].Input != nil; v++ {
-			possible[v+1] = true
-		}
-	}
+	possible, lowest := possibleCounterValues(counterStarts(seen, init), pending)
 	// A read above the largest definite write means a pending write did
 	// land: the counter is at least that read now. Keep the values the
 	// reads allow, unless none is left (an illegal segment: keep the guess).
-	if hasRead {
-		kept := map[int64]bool{}
-		for v := range possible {
-			if v >= read {
-				kept[v] = true
-			}
-		}
-		if len(kept) > 0 {
-			possible = kept
-			lowest = math.MaxInt64
-			for v := range kept {
-				lowest = min(lowest, v)
-			}
-		}
+	if seen.hasRead {
+		possible, lowest = keepReadable(possible, lowest, seen.read)
 	}
 	states := make([]interface{}, 0, len(possible))
 	for v := range possible {
@@ -134,6 +71,105 @@ func counterFinal(ops []porcupine.Operation, init interface{}) (interface{}, []p
 	}
 	sort.Slice(carry, func(i, j int) bool { return carry[i].Call < carry[j].Call })
 	return states, carry
+}
+
+// counterSeen is what counterFinal needs of a segment's operations: its
+// largest definite write and largest read, and whether any write is
+// pending (indefinite).
+type counterSeen struct {
+	wrote, read                   int64
+	hasWrite, hasRead, hasPending bool
+}
+
+func scanCounterOps(ops []porcupine.Operation) counterSeen {
+	var c counterSeen
+	for _, op := range ops {
+		in := op.Input.(*counterInput)
+		switch {
+		case in.op == opWrite && in.indefinite:
+			c.hasPending = true
+		case in.op == opWrite:
+			c.wrote, c.hasWrite = max(c.wrote, in.value), true
+		case in.op == opRead:
+			c.read, c.hasRead = max(c.read, in.value), true
+		}
+	}
+	return c
+}
+
+// settledCounterFinal is counterFinal for a segment with no pending write.
+func settledCounterFinal(seen counterSeen, init interface{}) interface{} {
+	if seen.hasWrite {
+		return []interface{}{seen.wrote}
+	}
+	if !seen.hasRead {
+		return init
+	}
+	var kept []interface{}
+	for _, s := range init.([]interface{}) {
+		if s.(int64) >= seen.read {
+			kept = append(kept, s)
+		}
+	}
+	if len(kept) == 0 || len(kept) == len(init.([]interface{})) {
+		return init
+	}
+	return kept
+}
+
+// counterStarts is where the counter can stand before the segment's
+// pending writes: its largest definite write, or without one the values
+// before the segment, less those below what a read showed (when any
+// value is left).
+func counterStarts(seen counterSeen, init interface{}) []int64 {
+	if seen.hasWrite {
+		return []int64{seen.wrote}
+	}
+	var starts []int64
+	for _, s := range init.([]interface{}) {
+		if v := s.(int64); !seen.hasRead || v >= seen.read {
+			starts = append(starts, v)
+		}
+	}
+	if len(starts) == 0 {
+		for _, s := range init.([]interface{}) {
+			starts = append(starts, s.(int64))
+		}
+	}
+	return starts
+}
+
+// possibleCounterValues climbs from each start while a pending write of
+// the next value exists, and returns the values reached and the lowest.
+func possibleCounterValues(starts []int64, pending map[int64]porcupine.Operation) (map[int64]bool, int64) {
+	possible := map[int64]bool{}
+	lowest := int64(math.MaxInt64)
+	for _, v := range starts {
+		lowest = min(lowest, v)
+		for possible[v] = true; pending[v+1].Input != nil; v++ {
+			possible[v+1] = true
+		}
+	}
+	return possible, lowest
+}
+
+// keepReadable keeps the possible values at or above read, and their
+// lowest; unchanged when none is.
+func keepReadable(possible map[int64]bool, lowest, read int64) (map[int64]bool, int64) {
+	kept := map[int64]bool{}
+	for v := range possible {
+		if v >= read {
+			kept[v] = true
+		}
+	}
+	if len(kept) == 0 {
+		return possible, lowest
+	}
+	lowest = math.MaxInt64
+	for v := range kept {
+		lowest = min(lowest, v)
+	}
+	return kept, lowest
 }
 
 func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts Options, deadline time.Time, c *carry) Result {
@@ -227,7 +263,8 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 		return []Violation{{
 			Property: ResourceLinearizable, Key: s.key, Clients: []int{w.Client}, Events: []int64{w.ID},
 			At: w.Call, Start: w.Call, End: w.Return,
-			Summary: fmt.Sprintf("client %d wrote %d to %s at %s on top of %s: its read-modify-write started from a stale %d, so the increments in between were lost",
+			Summary: fmt.Sprintf("client %d wrote %d to %s at %s on top of %s: its read-modify-write started from a "+
+				"stale %d, so the increments in between were lost",
 				w.Client, w.Value, w.Key, history.Seconds(w.Call), state, w.Value-1),
 		}}, 1
 	}
@@ -327,7 +364,8 @@ func lostUpdate(a, b history.Event, evs, earlier []history.Event, holds []Hold) 
 			until = "the end of the run"
 		}
 		v.Start = min(ha.Start, hb.Start)
-		v.Summary = fmt.Sprintf("client %d held %s from %s to %s while client %d held it from %s; both read %d and wrote %d: one increment lost",
+		v.Summary = fmt.Sprintf("client %d held %s from %s to %s while client %d held it from %s; both read %d and "+
+			"wrote %d: one increment lost",
 			a.Client, a.Key, history.Seconds(ha.Start), until, b.Client, history.Seconds(hb.Start), a.Value-1, a.Value)
 	} else {
 		v.Summary = fmt.Sprintf("client %d wrote %d to %s at %s and client %d wrote %d at %s; both read %d: one increment lost",

@@ -57,7 +57,8 @@ type FileSummary struct {
 // violations kept are the first MaxViolations of each property in file
 // order (Check keeps the first by time; they differ only past that many).
 func CheckFile(ctx context.Context, path string, opts FileOptions) (*Report, FileSummary, error) {
-	return checkChunks(ctx, opts, func(q history.Quiescence, co history.ChunkOptions, emit func(*history.History, bool) error) (history.Header, error) {
+	return checkChunks(ctx, opts, func(q history.Quiescence, co history.ChunkOptions,
+		emit func(*history.History, bool) error) (history.Header, error) {
 		return history.ReadChunks(path, q, co, emit)
 	})
 }
@@ -65,7 +66,8 @@ func CheckFile(ctx context.Context, path string, opts FileOptions) (*Report, Fil
 // CheckReader is CheckFile over a reader: a history still being written,
 // read through history.Follow, is checked as it grows (a long cell).
 func CheckReader(ctx context.Context, r io.Reader, name string, opts FileOptions) (*Report, FileSummary, error) {
-	return checkChunks(ctx, opts, func(q history.Quiescence, co history.ChunkOptions, emit func(*history.History, bool) error) (history.Header, error) {
+	return checkChunks(ctx, opts, func(q history.Quiescence, co history.ChunkOptions,
+		emit func(*history.History, bool) error) (history.Header, error) {
 		return history.ReadChunksFrom(r, name, q, co, emit)
 	})
 }
@@ -114,7 +116,9 @@ func checkChunks(ctx context.Context, opts FileOptions, read chunkReader) (*Repo
 	}
 	acc.finish(c, sum.End, q.faulty, header.TTL)
 	if size := cmp.Or(opts.ChunkEvents, history.DefaultChunkEvents); sum.LargestChunk > 4*size {
-		acc.Warnings = append(acc.Warnings, fmt.Sprintf("a chunk held %d events where the chunk size is %d: some key was not quiet (nobody holding it, nothing in flight) for that long, a hold never released or an operation that never returned, and memory followed it", sum.LargestChunk, size))
+		acc.Warnings = append(acc.Warnings, fmt.Sprintf("a chunk held %d events where the chunk size is %d: some "+
+			"key was not quiet (nobody holding it, nothing in flight) for that long, a hold never released or an "+
+			"operation that never returned, and memory followed it", sum.LargestChunk, size))
 	}
 	return acc, sum, nil
 }

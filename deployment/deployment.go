@@ -158,7 +158,7 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 		return nil, err
 	}
 	if cfg.Topology == Sentinel {
-		if err = c.startSentinel(ctx); err != nil {
+		if err := c.startSentinel(ctx); err != nil {
 			return nil, err
 		}
 		return c, nil
@@ -191,10 +191,10 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 		if c.repl, err = c.network.NewLink("replica->primary", c.nodes[0].Addr()); err != nil {
 			return nil, err
 		}
-		if err = c.nodes[1].ReplicaOf(ctx, c.repl.Addr()); err != nil {
+		if err := c.nodes[1].ReplicaOf(ctx, c.repl.Addr()); err != nil {
 			return nil, err
 		}
-		if err = waitSynced(ctx, c.nodes[1], c.nodes[0], cfg.SyncTimeout); err != nil {
+		if err := waitSynced(ctx, c.nodes[1], c.nodes[0], cfg.SyncTimeout); err != nil {
 			return nil, err
 		}
 	}

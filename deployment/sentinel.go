@@ -225,9 +225,16 @@ func (c *Deployment) SentinelPrimary(ctx context.Context) int {
 	clients := make([]*redis.Client, len(c.sentinels))
 	for i, s := range c.sentinels {
 		clients[i] = backend.Admin(s.Addr())
-		defer clients[i].Close()
 	}
+	defer closeClients(clients)
 	return c.namedPrimary(ctx, clients)
+}
+
+// closeClients closes admin connections the caller is done with.
+func closeClients(clients []*redis.Client) {
+	for _, cl := range clients {
+		cl.Close()
+	}
 }
 
 // namedPrimary is SentinelPrimary over connections the caller keeps.

@@ -26,8 +26,8 @@ func (c *Deployment) AwaitSentinelFailover(ctx context.Context, replicaIdx int, 
 	sentinels := make([]*redis.Client, len(c.sentinels))
 	for i, s := range c.sentinels {
 		sentinels[i] = backend.Admin(s.Addr())
-		defer sentinels[i].Close()
 	}
+	defer closeClients(sentinels)
 	probed := false
 	for tick := 0; ctx.Err() == nil && time.Now().Before(deadline); tick++ {
 		if !probed {

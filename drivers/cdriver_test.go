@@ -101,7 +101,7 @@ func cStringLiteral(src, decl string) (string, error) {
 		end := strings.HasSuffix(line, ";")
 		s, err := strconv.Unquote(strings.TrimSuffix(line, ";"))
 		if err != nil {
-			return "", fmt.Errorf("%q: not one quoted piece: %v", line, err)
+			return "", fmt.Errorf("%q: not one quoted piece: %w", line, err)
 		}
 		b.WriteString(s)
 		if end {

@@ -60,5 +60,6 @@ func (d Driver) Spec() lockimpl.Spec {
 		doc = "driver process: " + d.Command
 	}
 	return lockimpl.Spec{Name: d.Name, Doc: doc, Nodes: max(d.Nodes, 1), Fencing: d.Fencing, Renews: d.Renews,
-		SignalsLoss: d.SignalsLoss, BringsClient: true, OutOfProcess: true, New: func(env lockimpl.Env) (lockimpl.Locker, error) { return start(d, env) }}
+		SignalsLoss: d.SignalsLoss, BringsClient: true, OutOfProcess: true,
+		New: func(env lockimpl.Env) (lockimpl.Locker, error) { return start(d, env) }}
 }

@@ -107,7 +107,7 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	if err != nil {
 		stdout.Close()
 		p.stderr.Close()
-		return nil, fmt.Errorf("%w: driver %s: %v", lockimpl.ErrBroken, d.Name, err)
+		return nil, fmt.Errorf("%w: driver %s: %w", lockimpl.ErrBroken, d.Name, err)
 	}
 	go func() { _ = p.cmd.Wait(); stdout.Close(); close(p.exited) }()
 	lines := bufio.NewScanner(stdout)
@@ -160,7 +160,7 @@ func (p *proc) read(lines *bufio.Scanner) {
 	for lines.Scan() {
 		var m message
 		if err := decodeMessage(lines.Bytes(), &m); err != nil || (m.ID == nil && m.Lost == nil) {
-			p.fail("wrote a line that is not a protocol message: %q", clip(lines.Text()))
+			_ = p.fail("wrote a line that is not a protocol message: %q", clip(lines.Text())) // kept in p.broken for every caller
 			return
 		}
 		p.mu.Lock()
@@ -180,7 +180,7 @@ func (p *proc) read(lines *bufio.Scanner) {
 			ch <- m // buffered: a caller that gave up does not block the reader
 		}
 	}
-	p.fail("exited (%s)", p.exitStatus())
+	_ = p.fail("exited (%s)", p.exitStatus()) // kept in p.broken for every caller
 }
 
 // call sends one request and waits for its answer, the caller's context,
@@ -241,7 +241,7 @@ func (p *proc) watchHang(r request, d time.Duration) *time.Timer {
 		}
 		p.mu.Unlock()
 		if waiting && !excused {
-			p.fail("did not answer request %d (%s %s) within %v", r.ID, r.Op, r.Key, d)
+			_ = p.fail("did not answer request %d (%s %s) within %v", r.ID, r.Op, r.Key, d) // kept in p.broken for every caller
 		}
 	})
 	return t

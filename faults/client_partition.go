@@ -9,8 +9,11 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "client-partition", Doc: "a holder's links go silent (blackhole) during a critical section of Work; direction: upstream drops only its requests, downstream only the replies (one-way)",
-		Moment: "a cut-off holder's lease lapsed while another pod tried for the key", Danger: outlived("was cut off", "the partition"),
+	mustRegister(Kind{Name: "client-partition",
+		Doc: "a holder's links go silent (blackhole) during a critical section of Work; direction: upstream drops " +
+			"only its requests, downstream only the replies (one-way)",
+		Moment: "a cut-off holder's lease lapsed while another pod tried for the key",
+		Danger: outlived("was cut off", "the partition"),
 		Build: func(s Spec, ttl time.Duration) Fault {
 			return ClientPartition{Work: or(s.Work, 2*ttl), Direction: s.Direction}
 		}})

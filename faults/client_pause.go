@@ -8,9 +8,11 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "client-pause", Doc: "freeze a holder (worker, watchdog, every Redis connection) for Pause",
-		Moment: "a paused holder's lease lapsed during the pause while another pod tried for the key", Danger: outlived("was paused", "the pause"),
-		Build: func(s Spec, ttl time.Duration) Fault { return ClientPause{Pause: or(s.Pause, ttl+ttl/2)} }})
+	mustRegister(Kind{Name: "client-pause",
+		Doc:    "freeze a holder (worker, watchdog, every Redis connection) for Pause",
+		Moment: "a paused holder's lease lapsed during the pause while another pod tried for the key",
+		Danger: outlived("was paused", "the pause"),
+		Build:  func(s Spec, ttl time.Duration) Fault { return ClientPause{Pause: or(s.Pause, ttl+ttl/2)} }})
 }
 
 // ClientPause freezes a holder for Pause (a stop-the-world GC pause): its

@@ -12,9 +12,12 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "clock-jump", Doc: "while a lock is held, jump one node's wall clock by Jump (default 2x TTL; negative: back), nodes in turn; the window stays open Duration (default TTL)",
-		Moment: "a forward jump lapsed a live lease early on the node while another pod tried", Danger: jumpedUnder,
-		Needs: Needs{NodeControl: true, Clock: true},
+	mustRegister(Kind{Name: "clock-jump",
+		Doc: "while a lock is held, jump one node's wall clock by Jump (default 2x TTL; negative: back), nodes in " +
+			"turn; the window stays open Duration (default TTL)",
+		Moment: "a forward jump lapsed a live lease early on the node while another pod tried",
+		Danger: jumpedUnder,
+		Needs:  Needs{NodeControl: true, Clock: true},
 		Build: func(s Spec, ttl time.Duration) Fault {
 			return &ClockJump{Jump: or(s.Jump, 2*ttl), Hold: or(s.Duration, ttl)}
 		}})
@@ -115,7 +118,8 @@ func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
 	if v.Nodes > 2 && jump > 0 && !slices.Contains(w.Targets(), bareMajorityTarget) {
 		// The holder's key was on every node (or none was found on a bare
 		// majority in time): one jumped node leaves it a majority.
-		return w.Call, fmt.Sprintf("%s's clock jumped, but no holder was on a bare majority of the %d nodes: one node less left every lease a majority", node, v.Nodes), false
+		return w.Call, fmt.Sprintf("%s's clock jumped, but no holder was on a bare majority of the %d nodes: one "+
+			"node less left every lease a majority", node, v.Nodes), false
 	}
 	for _, h := range v.holdsAt(w.Call) {
 		due := max(expiry(h, v.TTL), v.renewedUntil(h, w.Call))
@@ -131,7 +135,8 @@ func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
 		}
 		if e, ok := v.tried(h.Key, h.Client, w.Call, due); ok {
 			return max(w.Call, e.Call), fmt.Sprintf("%s's clock jumped %s at %s under %s's lease on %s, due to lapse at %s; %s tried at %s",
-				node, msec(jump), secs(w.Call), clientText(h.Client), h.Key, secs(due), clientText(e.Client), secs(max(w.Call, e.Call))), true
+				node, msec(jump), secs(w.Call), clientText(h.Client), h.Key, secs(due),
+				clientText(e.Client), secs(max(w.Call, e.Call))), true
 		}
 	}
 	return w.Call, "no live lease lapsed early on the jumped node while another pod tried", false

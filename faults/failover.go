@@ -140,7 +140,8 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			// only when the value is a token the history knows, as locks
 			// store different things.
 			if found := e.Detail(); h.Token != "" && found != h.Token && tokens[found] {
-				return e.Call, fmt.Sprintf("the promoted replica had an older lease's key for %s at %s, not the one %s believed it held (acquired at %s, %s)",
+				return e.Call, fmt.Sprintf("the promoted replica had an older lease's key for %s at %s, not the one "+
+					"%s believed it held (acquired at %s, %s)",
 					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), ttlText(v)), true
 			}
 		}

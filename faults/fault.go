@@ -233,7 +233,8 @@ func (s Schedule) Run(ctx context.Context, env *Env) error {
 	for {
 		f := s.Faults[next%len(s.Faults)]
 		next++
-		if err := f.Inject(ctx, env); err != nil && ctx.Err() == nil && !errors.Is(err, backend.ErrClosed) && !errors.Is(err, netfault.ErrClosed) {
+		if err := f.Inject(ctx, env); err != nil && ctx.Err() == nil &&
+			!errors.Is(err, backend.ErrClosed) && !errors.Is(err, netfault.ErrClosed) {
 			return fmt.Errorf("fault %s: %w", f.Name(), err)
 		}
 		gap := s.GapMin

@@ -11,9 +11,11 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "minority-partition", Doc: "cut every client off one node (a minority of three) for Duration; direction as for client-partition",
-		Moment: "an acquire succeeded while the node was unreachable", Danger: acquiredDuring,
-		Needs: Needs{Nodes: 3},
+	mustRegister(Kind{Name: "minority-partition",
+		Doc:    "cut every client off one node (a minority of three) for Duration; direction as for client-partition",
+		Moment: "an acquire succeeded while the node was unreachable",
+		Danger: acquiredDuring,
+		Needs:  Needs{Nodes: 3},
 		Build: func(s Spec, ttl time.Duration) Fault {
 			return MinorityPartition{Duration: or(s.Duration, 2*ttl), Direction: s.Direction}
 		}})
@@ -50,7 +52,8 @@ func acquiredDuring(w history.Event, v *View) (int64, string, bool) {
 			break
 		}
 		if e.Kind == history.Acquire && e.Outcome == history.Ok && e.Call >= w.Call && e.Return <= w.Return {
-			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off", clientText(e.Client), e.Key, secs(e.Return), w.Targets()[0]), true
+			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off",
+				clientText(e.Client), e.Key, secs(e.Return), w.Targets()[0]), true
 		}
 	}
 	return w.Call, "no acquire succeeded while the node was cut off", false

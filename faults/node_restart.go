@@ -97,10 +97,13 @@ func restartedUnder(delayed bool, how string) Danger {
 			}
 			under := v.restartsUnder(h, w)
 			if 2*len(under) > nodes {
-				return w.Return, fmt.Sprintf("%s restarted %s at %s while %s's lease on %s (%s, from %s) was live: %d of %d nodes (%s) under it",
-					node, how, secs(w.Return), clientText(h.Client), h.Key, ttlText(v), secs(h.Start), len(under), nodes, strings.Join(under, ", ")), true
+				return w.Return, fmt.Sprintf("%s restarted %s at %s while %s's lease on %s (%s, from %s) was live: "+
+					"%d of %d nodes (%s) under it",
+					node, how, secs(w.Return), clientText(h.Client), h.Key, ttlText(v), secs(h.Start),
+					len(under), nodes, strings.Join(under, ", ")), true
 			}
-			why = fmt.Sprintf("%s restarted %s under %s's live lease, but only %d of %d nodes did", node, how, clientText(h.Client), len(under), nodes)
+			why = fmt.Sprintf("%s restarted %s under %s's live lease, but only %d of %d nodes did",
+				node, how, clientText(h.Client), len(under), nodes)
 		}
 		return w.Call, why, false
 	}

@@ -11,9 +11,12 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "replica-clock-skew", Doc: "the replica's wall clock runs Jump ahead (default 2x TTL); while a lock is held the primary dies and the replica is promoted",
-		Moment: "the promoted replica lacked a key a pod believed it held", Danger: lostOnPromotion,
-		Needs: Needs{NodeControl: true, Replica: true, Clock: true},
+	mustRegister(Kind{Name: "replica-clock-skew",
+		Doc: "the replica's wall clock runs Jump ahead (default 2x TTL); while a lock is held the primary dies and " +
+			"the replica is promoted",
+		Moment: "the promoted replica lacked a key a pod believed it held",
+		Danger: lostOnPromotion,
+		Needs:  Needs{NodeControl: true, Replica: true, Clock: true},
 		Build: func(s Spec, ttl time.Duration) Fault {
 			return &ReplicaClockSkew{Skew: or(s.Jump, 2*ttl)}
 		}})

@@ -13,9 +13,14 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "sentinel-failover", Doc: "right after a fresh lock acquisition, whose critical section runs Duration (default 0.9x TTL, to outlast the failover), kill the primary before its replica has the key (replication lags Latency, default TTL/100, well under the Sentinels' down-after); the Sentinels promote the replica on their own timing",
-		Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the dead primary", Danger: promotedUnderLease,
-		Needs: Needs{NodeControl: true, Sentinel: true},
+	mustRegister(Kind{Name: "sentinel-failover",
+		Doc: "right after a fresh lock acquisition, whose critical section runs Duration (default 0.9x TTL, to " +
+			"outlast the failover), kill the primary before its replica has the key (replication lags Latency, " +
+			"default TTL/100, well under the Sentinels' down-after); the Sentinels promote the replica on their " +
+			"own timing",
+		Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the dead primary",
+		Danger: promotedUnderLease,
+		Needs:  Needs{NodeControl: true, Sentinel: true},
 		Build: func(s Spec, ttl time.Duration) Fault {
 			return &SentinelFailover{Lag: or(s.Latency, ttl/100), Hold: or(s.Duration, ttl*9/10)}
 		}})

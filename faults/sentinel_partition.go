@@ -9,10 +9,14 @@ import (
 // sentinel-partition is sentinel-failover's other half: the primary is cut
 // off rather than killed (SentinelFailover with cutOff).
 func init() {
-	mustRegister(Kind{Name: "sentinel-partition", Doc: "cut the primary off from the Sentinels and its replica (the pods still reach it) until the Sentinels promote the replica; then heal, and the old primary rejoins as a replica, losing what it took meanwhile",
-		Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the cut-off primary", Danger: promotedUnderLease,
-		Needs: Needs{NodeControl: true, Sentinel: true},
-		Build: func(s Spec, ttl time.Duration) Fault { return &SentinelFailover{cutOff: true} }})
+	mustRegister(Kind{Name: "sentinel-partition",
+		Doc: "cut the primary off from the Sentinels and its replica (the pods still reach it) until the Sentinels " +
+			"promote the replica; then heal, and the old primary rejoins as a replica, losing what it took " +
+			"meanwhile",
+		Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the cut-off primary",
+		Danger: promotedUnderLease,
+		Needs:  Needs{NodeControl: true, Sentinel: true},
+		Build:  func(s Spec, ttl time.Duration) Fault { return &SentinelFailover{cutOff: true} }})
 }
 
 // askedCutOff returns an acquire a pod called on the cut-off primary

@@ -10,9 +10,11 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "slow-holder", Doc: "the next critical section runs for Work (past the TTL)",
-		Moment: "a critical section ran past its lease while another pod tried for the key", Danger: outlived("worked", "the slow critical section"),
-		Build: func(s Spec, ttl time.Duration) Fault { return SlowHolder{Work: or(s.Work, ttl+ttl/2)} }})
+	mustRegister(Kind{Name: "slow-holder",
+		Doc:    "the next critical section runs for Work (past the TTL)",
+		Moment: "a critical section ran past its lease while another pod tried for the key",
+		Danger: outlived("worked", "the slow critical section"),
+		Build:  func(s Spec, ttl time.Duration) Fault { return SlowHolder{Work: or(s.Work, ttl+ttl/2)} }})
 }
 
 // SlowHolder makes the next critical section run for Work (past the TTL),
@@ -46,11 +48,13 @@ func outlived(what, during string) Danger {
 		}
 		exp := max(expiry(h, v.TTL), v.renewedUntil(h, w.Call))
 		if w.Return <= exp {
-			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s", during, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
+			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s",
+				during, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
 		}
 		e, ok := v.tried(h.Key, pod, max(exp, w.Call), w.Return)
 		if !ok {
-			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended", clientText(pod), secs(exp), during, h.Key), false
+			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended",
+				clientText(pod), secs(exp), during, h.Key), false
 		}
 		return exp, fmt.Sprintf("%s %s %s from %s; its lease on %s (%s) lapsed at %s; %s",
 			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), h.Key, ttlText(v), secs(exp), triedText(e)), true

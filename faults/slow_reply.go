@@ -10,8 +10,11 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "slow-reply", Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once; that acquire's critical section runs for Work",
-		Moment: "an acquire that may have won answered more than a TTL after its call", Danger: lateWinner,
+	mustRegister(Kind{Name: "slow-reply",
+		Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once; that " +
+			"acquire's critical section runs for Work",
+		Moment: "an acquire that may have won answered more than a TTL after its call",
+		Danger: lateWinner,
 		Build: func(s Spec, ttl time.Duration) Fault {
 			delay := or(s.Delay, ttl+ttl/2)
 			// Long enough for the winning reply (Delay) and a margin; a
@@ -81,10 +84,12 @@ func lateWinner(w history.Event, v *View) (int64, string, bool) {
 			continue
 		}
 		if took := time.Duration(e.Return - e.Call); took > v.TTL && e.Outcome == history.Ok {
-			return e.Return, fmt.Sprintf("%s's acquire of %s won, and its answer came %s after the call, past the %s", clientText(e.Client), e.Key, msec(took), ttlText(v)), true
+			return e.Return, fmt.Sprintf("%s's acquire of %s won, and its answer came %s after the call, past the %s",
+				clientText(e.Client), e.Key, msec(took), ttlText(v)), true
 		}
 		if e.Outcome == history.Indefinite && e.Call >= w.Call && delay > v.TTL {
-			return e.Call, fmt.Sprintf("%s's acquire of %s at %s may have taken effect, its reply held back %s (past the %s); the lock gave up after %s",
+			return e.Call, fmt.Sprintf("%s's acquire of %s at %s may have taken effect, its reply held back %s "+
+				"(past the %s); the lock gave up after %s",
 				clientText(e.Client), e.Key, secs(e.Call), msec(delay), ttlText(v), span(e.Call, e.Return)), true
 		}
 	}

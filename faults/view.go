@@ -67,7 +67,8 @@ func (v *View) renewedUntil(h hold, t int64) int64 {
 		if e.Call > t {
 			break
 		}
-		if e.Kind == history.Renew && e.Outcome == history.Ok && e.Client == h.Client && e.Key == h.Key && e.Call >= h.AcquireCall && e.Return <= t {
+		if e.Kind == history.Renew && e.Outcome == history.Ok && e.Client == h.Client && e.Key == h.Key &&
+			e.Call >= h.AcquireCall && e.Return <= t {
 			until = max(until, e.Return+int64(v.TTL))
 		}
 	}

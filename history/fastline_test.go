@@ -25,7 +25,7 @@ func TestFastLineParserAgreesWithEncodingJSON(t *testing.T) {
 		if err := decodeStrict([]byte(s), &strict); err != nil {
 			t.Fatal(err)
 		}
-		if !reflect.DeepEqual(fast, strict) && !(len(fast.Targets) == 0 && len(strict.Targets) == 0) {
+		if !reflect.DeepEqual(fast, strict) && (len(fast.Targets) != 0 || len(strict.Targets) != 0) {
 			t.Errorf("%s:\nfast   %+v\nstrict %+v", s, fast, strict)
 		}
 	}

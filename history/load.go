@@ -129,7 +129,8 @@ func (ld *loader) apply(l *line, n int) error {
 		}
 		if foreground(e.Kind) && l.Phase == phaseCall {
 			if f, busy := ld.inFlight[e.Client]; busy {
-				return ld.bad(n, "client %d calls op %d while its op %d (line %d) is still in flight: a client does one operation at a time", e.Client, l.Op, f.op, f.line)
+				return ld.bad(n, "client %d calls op %d while its op %d (line %d) is still in flight: a client does "+
+					"one operation at a time", e.Client, l.Op, f.op, f.line)
 			}
 			ld.inFlight[e.Client] = flight{op: l.Op, line: n}
 		}

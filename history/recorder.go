@@ -167,7 +167,8 @@ func (r *Recorder) Point(e Event) {
 	r.bump(e.Call)
 	v := e.Value
 	r.write(line{Op: e.ID, Phase: phasePoint, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err, Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()})
+		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err,
+		Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()})
 }
 
 // Snapshot returns the history so far (operations in flight as open,

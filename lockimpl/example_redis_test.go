@@ -9,17 +9,18 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
-	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/backend/process"
+	"github.com/lockchaos/lockchaos/deployment"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
 // TestExampleSpecOnRedis runs ExampleSpec's adapter on a real node: two
 // pods contend for one key, and each refusal comes back definite.
 func TestExampleSpecOnRedis(t *testing.T) {
-	if _, err := faults.FindRedisServer(); err != nil {
+	if _, err := process.FindRedisServer(); err != nil {
 		t.Skip(err)
 	}
-	c := backendtest.Cluster(t, faults.ClusterConfig{Clients: 2})
+	c := backendtest.Cluster(t, deployment.Config{Clients: 2})
 	ctx := context.Background()
 	pods := make([]lockimpl.Locker, 2)
 	for i := range pods {

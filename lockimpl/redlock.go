@@ -29,7 +29,8 @@ func (c RedlockConfig) Validate() error {
 		return err
 	}
 	if c.DriftFactor < 0 || c.DriftFactor >= 1 || c.TimeoutFactor < 0 || c.TimeoutFactor > 1 {
-		return fmt.Errorf("%w: redlock: drift factor %v must be in [0,1) and timeout factor %v in [0,1]", ErrInvalidConfig, c.DriftFactor, c.TimeoutFactor)
+		return fmt.Errorf("%w: redlock: drift factor %v must be in [0,1) and timeout factor %v in [0,1]",
+			ErrInvalidConfig, c.DriftFactor, c.TimeoutFactor)
 	}
 	return nil
 }
@@ -82,7 +83,7 @@ func (r *Redlock) Acquire(ctx context.Context, key string) (Lease, error) {
 	}
 	var taken *redsync.ErrTaken
 	if errors.As(err, &taken) {
-		return nil, fmt.Errorf("%w: %v", ErrNotAcquired, err)
+		return nil, fmt.Errorf("%w: %w", ErrNotAcquired, err)
 	}
 	return nil, fmt.Errorf("lockimpl: redlock acquire %s: %w", key, err)
 }
@@ -110,7 +111,7 @@ func (l *redlockLease) Release(ctx context.Context) error {
 	if err != nil && errors.As(err, &nodeErr) {
 		return fmt.Errorf("lockimpl: redlock release %s: %w", l.m.Name(), err)
 	}
-	return fmt.Errorf("%w: %v", ErrNotHeld, err)
+	return fmt.Errorf("%w: %w", ErrNotHeld, err)
 }
 
 // redlockNodes is the Redlock deployment the harness runs: three

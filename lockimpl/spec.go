@@ -119,10 +119,10 @@ func (s Spec) Build(env Env) (Locker, error) {
 // Describe renders the traits in a few words: "3 independent nodes, renews".
 func (s Spec) Describe() string {
 	var parts []string
-	switch {
-	case s.Nodes == 0:
+	switch s.Nodes {
+	case 0:
 		parts = append(parts, "in-process")
-	case s.Nodes == 1:
+	case 1:
 		parts = append(parts, "1 node")
 	default:
 		parts = append(parts, fmt.Sprintf("%d independent nodes", s.Nodes))

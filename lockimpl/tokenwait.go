@@ -71,6 +71,7 @@ func (t *TokenWait) Acquire(ctx context.Context, key string) (Lease, error) {
 	// Not durable: take the key back so nobody waits on a lock we do not
 	// claim. If that fails too, the outcome is unknown, as the error says.
 	if rerr := l.Release(ctx); rerr != nil && !errors.Is(rerr, ErrNotHeld) {
+		//nolint:errorlint // err is nil when WAIT answered with no ack: %w would print %!w(<nil>)
 		return nil, fmt.Errorf("lockimpl: token-wait acquire %s: WAIT: %v; release: %w", key, err, rerr)
 	}
 	if err != nil {

@@ -38,7 +38,8 @@ func (c WatchdogConfig) Validate() error {
 		return fmt.Errorf("%w: token-watchdog: negative interval %v", ErrInvalidConfig, c.Interval)
 	}
 	if c.Interval > 0 && c.Interval >= orDefault(c.TTL) {
-		return fmt.Errorf("%w: token-watchdog: interval %v must be below the TTL %v, or the lock expires between renewals", ErrInvalidConfig, c.Interval, orDefault(c.TTL))
+		return fmt.Errorf("%w: token-watchdog: interval %v must be below the TTL %v, or the lock expires between "+
+			"renewals", ErrInvalidConfig, c.Interval, orDefault(c.TTL))
 	}
 	return nil
 }

@@ -30,7 +30,7 @@ func (c ProxiesConfig) Validate() error {
 	}
 	host, _, err := net.SplitHostPort(c.APIAddr)
 	if err != nil {
-		return fmt.Errorf("%w: toxiproxy API address %q: %v", ErrInvalidConfig, c.APIAddr, err)
+		return fmt.Errorf("%w: toxiproxy API address %q: %w", ErrInvalidConfig, c.APIAddr, err)
 	}
 	ip := net.ParseIP(host)
 	if host != "localhost" && (ip == nil || !ip.IsLoopback()) {
@@ -195,7 +195,8 @@ func (w proxyWire) Repoint(upstream string) error {
 	// 1 of 340 failovers). Try again for up to a second.
 	var err error
 	for try := 0; try < 50; try++ {
-		if err = w.px.Update(&toxiproxy.Proxy{Listen: w.px.Listen, Upstream: upstream, Enabled: w.px.Enabled}); err == nil || !strings.Contains(err.Error(), "address already in use") {
+		err = w.px.Update(&toxiproxy.Proxy{Listen: w.px.Listen, Upstream: upstream, Enabled: w.px.Enabled})
+		if err == nil || !strings.Contains(err.Error(), "address already in use") {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

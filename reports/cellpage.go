@@ -75,9 +75,9 @@ var outcomeNotes = map[results.Outcome]string{
 
 func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) error {
 	pageDir := filepath.Dir(page)
-	v := cellView{CSS: template.CSS(css), Simulated: c.Simulated, Backend: c.Backend, Scenario: c.Scenario, Lock: c.Lock, Expect: string(c.Expect),
-		Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNotes[c.Outcome], Error: c.Error,
-		Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results}
+	v := cellView{CSS: template.CSS(css), Simulated: c.Simulated, Backend: c.Backend, Scenario: c.Scenario, Lock: c.Lock,
+		Expect: string(c.Expect), Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNotes[c.Outcome],
+		Error: c.Error, Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results}
 	v.IndexLink = relLink(pageDir, filepath.Join(dir, "index.html"))
 	v.Description = c.Description
 	v.TimeScale, v.Planned, v.Ran = max(c.TimeScale, 1), c.Planned, c.Ran.Round(time.Millisecond)
@@ -148,7 +148,8 @@ func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker
 		return c.Checked, c.Report, nil
 	}
 	if c.HistoryDropped {
-		return nil, nil, errors.New("the history was not kept: the sweep deleted it once the run met its expectation (--keep-histories keeps every run's); the rerun line below runs it again")
+		return nil, nil, errors.New("the history was not kept: the sweep deleted it once the run met its " +
+			"expectation (--keep-histories keeps every run's); the rerun line below runs it again")
 	}
 	if c.History == "" {
 		return nil, nil, nil
@@ -181,7 +182,8 @@ func statRows(st checker.Stats, c *results.Cell) []statRow {
 		{"releases that found no lease", fmt.Sprint(st.ReleasesNotHeld)},
 		{"renewals ok / failed", fmt.Sprintf("%d / %d", st.RenewalsOK, st.RenewalsFailed)},
 		{"overlapping holds", fmt.Sprint(st.Overlaps)},
-		{"longest free while someone was trying", fmt.Sprintf("%s (key %s at %s)", ms(st.LongestFree), orDash(st.LongestFreeKey), history.Seconds(st.LongestFreeAt))},
+		{"longest free while someone was trying", fmt.Sprintf("%s (key %s at %s)",
+			ms(st.LongestFree), orDash(st.LongestFreeKey), history.Seconds(st.LongestFreeAt))},
 		{"fault windows", fmt.Sprint(c.Faults)},
 		{"cell wall time", c.Elapsed.Round(time.Millisecond).String()},
 	}
@@ -240,7 +242,8 @@ func zoomWindows(rep *checker.Report, end int64) []window {
 		}
 		from := max(e.first-before, 0)
 		to := min(e.last+after, end, from+widest)
-		title := fmt.Sprintf("episode %d, %s to %s: %d violation(s); first: %s", i+1, history.Seconds(from), history.Seconds(to), e.n, e.lead)
+		title := fmt.Sprintf("episode %d, %s to %s: %d violation(s); first: %s",
+			i+1, history.Seconds(from), history.Seconds(to), e.n, e.lead)
 		out = append(out, window{from: from, to: to, title: title})
 	}
 	return out

@@ -269,7 +269,7 @@ func TestCellPageLeadsWithIncidentsAndEvidence(t *testing.T) {
 	b := []byte(cellPageOf(t, "slow-holder--token"))
 	html := string(b)
 	inc, ev, tl := strings.Index(html, `id="incidents"`), strings.Index(html, `id="evidence"`), strings.Index(html, `id="overview"`)
-	if inc < 0 || ev < 0 || tl < 0 || !(inc < ev && ev < tl) {
+	if inc < 0 || ev < 0 || tl < 0 || inc >= ev || ev >= tl {
 		t.Fatalf("incidents at %d, evidence at %d, timeline at %d: want all three, in that order", inc, ev, tl)
 	}
 	if !strings.Contains(html, "1 incident(s)") {

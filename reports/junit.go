@@ -109,10 +109,12 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 		details := caseDetails(c)
 		switch c.Outcome {
 		case results.Regression:
-			tc.Failure = &junitMessage{Type: "regression", Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations), Body: details}
+			tc.Failure = &junitMessage{Type: "regression", Body: details,
+				Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations)}
 			suite.Failures++
 		case results.Missed:
-			tc.Failure = &junitMessage{Type: "missed", Message: "expected unsafe, but no violation was detected: the harness missed a known bug", Body: details}
+			tc.Failure = &junitMessage{Type: "missed", Body: details,
+				Message: "expected unsafe, but no violation was detected: the harness missed a known bug"}
 			suite.Failures++
 		case results.HarnessError:
 			tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: details}
@@ -121,10 +123,12 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			tc.Error = &junitMessage{Type: "unknown", Message: "the checker could not decide (budget exhausted)", Body: details}
 			suite.Errors++
 		case results.Inconclusive:
-			tc.Error = &junitMessage{Type: "inconclusive", Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; "), Body: details}
+			tc.Error = &junitMessage{Type: "inconclusive", Body: details,
+				Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; ")}
 			suite.Errors++
 		case results.Interrupted:
-			tc.Error = &junitMessage{Type: "interrupted", Message: "interrupted (Ctrl-C or SIGTERM) before the cell was decided", Body: details}
+			tc.Error = &junitMessage{Type: "interrupted", Body: details,
+				Message: "interrupted (Ctrl-C or SIGTERM) before the cell was decided"}
 			suite.Errors++
 		case results.Skipped:
 			tc.Skipped = &junitMessage{Message: c.Error}
@@ -175,7 +179,8 @@ func caseDetails(c *results.Cell) string {
 	if c.Simulated {
 		fmt.Fprintf(&b, "SIMULATED on backend %s (miniredis in virtual time), not real Redis\n", c.Backend)
 	}
-	fmt.Fprintf(&b, "%s\nevidence: %s (time scale %.2f, ran %.1f s)\nrerun: %s\n", c.Summary(), c.Evidence.Summary(), c.TimeScale, c.Ran.Seconds(), c.Rerun)
+	fmt.Fprintf(&b, "%s\nevidence: %s (time scale %.2f, ran %.1f s)\nrerun: %s\n",
+		c.Summary(), c.Evidence.Summary(), c.TimeScale, c.Ran.Seconds(), c.Rerun)
 	if c.History != "" {
 		fmt.Fprintf(&b, "history: %s\n", c.History)
 	}

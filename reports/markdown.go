@@ -53,7 +53,8 @@ func Markdown(s *Summary) string {
 	runs := max(s.Repeat, 1)
 	fmt.Fprintf(&b, "Generated from `%s` (%s backend, seed %d, %d run(s) per cell, time scale %.2f, %s, lockchaos %s). ",
 		s.Command, s.Backend, s.Seed, runs, max(s.TimeScale, 1), s.Started.UTC().Format("2006-01-02"), s.Version)
-	b.WriteString("\"fails k/n\": k of n runs found a decisive violation; **unsafe** and safe are the expectations the gate holds each cell to.\n\n")
+	b.WriteString("\"fails k/n\": k of n runs found a decisive violation; **unsafe** and safe are the expectations " +
+		"the gate holds each cell to.\n\n")
 	b.WriteString("| lock |")
 	for _, sc := range scens {
 		fmt.Fprintf(&b, " %s |", sc)

@@ -173,14 +173,14 @@ func TestJUnitCountsAndEscapes(t *testing.T) {
 // simulated, keeps every replay, and JUnit files simulated cells under
 // their own package with a SIMULATED line.
 func TestSimulatedNeverPassesForReal(t *testing.T) {
-	real := sample()
+	onReal := sample()
 	sim := sample()
 	sim.Backend, sim.Simulated = "sim", true
 	sim.Replays = []results.Replay{{Scenario: "gc-pause", Lock: "token", RunSeed: 9, Backend: "process", Reproduced: true}}
 	for _, c := range sim.Cells {
 		c.Backend, c.Simulated = "sim", true
 	}
-	m := reports.Merge(t.TempDir(), []*reports.Summary{real, sim}, []string{"a", "b"})
+	m := reports.Merge(t.TempDir(), []*reports.Summary{onReal, sim}, []string{"a", "b"})
 	if !m.Simulated || len(m.Replays) != 1 {
 		t.Errorf("merged: simulated %v, %d replays; want true, 1", m.Simulated, len(m.Replays))
 	}

@@ -69,12 +69,14 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault(), targets: strings.Join(e.Targets(), ", "),
 				label: faultLabel(e, clocks)})
 		case e.Kind == history.Acquire && e.Outcome == history.Refused:
-			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markRefused, title: "acquire refused at " + history.Seconds(e.Call)})
+			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markRefused,
+				title: "acquire refused at " + history.Seconds(e.Call)})
 		case e.Kind == history.Acquire && e.Outcome == history.Indefinite:
 			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markIndefinite,
 				title: fmt.Sprintf("acquire indefinite at %s: %s", history.Seconds(e.Call), e.Err)})
 		case e.Kind == history.Lost:
-			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markLostSignal, title: "lost-lease signal at " + history.Seconds(e.Call)})
+			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markLostSignal,
+				title: "lost-lease signal at " + history.Seconds(e.Call)})
 		}
 	}
 	for _, r := range rep.Results {
@@ -124,7 +126,8 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 	}
 	height := topMargin + len(t.clients)*(laneHeight+laneGap) + axisHeight
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" role="img" aria-label="timeline from %s to %s">`,
+	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" `+
+		`viewBox="0 0 %d %d" role="img" aria-label="timeline from %s to %s">`,
 		width, height, width, height, esc(history.Seconds(from)), esc(history.Seconds(to)))
 	b.WriteString(`<rect x="0" y="0" width="100%" height="100%" fill="#fff"/>`)
 	lanesBottom := topMargin + len(t.clients)*(laneHeight+laneGap)
@@ -134,8 +137,10 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 			continue
 		}
 		x0, x1 := x(max(f.start, from)), x(min(f.end, to))
-		fmt.Fprintf(&b, `<g class="fault"><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#f5a623" fill-opacity="0.18" stroke="#f5a623" stroke-opacity="0.5"><title>%s %s to %s: %s</title></rect>`,
-			x0, topMargin-16, math.Max(x1-x0, 1), lanesBottom-topMargin+16, esc(f.name), esc(history.Seconds(f.start)), esc(history.Seconds(f.end)), esc(f.targets))
+		fmt.Fprintf(&b, `<g class="fault"><rect x="%.1f" y="%d" width="%.1f" height="%d" fill="#f5a623" `+
+			`fill-opacity="0.18" stroke="#f5a623" stroke-opacity="0.5"><title>%s %s to %s: %s</title></rect>`,
+			x0, topMargin-16, math.Max(x1-x0, 1), lanesBottom-topMargin+16,
+			esc(f.name), esc(history.Seconds(f.start)), esc(history.Seconds(f.end)), esc(f.targets))
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" font-size="10" fill="#a0620a">%s</text></g>`, x0+2, topMargin-6, esc(f.label))
 	}
 	// Lanes.
@@ -184,7 +189,8 @@ func (t *timeline) drawHoldsExact(b *strings.Builder, from, to int64, x func(int
 		if h.Fence > 0 {
 			fence = fmt.Sprintf(", fence %d", h.Fence)
 		}
-		fmt.Fprintf(b, `<rect class="hold" x="%.1f" y="%d" width="%.1f" height="%d" fill="#4a90d9"><title>client %d held %s from %s to %s%s</title></rect>`,
+		fmt.Fprintf(b, `<rect class="hold" x="%.1f" y="%d" width="%.1f" height="%d" fill="#4a90d9">`+
+			`<title>client %d held %s from %s to %s%s</title></rect>`,
 			x0, y+2, math.Max(x1-x0, 1), laneHeight-4, h.Client, esc(h.Key), esc(history.Seconds(h.Start)), esc(until), esc(fence))
 	}
 	for _, o := range t.overlaps {
@@ -198,8 +204,10 @@ func (t *timeline) drawHoldsExact(b *strings.Builder, from, to int64, x func(int
 		x0, x1 := x(max(o.Start, from)), x(min(end, to))
 		for _, c := range []int{o.A.Client, o.B.Client} {
 			y := topMargin + lane[c]*(laneHeight+laneGap)
-			fmt.Fprintf(b, `<rect class="overlap" x="%.1f" y="%d" width="%.1f" height="%d" fill="#d0021b"><title>clients %d and %d both held %s from %s (%.1f ms)</title></rect>`,
-				x0, y, math.Max(x1-x0, 1.5), laneHeight, o.A.Client, o.B.Client, esc(o.A.Key), esc(history.Seconds(o.Start)), float64(end-o.Start)/1e6)
+			fmt.Fprintf(b, `<rect class="overlap" x="%.1f" y="%d" width="%.1f" height="%d" fill="#d0021b">`+
+				`<title>clients %d and %d both held %s from %s (%.1f ms)</title></rect>`,
+				x0, y, math.Max(x1-x0, 1.5), laneHeight,
+				o.A.Client, o.B.Client, esc(o.A.Key), esc(history.Seconds(o.Start)), float64(end-o.Start)/1e6)
 		}
 	}
 }
@@ -251,7 +259,8 @@ func (t *timeline) drawHoldsFolded(b *strings.Builder, from, to int64, plot int,
 			if v == 2 {
 				fill, cls, h, dy = "#d0021b", "overlap", laneHeight, 0
 			}
-			fmt.Fprintf(b, `<rect class="%s" x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, cls, leftMargin+start, y+dy, c-start, h, fill)
+			fmt.Fprintf(b, `<rect class="%s" x="%d" y="%d" width="%d" height="%d" fill="%s"/>`,
+				cls, leftMargin+start, y+dy, c-start, h, fill)
 		}
 	}
 }
@@ -280,15 +289,20 @@ func (t *timeline) drawMarks(b *strings.Builder, from, to int64, x func(int64) f
 		y := topMargin + l*(laneHeight+laneGap)
 		switch m.kind {
 		case markRefused:
-			fmt.Fprintf(b, `<line class="refused" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#9b9b9b"><title>%s</title></line>`, px, y+laneHeight-5, px, y+laneHeight, esc(m.title))
+			fmt.Fprintf(b, `<line class="refused" x1="%.1f" y1="%d" x2="%.1f" y2="%d" `+
+				`stroke="#9b9b9b"><title>%s</title></line>`, px, y+laneHeight-5, px, y+laneHeight, esc(m.title))
 		case markIndefinite:
-			fmt.Fprintf(b, `<line class="indefinite" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#f5a623" stroke-width="2"><title>%s</title></line>`, px, y, px, y+laneHeight, esc(m.title))
+			fmt.Fprintf(b, `<line class="indefinite" x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#f5a623" `+
+				`stroke-width="2"><title>%s</title></line>`, px, y, px, y+laneHeight, esc(m.title))
 		case markLostWrite:
-			fmt.Fprintf(b, `<circle class="lost-write" cx="%.1f" cy="%d" r="4" fill="#d0021b" stroke="#fff"><title>%s</title></circle>`, px, y+laneHeight/2, esc(m.title))
+			fmt.Fprintf(b, `<circle class="lost-write" cx="%.1f" cy="%d" r="4" fill="#d0021b" `+
+				`stroke="#fff"><title>%s</title></circle>`, px, y+laneHeight/2, esc(m.title))
 		case markForeignRelease:
-			fmt.Fprintf(b, `<text class="foreign-release" x="%.1f" y="%d" font-size="14" font-weight="bold" fill="#8b0000" text-anchor="middle">✕<title>%s</title></text>`, px, y+laneHeight-2, esc(m.title))
+			fmt.Fprintf(b, `<text class="foreign-release" x="%.1f" y="%d" font-size="14" font-weight="bold" `+
+				`fill="#8b0000" text-anchor="middle">✕<title>%s</title></text>`, px, y+laneHeight-2, esc(m.title))
 		case markLostSignal:
-			fmt.Fprintf(b, `<text class="lost-signal" x="%.1f" y="%d" font-size="12" fill="#7b1fa2" text-anchor="middle">!<title>%s</title></text>`, px, y+laneHeight-3, esc(m.title))
+			fmt.Fprintf(b, `<text class="lost-signal" x="%.1f" y="%d" font-size="12" fill="#7b1fa2" `+
+				`text-anchor="middle">!<title>%s</title></text>`, px, y+laneHeight-3, esc(m.title))
 		}
 	}
 }
@@ -298,7 +312,8 @@ func (t *timeline) drawAxis(b *strings.Builder, from, to int64, x func(int64) fl
 	step := niceStep(to - from)
 	for tk := (from/step + 1) * step; tk <= to; tk += step {
 		px := x(tk)
-		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#666"/><text x="%.1f" y="%d" font-size="10" fill="#444" text-anchor="middle">%s</text>`,
+		fmt.Fprintf(b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#666"/><text x="%.1f" y="%d" `+
+			`font-size="10" fill="#444" text-anchor="middle">%s</text>`,
 			px, y, px, y+4, px, y+16, esc(msLabel(tk)))
 	}
 	fmt.Fprintf(b, `<text x="4" y="%d" font-size="10" fill="#444">time (ms)</text>`, y+16)

@@ -138,7 +138,8 @@ func (r *Cell) Summary() string {
 	}
 	s := fmt.Sprintf("%s/%s: %s (expected %s): %s", r.Scenario, r.Lock, verdict, r.Expect, r.Outcome)
 	if r.Violations > 0 {
-		s += fmt.Sprintf(", %d incident(s) (%d violation(s)), first at %s", len(r.Incidents), r.Violations, history.Seconds(r.Stats.FirstViolation))
+		s += fmt.Sprintf(", %d incident(s) (%d violation(s)), first at %s",
+			len(r.Incidents), r.Violations, history.Seconds(r.Stats.FirstViolation))
 		if len(r.Incidents) > 0 {
 			s += ": " + r.Incidents[0].Cause
 		}

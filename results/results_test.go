@@ -63,7 +63,7 @@ func TestAggregatesSameSeed(t *testing.T) {
 			Evidence: checker.Evidence{Fired: 1, Exercised: 1, Cycles: cycles}}
 	}
 	cells := []*results.Cell{run(7, checker.Fail, 31), run(7, checker.Fail, 31), run(7, checker.Fail, 32), run(7, checker.Pass, 31),
-		run(8, checker.Pass, 40), &results.Cell{Scenario: "gc-pause", Lock: "token", RunSeed: 7, Outcome: results.Skipped}}
+		run(8, checker.Pass, 40), {Scenario: "gc-pause", Lock: "token", RunSeed: 7, Outcome: results.Skipped}}
 	a := results.Aggregates(cells)[0]
 	if a.SameSeedRuns != 4 || a.SameVerdict != 3 || a.SameEvidence != 2 {
 		t.Errorf("same seed: %d runs, %d same verdict, %d same evidence; want 4, 3, 2", a.SameSeedRuns, a.SameVerdict, a.SameEvidence)

@@ -215,7 +215,7 @@ func TestSlowReplyLateWinnerHoldsLongEnoughToBeSeen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ttl := time.Duration(h.Header.TTL)
+	ttl := h.Header.TTL
 	judged := 0
 	for _, j := range faults.Judge(h, ttl) {
 		if j.Fault != "slow-reply" || !j.Exercised {

@@ -181,7 +181,9 @@ const drainStragglers = 2 * time.Second
 // startDeployment starts the cell's deployment, which every part shares.
 func startDeployment(ctx context.Context, p *Plan, opts Options) (*deployment.Deployment, error) {
 	dep, err := deployment.New(ctx, deployment.Config{Topology: p.Topology, Nodes: p.Nodes,
-		Clients: p.Scenario.Clients, Backend: p.Backend, Node: backend.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}, Proxies: netfault.ProxiesConfig{APIAddr: opts.ToxiproxyAPI},
+		Clients: p.Scenario.Clients, Backend: p.Backend,
+		Node:    backend.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync},
+		Proxies: netfault.ProxiesConfig{APIAddr: opts.ToxiproxyAPI},
 		// Sentinel's timings stretch with the cell's, as a lease does.
 		Sentinel: deployment.SentinelConfig{}.Scaled(p.TimeScale)})
 	if err != nil {
@@ -241,7 +243,7 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 	}
 	defer func() {
 		if !ended {
-			end()
+			_, _ = end() // only when the part panics: the panic is what the caller sees
 		}
 	}()
 	control := workload.NewControl(p.Scenario.Clients)
@@ -259,7 +261,7 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 
 	schedule, err := p.schedule()
 	if err != nil {
-		end()
+		_, _ = end() // no cycle ran yet: the plan's error is the part's only result
 		return partRun{}, err
 	}
 	env := &faults.Env{Deployment: dep, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
@@ -296,7 +298,8 @@ func probes(rec *history.Recorder) func(node, key, value string, exists bool) {
 // runWorkload runs the pods until the workload ends; a lock that ignores
 // its context is given 2 s past the cell's timeout, then reported instead
 // of hanging the run.
-func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *history.Recorder, control *workload.Control, st *streamer) error {
+func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *history.Recorder, control *workload.Control,
+	st *streamer) error {
 	stop, finished := make(chan struct{}), make(chan struct{})
 	cfg := workload.Config{Clients: p.Scenario.Clients, Keys: p.Keys, Duration: part.MaxDuration, Stop: stop,
 		AcquireTimeout: p.Scenario.CallTimeout, ReleaseTimeout: p.Scenario.CallTimeout,

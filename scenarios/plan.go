@@ -97,7 +97,7 @@ func (o Options) Validate() error {
 		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)
 	}
 	if err := o.Floor.Validate(); err != nil {
-		return fmt.Errorf("%w: %v", ErrInvalid, err)
+		return fmt.Errorf("%w: %w", ErrInvalid, err)
 	}
 	if o.Clients > MaxClients {
 		return fmt.Errorf("%w: clients %d out of range 1..%d", ErrInvalid, o.Clients, MaxClients)
@@ -340,7 +340,8 @@ func unsupported(p *Plan, needs backend.Needs, b backend.Backend) string {
 		return "skipped: " + backend.Reason(err)
 	}
 	if needs.Sentinel && p.Lock.BringsClient {
-		return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; behind Sentinel the harness hands out go-redis failover clients (driver protocol v1 has no Sentinel addresses)"
+		return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; behind Sentinel " +
+			"the harness hands out go-redis failover clients (driver protocol v1 has no Sentinel addresses)"
 	}
 	return ""
 }
@@ -353,5 +354,6 @@ func rerunLine(p *Plan, opts Options) string {
 	if _, err := lockimpl.Lookup(p.Lock.Name); err == nil {
 		return fmt.Sprintf("lockchaos run --scenario %s --lock %s --seed %d%s", p.Scenario.Name, p.Lock.Name, p.RunSeed, opts.RerunFlags)
 	}
-	return fmt.Sprintf("run %s again with scenarios.Options{Seed: %d} (LOCKCHAOS_SEED=%d with lockchaostest)", p.Name(), p.RunSeed, p.RunSeed)
+	return fmt.Sprintf("run %s again with scenarios.Options{Seed: %d} (LOCKCHAOS_SEED=%d with lockchaostest)",
+		p.Name(), p.RunSeed, p.RunSeed)
 }

@@ -118,7 +118,8 @@ func Load(b []byte, name string) (*File, error) {
 		}
 		for sc, e := range l.Expect {
 			if !e.Valid() {
-				return nil, fmt.Errorf("%s:%d: %w: lock %s: expect %s: %q is not one of %v", name, line, ErrInvalid, l.Name, sc, e, results.Expectations)
+				return nil, fmt.Errorf("%s:%d: %w: lock %s: expect %s: %q is not one of %v",
+					name, line, ErrInvalid, l.Name, sc, e, results.Expectations)
 			}
 		}
 		declared[l.Name] = true

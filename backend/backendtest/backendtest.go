@@ -8,7 +8,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -92,7 +91,7 @@ func Processes() []Proc {
 		if err != nil {
 			continue
 		}
-		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
 		if err != nil {
 			continue
 		}

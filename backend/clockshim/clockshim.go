@@ -48,7 +48,8 @@ func clockShim() (*os.File, error) {
 			}
 		}
 		if cc == "" {
-			shim.err = fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, or set CC)", backend.ErrNoClockShim)
+			shim.err = fmt.Errorf("%w: clock faults need a C compiler to build the clock shim (apt-get install gcc, "+
+				"or set CC)", backend.ErrNoClockShim)
 			return
 		}
 		dir, err := os.MkdirTemp("", "lockchaos-clockshim-")
@@ -65,7 +66,7 @@ func clockShim() (*os.File, error) {
 		}
 		out, err := exec.Command(cc, "-O2", "-shared", "-fPIC", "-o", lib, src, "-ldl").CombinedOutput()
 		if err != nil {
-			shim.err = fmt.Errorf("%w: building the clock shim with %s failed: %v\n%s", backend.ErrNoClockShim, cc, err, out)
+			shim.err = fmt.Errorf("%w: building the clock shim with %s failed: %w\n%s", backend.ErrNoClockShim, cc, err, out)
 			return
 		}
 		b, err := os.ReadFile(lib)

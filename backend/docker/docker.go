@@ -81,15 +81,17 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	// A plain engine client, not testcontainers': testcontainers reads its
 	// configuration (the reaper switch included) once, on first use, and
 	// the reaper decision below must come first.
-	cli, err := client.New(client.FromEnv, client.WithAPIVersionNegotiation())
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoEngine, err)
+		return nil, fmt.Errorf("%w: %w; start Docker (Docker Desktop, or `systemctl start docker`), or use the "+
+			"process backend with redis-server installed", ErrNoEngine, err)
 	}
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: %v; start Docker (Docker Desktop, or `systemctl start docker`), or use the process backend with redis-server installed", ErrNoEngine, err)
+		return nil, fmt.Errorf("%w: %w; start Docker (Docker Desktop, or `systemctl start docker`), or use the "+
+			"process backend with redis-server installed", ErrNoEngine, err)
 	}
 	candidates := []string{image}
 	if image == "" {
@@ -115,7 +117,9 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	}
 	if image == "" {
 		cli.Close()
-		return nil, fmt.Errorf("%w: no Redis image present locally and none could be pulled (%s): build one from this machine's redis-server with `make redis-image`, or pass --redis-image with an image you have", backend.ErrNodeStart, strings.Join(pullErrs, "; "))
+		return nil, fmt.Errorf("%w: no Redis image present locally and none could be pulled (%s): build one from this "+
+			"machine's redis-server with `make redis-image`, or pass --redis-image with an image you have",
+			backend.ErrNodeStart, strings.Join(pullErrs, "; "))
 	}
 	b := &Backend{image: image, cli: cli, owner: ownerLabel()}
 	// The reaper guards containers when its image is at hand; without it
@@ -219,9 +223,11 @@ func (b *Backend) NodeOpTime() time.Duration { return 400 * time.Millisecond }
 func (b *Backend) Supports(n backend.Needs) error {
 	switch {
 	case n.Sentinel:
-		return backend.Unsupported("this scenario runs real Sentinels beside the nodes, which the docker backend cannot do (the process backend can)")
+		return backend.Unsupported("this scenario runs real Sentinels beside the nodes, which the docker backend " +
+			"cannot do (the process backend can)")
 	case n.Persistence:
-		return backend.Unsupported("this scenario cuts a node's append-only file as a power loss would, which the docker backend cannot do (the process backend can)")
+		return backend.Unsupported("this scenario cuts a node's append-only file as a power loss would, which the " +
+			"docker backend cannot do (the process backend can)")
 	case n.Clock:
 		if err := clockSupported(); err != nil {
 			return backend.Unsupported("%v", err)

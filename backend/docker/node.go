@@ -74,7 +74,7 @@ func (n *Node) start(ctx context.Context) error {
 	if old != nil && n.cfg.Persistence {
 		// Same container, same /data: the append-only file comes back.
 		if err := old.Start(sctx); err != nil {
-			return fmt.Errorf("%w: node %s: restart container: %v", backend.ErrNodeStart, n.cfg.Name, err)
+			return fmt.Errorf("%w: node %s: restart container: %w", backend.ErrNodeStart, n.cfg.Name, err)
 		}
 	} else {
 		if old != nil {
@@ -108,7 +108,7 @@ func (n *Node) start(ctx context.Context) error {
 			if ctr != nil {
 				_ = testcontainers.TerminateContainer(ctr)
 			}
-			return fmt.Errorf("%w: node %s (image %s): %v", backend.ErrNodeStart, n.cfg.Name, n.b.image, err)
+			return fmt.Errorf("%w: node %s (image %s): %w", backend.ErrNodeStart, n.cfg.Name, n.b.image, err)
 		}
 		n.mu.Lock()
 		n.ctr = ctr
@@ -119,7 +119,7 @@ func (n *Node) start(ctx context.Context) error {
 	n.mu.Unlock()
 	if err := backend.WaitReady(ctx, n.Addr(), nil, n.cfg.StartTimeout); err != nil {
 		_ = n.Kill()
-		return fmt.Errorf("%w: node %s: %v", backend.ErrNodeStart, n.cfg.Name, err)
+		return fmt.Errorf("%w: node %s: %w", backend.ErrNodeStart, n.cfg.Name, err)
 	}
 	if n.cfg.Clock {
 		// An image whose C library the host-built shim cannot load, or a
@@ -147,7 +147,8 @@ func (n *Node) Kill() error {
 	defer cancel()
 	id := ctr.GetContainerID()
 	_, _ = n.b.cli.ContainerUnpause(ctx, id, client.ContainerUnpauseOptions{})
-	if _, err := n.b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"}); err != nil && !strings.Contains(err.Error(), "is not running") {
+	_, err := n.b.cli.ContainerKill(ctx, id, client.ContainerKillOptions{Signal: "KILL"})
+	if err != nil && !strings.Contains(err.Error(), "is not running") {
 		return fmt.Errorf("docker: node %s: kill: %w", n.cfg.Name, err)
 	}
 	// Wait until the port is free again, as for a process that was reaped.

@@ -33,10 +33,10 @@ func New(addrs []string) (*Backend, error) {
 	}
 	for _, a := range addrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {
-			return nil, fmt.Errorf("%w: redis address %q: %v", backend.ErrInvalidConfig, a, err)
+			return nil, fmt.Errorf("%w: redis address %q: %w", backend.ErrInvalidConfig, a, err)
 		}
 		if err := backend.Ping(a, 2*time.Second); err != nil {
-			return nil, fmt.Errorf("%w: external redis %s does not answer PING: %v", backend.ErrNodeStart, a, err)
+			return nil, fmt.Errorf("%w: external redis %s does not answer PING: %w", backend.ErrNodeStart, a, err)
 		}
 	}
 	return &Backend{addrs: addrs}, nil

@@ -193,7 +193,7 @@ func (n *Node) start(ctx context.Context) error {
 	if err := cmd.Start(); err != nil {
 		n.mu.Unlock()
 		logf.Close()
-		return fmt.Errorf("%w: node %s: %v", backend.ErrNodeStart, n.cfg.Name, err)
+		return fmt.Errorf("%w: node %s: %w", backend.ErrNodeStart, n.cfg.Name, err)
 	}
 	exited := make(chan struct{})
 	go func() {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -147,8 +146,8 @@ func TestCloseRemovesProcessAndDir(t *testing.T) {
 	if _, err := os.Stat(dir); !os.IsNotExist(err) {
 		t.Fatalf("dir %s still there: %v", dir, err)
 	}
-	if _, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pid))); err == nil {
-		st, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	if _, err := os.Stat("/proc/" + strconv.Itoa(pid)); err == nil {
+		st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 		t.Fatalf("pid %d still alive: %s", pid, st)
 	}
 	if err := n.Restart(context.Background()); !errors.Is(err, backend.ErrClosed) {

@@ -23,7 +23,7 @@ func FindRedisServer() (string, error) {
 	if p := strings.TrimSpace(os.Getenv(RedisServerEnv)); p != "" {
 		st, err := os.Stat(p)
 		if err != nil {
-			return "", fmt.Errorf("%w: %s=%q: %v; %s", ErrNoRedisServer, RedisServerEnv, p, err, installHint)
+			return "", fmt.Errorf("%w: %s=%q: %w; %s", ErrNoRedisServer, RedisServerEnv, p, err, installHint)
 		}
 		if st.IsDir() || st.Mode()&0o111 == 0 {
 			return "", fmt.Errorf("%w: %s=%q is not an executable file; %s", ErrNoRedisServer, RedisServerEnv, p, installHint)

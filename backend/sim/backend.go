@@ -77,13 +77,17 @@ func (b Backend) Enter(f func()) { b.enter(f) }
 func (Backend) Supports(n backend.Needs) error {
 	switch {
 	case n.Replica:
-		return backend.Unsupported("the sim backend cannot model replication or failover (miniredis has no replication); run it on the process backend")
+		return backend.Unsupported("the sim backend cannot model replication or failover (miniredis has no " +
+			"replication); run it on the process backend")
 	case n.Persistence:
-		return backend.Unsupported("the sim backend cannot model persistence or power loss (miniredis keeps no append-only file); run it on the process backend")
+		return backend.Unsupported("the sim backend cannot model persistence or power loss (miniredis keeps no " +
+			"append-only file); run it on the process backend")
 	case n.RealTime:
-		return backend.Unsupported("a lock in a process of its own runs in real time, which the sim backend's virtual time cannot reach; run it on the process backend")
+		return backend.Unsupported("a lock in a process of its own runs in real time, which the sim backend's " +
+			"virtual time cannot reach; run it on the process backend")
 	case n.Sentinel:
-		return backend.Unsupported("this scenario runs real Sentinels beside the nodes, which the sim backend cannot do (the process backend can)")
+		return backend.Unsupported("this scenario runs real Sentinels beside the nodes, which the sim backend " +
+			"cannot do (the process backend can)")
 	}
 	return nil
 }

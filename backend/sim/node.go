@@ -278,7 +278,8 @@ func (n *Node) WaitLinkUp(context.Context, time.Duration) error { return n.errNo
 // against the shifted clock.
 func (n *Node) ShiftClock(d time.Duration) error {
 	if d < 0 {
-		return fmt.Errorf("%w: node %s: the sim backend cannot move a clock back (miniredis keeps the TTLs)", backend.ErrNoClockShim, n.name)
+		return fmt.Errorf("%w: node %s: the sim backend cannot move a clock back (miniredis keeps the TTLs)",
+			backend.ErrNoClockShim, n.name)
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()

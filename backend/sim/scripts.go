@@ -177,8 +177,8 @@ func compareAndPexpire(x *nestedCalls, k, a []string) (int64, bool) {
 }
 
 var (
-	plainTTLRe = regexp.MustCompile(`^[1-9][0-9]{0,11}$`)
-	smallIntRe = regexp.MustCompile(`^(0|-?[1-9][0-9]{0,17})$`)
+	plainTTLRe = regexp.MustCompile(`^[1-9]\d{0,11}$`)
+	smallIntRe = regexp.MustCompile(`^(0|-?[1-9]\d{0,17})$`)
 )
 
 // plainTTL: a TTL argument SET PX and PEXPIRE accept without error.

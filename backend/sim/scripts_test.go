@@ -239,8 +239,7 @@ func compareRandomOps(t *testing.T, rng *rand.Rand, shas []string, srcs map[stri
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer cn.Close()
-		defer cl.Close()
+		t.Cleanup(func() { cn.Close(); cl.Close() })
 		clients = append(clients, pair{&rawConn{cn, bufio.NewReader(cn)}, &rawConn{cl, bufio.NewReader(cl)}})
 	}
 	pick := func(xs ...string) string { return xs[rng.IntN(len(xs))] }

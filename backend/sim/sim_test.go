@@ -280,13 +280,13 @@ func TestConnEndsAreNetConns(t *testing.T) {
 		}
 
 		_ = sv.Close()
-		if _, err := cl.Read(buf); err != io.EOF {
+		if _, err := cl.Read(buf); !errors.Is(err, io.EOF) {
 			t.Fatalf("read after the other end closed: %v, want EOF", err)
 		}
-		if _, err := sv.Read(buf); err != io.ErrClosedPipe {
+		if _, err := sv.Read(buf); !errors.Is(err, io.ErrClosedPipe) {
 			t.Fatalf("read after closing: %v, want ErrClosedPipe", err)
 		}
-		if _, err := cl.Write([]byte("x")); err != io.ErrClosedPipe {
+		if _, err := cl.Write([]byte("x")); !errors.Is(err, io.ErrClosedPipe) {
 			t.Fatalf("write after close: %v, want ErrClosedPipe", err)
 		}
 	})

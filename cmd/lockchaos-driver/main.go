@@ -60,12 +60,18 @@ func serve(name string) error {
 		return errors.New("LOCKCHAOS_ADDRS and LOCKCHAOS_TTL_MS must be set: run me from lockchaos")
 	}
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, TTL: ttl, CallTimeout: call}
+	var rdbs []*redis.Client
+	defer func() {
+		for _, rdb := range rdbs {
+			rdb.Close()
+		}
+	}()
 	for _, a := range addrs {
 		rdb, err := lockimpl.NewRedisClient(a, lockimpl.ClientConfig{ReadTimeout: call, WriteTimeout: call})
 		if err != nil {
 			return err
 		}
-		defer rdb.Close()
+		rdbs = append(rdbs, rdb)
 		env.Clients = append(env.Clients, redis.UniversalClient(rdb))
 	}
 	locker, err := spec.Build(env)
@@ -80,7 +86,7 @@ func serve(name string) error {
 	for in.Scan() {
 		var r request
 		if err := json.Unmarshal(in.Bytes(), &r); err != nil {
-			return fmt.Errorf("bad request %q: %v", in.Text(), err)
+			return fmt.Errorf("bad request %q: %w", in.Text(), err)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), max(time.Duration(r.TimeoutMS)*time.Millisecond, time.Millisecond))
 		switch r.Op {

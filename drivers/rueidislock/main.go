@@ -94,7 +94,7 @@ func serve() error {
 	for in.Scan() {
 		var r request
 		if err := json.Unmarshal(in.Bytes(), &r); err != nil {
-			return fmt.Errorf("bad request %q: %v", in.Text(), err)
+			return fmt.Errorf("bad request %q: %w", in.Text(), err)
 		}
 		switch r.Op {
 		case "acquire":
