@@ -127,7 +127,10 @@ func (s *Scanner) Bytes() ([]byte, bool) {
 // unescape reads the rest of a string from its first backslash, decoding
 // into s.buf the string that began at start.
 func (s *Scanner) unescape(start int) ([]byte, bool) {
-	b := append(s.buf[:0], s.b[start:s.i]...)
+	// b reuses s.buf's memory and is kept back into it once the string
+	// ends, so a line's strings cost no allocation after the first.
+	b := s.buf[:0]
+	b = append(b, s.b[start:s.i]...)
 	for s.i < len(s.b) {
 		c := s.b[s.i]
 		switch {
