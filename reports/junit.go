@@ -107,33 +107,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 		}
 		tc := junitCase{Classname: pkg + "." + c.Scenario, Name: name, Time: seconds(c.Elapsed.Seconds())}
 		details := caseDetails(c)
-		switch c.Outcome {
-		case results.Regression:
-			tc.Failure = &junitMessage{Type: "regression", Body: details,
-				Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations)}
-			suite.Failures++
-		case results.Missed:
-			tc.Failure = &junitMessage{Type: "missed", Body: details,
-				Message: "expected unsafe, but no violation was detected: the harness missed a known bug"}
-			suite.Failures++
-		case results.HarnessError:
-			tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: details}
-			suite.Errors++
-		case results.Unknown:
-			tc.Error = &junitMessage{Type: "unknown", Message: "the checker could not decide (budget exhausted)", Body: details}
-			suite.Errors++
-		case results.Inconclusive:
-			tc.Error = &junitMessage{Type: "inconclusive", Body: details,
-				Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; ")}
-			suite.Errors++
-		case results.Interrupted:
-			tc.Error = &junitMessage{Type: "interrupted", Body: details,
-				Message: "interrupted (Ctrl-C or SIGTERM) before the cell was decided"}
-			suite.Errors++
-		case results.Skipped:
-			tc.Skipped = &junitMessage{Message: c.Error}
-			suite.Skipped++
-		default:
+		if !markOutcome(&tc, suite, c, details) {
 			outs[i].WriteString(details)
 		}
 		suite.Cases = append(suite.Cases, tc)
@@ -197,3 +171,39 @@ func caseDetails(c *results.Cell) string {
 }
 
 func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
+
+// markOutcome files a cell that did not pass as its test case's failure,
+// error or skip, counted in its suite; false for a met cell, whose details
+// go to the suite's system-out instead.
+func markOutcome(tc *junitCase, suite *junitSuite, c *results.Cell, details string) bool {
+	switch c.Outcome {
+	case results.Regression:
+		tc.Failure = &junitMessage{Type: "regression", Body: details,
+			Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations)}
+		suite.Failures++
+	case results.Missed:
+		tc.Failure = &junitMessage{Type: "missed", Body: details,
+			Message: "expected unsafe, but no violation was detected: the harness missed a known bug"}
+		suite.Failures++
+	case results.HarnessError:
+		tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: details}
+		suite.Errors++
+	case results.Unknown:
+		tc.Error = &junitMessage{Type: "unknown", Message: "the checker could not decide (budget exhausted)", Body: details}
+		suite.Errors++
+	case results.Inconclusive:
+		tc.Error = &junitMessage{Type: "inconclusive", Body: details,
+			Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; ")}
+		suite.Errors++
+	case results.Interrupted:
+		tc.Error = &junitMessage{Type: "interrupted", Body: details,
+			Message: "interrupted (Ctrl-C or SIGTERM) before the cell was decided"}
+		suite.Errors++
+	case results.Skipped:
+		tc.Skipped = &junitMessage{Message: c.Error}
+		suite.Skipped++
+	default:
+		return false
+	}
+	return true
+}

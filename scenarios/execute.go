@@ -206,82 +206,99 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 		// lock and a fresh resource, so its history checks on its own.
 		wait.Sleep(ctx, p.Scenario.TTL)
 	}
-	rec, err := newRecorder(p, part)
+	r, err := startRecording(ctx, p, part)
 	if err != nil {
 		return partRun{}, err
 	}
-	var st *streamer
-	if part.Continuous {
-		if st, err = startStreamer(ctx, p, part, rec); err != nil {
-			rec.Close()
-			return partRun{}, fmt.Errorf("harness: %w", err)
-		}
-	}
-	// end closes the history; a continuous part's checker then reads to
-	// its end and reports. It runs once, also if the part panics, so no
-	// judge or checker is left waiting.
-	ended := false
-	end := func() (partRun, error) {
-		ended = true
-		if st != nil {
-			st.judgeRest()
-		}
-		h, err := rec.Close()
-		if st == nil {
-			return partRun{h: h}, err
-		}
-		rep, sum, shown, ferr := st.finish()
-		if ferr != nil {
-			// h is only the recent stretch the recorder kept: nothing to
-			// judge the cell on.
-			return partRun{}, errors.Join(err, fmt.Errorf("checking the history as it grew: %w", ferr))
-		}
-		if shown == nil {
-			shown = h
-		}
-		return partRun{h: shown, rep: rep, sum: sum}, err
-	}
 	defer func() {
-		if !ended {
-			_, _ = end() // only when the part panics: the panic is what the caller sees
+		if !r.ended {
+			_, _ = r.end() // only when the part panics: the panic is what the caller sees
 		}
 	}()
 	control := workload.NewControl(p.Scenario.Clients)
 	if dial := dep.Dialer(); dial != nil {
 		control.UseDialer(dial)
 	}
-	pods := newPods(p, dep, control, rec)
+	pods := newPods(p, dep, control, r.rec)
 	defer pods.close()
 	// Every pod's lock is ready before the first fault or cycle (a driver
 	// process can take a second to start on a busy machine).
 	if err := pods.build(p.Scenario.Clients); err != nil {
-		run, _ := end()
+		run, _ := r.end()
 		return run, fmt.Errorf("workload: %w", err)
 	}
-
 	schedule, err := p.schedule()
 	if err != nil {
-		_, _ = end() // no cycle ran yet: the plan's error is the part's only result
+		_, _ = r.end() // no cycle ran yet: the plan's error is the part's only result
 		return partRun{}, err
 	}
 	env := &faults.Env{Deployment: dep, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
-		Rand: rand.New(rand.NewPCG(uint64(p.CellSeed)+uint64(part.Index), 0xfa017)), Window: faultWindows(rec), Probe: probes(rec)}
+		Rand:   rand.New(rand.NewPCG(uint64(p.CellSeed)+uint64(part.Index), 0xfa017)),
+		Window: faultWindows(r.rec), Probe: probes(r.rec)}
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan error, 1)
 	go func() { schedDone <- schedule.Run(schedCtx, env) }()
 
-	runErr := runWorkload(ctx, p, part, pods, rec, control, st)
+	runErr := runWorkload(ctx, p, part, pods, r.rec, control, r.st)
 	stopSched()
 	control.Close()
 	schedErr := <-schedDone
 	// Every window is closed now: judge each against its dangerous moment,
 	// into the history itself (a continuous part's judge does it as they
 	// close).
-	if st == nil {
-		faults.Record(rec, faults.Judge(rec.Snapshot(), p.Scenario.TTL))
+	if r.st == nil {
+		faults.Record(r.rec, faults.Judge(r.rec.Snapshot(), p.Scenario.TTL))
 	}
-	run, closeErr := end()
+	run, closeErr := r.end()
 	return run, cellError(ctx, p, runErr, schedErr, closeErr)
+}
+
+// recording is a part's history as it is written: the recorder and, for a
+// continuous part, the streamer that judges and checks it as it grows.
+type recording struct {
+	rec   *history.Recorder
+	st    *streamer
+	ended bool
+}
+
+// startRecording opens the part's history (and its streamer).
+func startRecording(ctx context.Context, p *Plan, part Part) (*recording, error) {
+	rec, err := newRecorder(p, part)
+	if err != nil {
+		return nil, err
+	}
+	r := &recording{rec: rec}
+	if part.Continuous {
+		if r.st, err = startStreamer(ctx, p, part, rec); err != nil {
+			rec.Close()
+			return nil, fmt.Errorf("harness: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// end closes the history; a continuous part's checker then reads to its
+// end and reports. It runs once, also if the part panics, so no judge or
+// checker is left waiting.
+func (r *recording) end() (partRun, error) {
+	r.ended = true
+	if r.st != nil {
+		r.st.judgeRest()
+	}
+	h, err := r.rec.Close()
+	if r.st == nil {
+		return partRun{h: h}, err
+	}
+	rep, sum, shown, ferr := r.st.finish()
+	if ferr != nil {
+		// h is only the recent stretch the recorder kept: nothing to
+		// judge the cell on.
+		return partRun{}, errors.Join(err, fmt.Errorf("checking the history as it grew: %w", ferr))
+	}
+	if shown == nil {
+		shown = h
+	}
+	return partRun{h: shown, rep: rep, sum: sum}, err
 }
 
 // probes records what faults observe on nodes.
