@@ -7,11 +7,16 @@
 // A lock is a lockimpl.Spec: its traits (the nodes it needs, whether it
 // hands out fences the resource must check, whether it renews) and a
 // constructor that receives the pod's clients, already wired through the
-// cell's proxies and fault hooks. The test skips (never fails) where no
-// redis-server is installed, saying how to get one; logs its seed (random
-// unless LOCKCHAOS_SEED is set, so a failure replays exactly); and writes
-// the cell's history and HTML page to a folder that is kept, and logged,
-// when the test fails.
+// cell's proxies and fault hooks. The test skips where no redis-server is
+// installed, saying how to get one or how to run simulated instead
+// (Options{Backend: Sim(t)}); with LOCKCHAOS_REQUIRE_REDIS=1 it fails
+// instead, so a CI job without Redis cannot go green on skips alone. It
+// logs its seed (random unless LOCKCHAOS_SEED is set, so a failure replays
+// exactly) and writes the cell's history and HTML page to a folder that is
+// kept, and logged, when the test fails. A simulated cell's lines say
+// "simulated"; a cell the harness could not run (a constructor that fails,
+// a Redis that would not start) fails the test with no verdict, whatever
+// the expectation.
 //
 // One process-wide setting changes: go-redis's logger is silenced
 // (redis.SetLogger), because go-redis has no per-client logger and a cell's
@@ -53,6 +58,11 @@ const (
 // SeedEnv names the variable that fixes the seed of every Run.
 const SeedEnv = "LOCKCHAOS_SEED"
 
+// RequireRedisEnv names the variable that, set to 1 (or true), makes a
+// missing redis-server fail the test instead of skipping it: set it in a CI
+// job that must test on real Redis.
+const RequireRedisEnv = "LOCKCHAOS_REQUIRE_REDIS"
+
 // Options tune a Run; the zero value runs the scenario as the catalog has it.
 type Options struct {
 	// Duration overrides the scenario's.
@@ -60,7 +70,8 @@ type Options struct {
 	// Seed overrides LOCKCHAOS_SEED and the random default.
 	Seed int64
 	// Backend starts the Redis nodes. Default: local redis-server processes
-	// (the test skips without one).
+	// (the test skips without one, or fails with LOCKCHAOS_REQUIRE_REDIS=1).
+	// Sim(t) runs the cell simulated: miniredis in virtual time.
 	Backend backend.Backend
 }
 
@@ -84,9 +95,7 @@ func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect
 		o = opts[0]
 	}
 	if o.Backend == nil {
-		if _, err := process.FindRedisServer(); err != nil {
-			t.Skipf("lockchaostest: %v", err)
-		}
+		needRedisServer(t)
 	}
 	seed := seedFor(t, o.Seed)
 	dir := keptOnFailure(t)
@@ -97,15 +106,51 @@ func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect
 			return fmt.Sprintf("%s=%d go test -run '^%s$'", SeedEnv, p.RunSeed, regexp.QuoteMeta(test))
 		}})
 	page := writePage(t, dir, res)
+	line := res.Summary()
+	if res.Simulated {
+		line = "simulated (backend " + res.Backend + ": miniredis in virtual time, not real Redis): " + line
+	}
 	switch {
 	case res.Outcome == results.Skipped:
-		t.Skipf("lockchaostest: %s", res.Summary())
+		t.Skipf("lockchaostest: %s", line)
+	case res.Outcome == results.HarnessError:
+		t.Errorf("lockchaostest: the cell could not run (a harness error: no verdict on the lock): %s\nrerun: %s\nreport: %s",
+			line, res.Rerun, page)
 	case res.Failed():
-		t.Errorf("lockchaostest: %s\nrerun: %s\nreport: %s", res.Summary(), res.Rerun, page)
+		t.Errorf("lockchaostest: %s\nrerun: %s\nreport: %s", line, res.Rerun, page)
 	default:
-		t.Logf("lockchaostest: %s", res.Summary())
+		t.Logf("lockchaostest: %s", line)
 	}
 	return res
+}
+
+// needRedisServer skips t where no redis-server is found, saying what to
+// do about it, or fails it when RequireRedisEnv asks for real Redis.
+func needRedisServer(t testing.TB) {
+	t.Helper()
+	require := false
+	if v := os.Getenv(RequireRedisEnv); v != "" {
+		b, err := strconv.ParseBool(v)
+		if err != nil {
+			t.Fatalf("lockchaostest: %s=%q is not 1 or 0 (true or false)", RequireRedisEnv, v)
+		}
+		require = b
+	}
+	if _, err := process.FindRedisServer(); err == nil {
+		return
+	}
+	why := "no redis-server on PATH"
+	if p := os.Getenv(process.RedisServerEnv); p != "" {
+		why = fmt.Sprintf("%s=%q is not an executable redis-server", process.RedisServerEnv, p)
+	}
+	const todo = "install it (apt-get install redis-server on Debian/Ubuntu, brew install redis on macOS) or point " +
+		process.RedisServerEnv + " at one; or pass lockchaostest.Options{Backend: lockchaostest.Sim(t)} " +
+		"for a simulated run (miniredis in virtual time, no redis-server needed)"
+	if require {
+		t.Fatalf("lockchaostest: %s, and %s=1 makes that a failure: %s", why, RequireRedisEnv, todo)
+	}
+	t.Skipf("lockchaostest: skipped: %s: %s. Set %s=1 to fail instead of skipping (a CI job that must test on real Redis)",
+		why, todo, RequireRedisEnv)
 }
 
 // seedFor picks the run's seed and logs how to replay it.

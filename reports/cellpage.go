@@ -38,6 +38,9 @@ type cellView struct {
 	Planned, Ran                                                     time.Duration
 	Simulated                                                        bool
 	Backend                                                          string
+	// Partial says the checkers read what a harness error left: no verdict,
+	// and no property shown as passing.
+	Partial bool
 }
 
 type violationView struct{ At, Summary string }
@@ -126,6 +129,9 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 			g.Uncounted = r.ViolationCount - len(r.Violations)
 			v.Groups = append(v.Groups, g)
 		}
+	}
+	if c.Outcome == results.HarnessError {
+		v.Partial, v.Results = true, withoutPasses(v.Results)
 	}
 	st := c.Stats
 	if rep != nil {
@@ -324,4 +330,18 @@ func dressPorcupine(page []byte, cell, property, cellPage, indexLink string) []b
 		page = append(page[:i:i], append([]byte(jump), page[i+len("</body>"):]...)...)
 	}
 	return page
+}
+
+// withoutPasses copies a harness error's property results with each pass
+// blanked (shown "-"): a history cut short by a broken harness passes
+// nothing, though the violations it holds are real and stay.
+func withoutPasses(rs []checker.Result) []checker.Result {
+	out := make([]checker.Result, len(rs))
+	for i, r := range rs {
+		if r.Status == checker.Pass {
+			r.Status = ""
+		}
+		out[i] = r
+	}
+	return out
 }

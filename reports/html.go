@@ -311,7 +311,7 @@ func foldRuns(runs []*results.Cell, links map[*results.Cell]string) matrixCell {
 		if rank[outcomeClass(r)] > rank[outcomeClass(worst)] {
 			worst = r
 		}
-		if r.Verdict == checker.Fail {
+		if r.ShownVerdict() == string(checker.Fail) {
 			failed++
 		}
 	}
@@ -343,10 +343,11 @@ func foldRuns(runs []*results.Cell, links map[*results.Cell]string) matrixCell {
 // expected unsafe a violation is what was wanted, so it reads "detected",
 // not a "fail" that looks like bad news at first sight.
 func verdictWord(c *results.Cell) string {
-	if c.Expect == results.Unsafe && c.Verdict == checker.Fail {
+	v := c.ShownVerdict() // "-" for a harness error: never a pass
+	if c.Expect == results.Unsafe && v == string(checker.Fail) {
 		return "detected"
 	}
-	return orDash(string(c.Verdict))
+	return v
 }
 
 func orDash(s string) string {

@@ -53,8 +53,8 @@ func Markdown(s *Summary) string {
 	runs := max(s.Repeat, 1)
 	fmt.Fprintf(&b, "Generated from `%s` (%s backend, seed %d, %d run(s) per cell, time scale %.2f, %s, lockchaos %s). ",
 		s.Command, s.Backend, s.Seed, runs, max(s.TimeScale, 1), s.Started.UTC().Format("2006-01-02"), s.Version)
-	b.WriteString("\"fails k/n\": k of n runs found a decisive violation; **unsafe** and safe are the expectations " +
-		"the gate holds each cell to.\n\n")
+	b.WriteString("\"fails k/n\": k of n runs found a decisive violation (runs the harness could not complete are errors, " +
+		"not among the n); **unsafe** and safe are the expectations the gate holds each cell to.\n\n")
 	b.WriteString("| lock |")
 	for _, sc := range scens {
 		fmt.Fprintf(&b, " %s |", sc)
@@ -91,7 +91,14 @@ func markdownCell(a results.Aggregate) string {
 	case results.Safe:
 		parts = append(parts, "safe")
 	}
-	parts = append(parts, fmt.Sprintf("fails %d/%d", a.Failed, a.Runs))
+	// A run the harness could not complete has no verdict: it is an
+	// error, not one of the n runs that could have failed ("fails 0/1" of
+	// a broken run would read as a pass).
+	if ran := a.Runs - a.Errors; ran > 0 {
+		parts = append(parts, fmt.Sprintf("fails %d/%d", a.Failed, ran))
+	} else {
+		parts = append(parts, "no verdict")
+	}
 	var unsure []string
 	if a.Inconclusive > 0 {
 		unsure = append(unsure, fmt.Sprintf("%d inconclusive", a.Inconclusive))

@@ -63,3 +63,30 @@ func TestMarkdownGoesBetweenTheMarkersOnly(t *testing.T) {
 		t.Fatalf("err = %v, want ErrNoMarkers", err)
 	}
 }
+
+// TestMarkdownNeverCountsAHarnessErrorAsAPass: "fails 0/1" of a cell whose
+// one run broke would read as a pass; a run the harness could not complete
+// is counted as an error and left out of the runs that could fail.
+func TestMarkdownNeverCountsAHarnessErrorAsAPass(t *testing.T) {
+	cell := func(lock string, e results.Expectation, v checker.Status, o results.Outcome) *results.Cell {
+		return &results.Cell{Scenario: "baseline", Lock: lock, Expect: e, Verdict: v, Outcome: o}
+	}
+	s := &reports.Summary{Backend: "process", Seed: 7, Repeat: 3, Command: "lockchaos run", Cells: []*results.Cell{
+		cell("rb", results.Either, "", results.HarnessError),
+		cell("rb", results.Either, checker.Pass, results.HarnessError), // as summaries of earlier versions had it
+		cell("rb", results.Either, "", results.HarnessError),
+		cell("py", results.Safe, checker.Pass, results.Met),
+		cell("py", results.Safe, "", results.HarnessError),
+		cell("py", results.Safe, checker.Pass, results.Met),
+	}}
+	s.Tally()
+	md := reports.Markdown(s)
+	for _, want := range []string{
+		"| `rb` | no verdict (3 errors) |",
+		"| `py` | safe, fails 0/2 (1 errors), met 2/3 |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+}

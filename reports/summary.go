@@ -131,6 +131,14 @@ func ReadJSON(path string) (*Summary, error) {
 	if s.Format != FormatVersion {
 		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads %d", ErrMalformed, path, s.Format, FormatVersion)
 	}
+	// Summaries of earlier versions gave a harness error the verdict of
+	// the history it left (often an empty "pass"); a cell that did not run
+	// has none (results.Cell.ShownVerdict).
+	for _, c := range s.Cells {
+		if c.Outcome == results.HarnessError {
+			c.Verdict = ""
+		}
+	}
 	return &s, nil
 }
 

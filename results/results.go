@@ -50,7 +50,7 @@ const (
 	Missed       Outcome = "missed"       // an unsafe cell passed: the harness missed a known bug
 	Unknown      Outcome = "unknown"      // the checker could not decide
 	Inconclusive Outcome = "inconclusive" // a pass below the evidence floor: the danger never (or too rarely) happened
-	HarnessError Outcome = "error"        // the cell could not run
+	HarnessError Outcome = "error"        // the cell could not run: no verdict (see ShownVerdict)
 	Skipped      Outcome = "skipped"      // not applicable, or interrupted before it ran
 	Interrupted  Outcome = "interrupted"  // Ctrl-C or SIGTERM mid-cell: partial history, checked
 )
@@ -130,13 +130,25 @@ func (r *Cell) Name() string { return r.Scenario + "/" + r.Lock }
 // Failed reports whether the cell did not meet its expectation.
 func (r *Cell) Failed() bool { return r.Outcome != Met && r.Outcome != Skipped }
 
+// NoVerdict is how every output shows a cell without a verdict.
+const NoVerdict = "-"
+
+// ShownVerdict is the verdict as every output shows it (progress lines, the
+// table, JUnit, HTML, lockchaostest): NoVerdict for a cell without one. A
+// harness error has none, whatever the history it left behind said: the
+// cell that was asked for did not run, so it is never shown as a pass (nor
+// a fail; the violations such a history holds are still counted and listed).
+// The runner leaves its Verdict empty; this holds for older summaries too.
+func (r *Cell) ShownVerdict() string {
+	if r.Verdict == "" || r.Outcome == HarnessError {
+		return NoVerdict
+	}
+	return string(r.Verdict)
+}
+
 // Summary is one line for people.
 func (r *Cell) Summary() string {
-	verdict := string(r.Verdict)
-	if verdict == "" {
-		verdict = "-"
-	}
-	s := fmt.Sprintf("%s/%s: %s (expected %s): %s", r.Scenario, r.Lock, verdict, r.Expect, r.Outcome)
+	s := fmt.Sprintf("%s/%s: %s (expected %s): %s", r.Scenario, r.Lock, r.ShownVerdict(), r.Expect, r.Outcome)
 	if r.Violations > 0 {
 		s += fmt.Sprintf(", %d incident(s) (%d violation(s)), first at %s",
 			len(r.Incidents), r.Violations, history.Seconds(r.Stats.FirstViolation))

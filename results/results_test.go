@@ -72,3 +72,29 @@ func TestAggregatesSameSeed(t *testing.T) {
 		t.Errorf("runs of different seeds compared: %+v", b)
 	}
 }
+
+// TestHarnessErrorHasNoVerdict: a cell the harness could not run shows no
+// verdict, even where the history it left (empty, or cut short) checked as
+// a pass: a harness error is never a pass.
+func TestHarnessErrorHasNoVerdict(t *testing.T) {
+	broken := &results.Cell{Scenario: "baseline", Lock: "rb", Expect: results.Either, Verdict: checker.Pass,
+		Outcome: results.HarnessError, Error: "driver rb (pod 0) exited before its hello line (exit status 3)"}
+	if got := broken.ShownVerdict(); got != results.NoVerdict {
+		t.Errorf("ShownVerdict of a harness error = %q, want %q", got, results.NoVerdict)
+	}
+	want := "baseline/rb: - (expected either): error: driver rb (pod 0) exited before its hello line (exit status 3)"
+	if got := broken.Summary(); got != want {
+		t.Errorf("Summary:\n got %s\nwant %s", got, want)
+	}
+	for _, c := range []results.Cell{
+		{Verdict: checker.Pass, Outcome: results.Met},
+		{Verdict: checker.Fail, Outcome: results.Interrupted},
+	} {
+		if got := c.ShownVerdict(); got != string(c.Verdict) {
+			t.Errorf("%s cell: ShownVerdict %q, want %q", c.Outcome, got, c.Verdict)
+		}
+	}
+	if got := (&results.Cell{Outcome: results.Skipped}).ShownVerdict(); got != results.NoVerdict {
+		t.Errorf("skipped cell: ShownVerdict %q", got)
+	}
+}

@@ -83,6 +83,8 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		}
 	}
 	switch {
+	case res.Outcome == results.HarnessError:
+		res.Verdict = "" // the cell asked for did not run: no verdict (results.Cell.ShownVerdict)
 	case res.Outcome != "":
 	case ctx.Err() != nil && res.Verdict != checker.Fail:
 		// Cut short between parts: what ran was checked, but it is not

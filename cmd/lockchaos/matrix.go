@@ -33,12 +33,9 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		default:
 			detail = fmt.Sprintf("ran %.1f s", c.Ran.Seconds())
 		}
-		verdict := string(c.Verdict)
-		if verdict == "" {
-			verdict = "-"
-		}
+		verdict := c.ShownVerdict() // "-" for a harness error: never a pass
 		evidence := "-"
-		if c.Verdict != "" {
+		if verdict != results.NoVerdict {
 			evidence = c.Evidence.Summary()
 		}
 		seed := ""
