@@ -106,13 +106,6 @@ type Needs struct {
 	RealTime bool `json:"-"`
 }
 
-// Or returns what either n or o needs.
-func (n Needs) Or(o Needs) Needs {
-	return Needs{NodeControl: n.NodeControl || o.NodeControl, Replica: n.Replica || o.Replica,
-		Nodes: max(n.Nodes, o.Nodes), Persistence: n.Persistence || o.Persistence, Clock: n.Clock || o.Clock,
-		Sentinel: n.Sentinel || o.Sentinel, RealTime: n.RealTime || o.RealTime}
-}
-
 // Unsupported is the error a Supports returns: ErrUnsupported with the
 // reason in words (format and args as for fmt.Sprintf).
 func Unsupported(format string, args ...any) error {

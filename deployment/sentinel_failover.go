@@ -11,8 +11,9 @@ import (
 
 // AwaitSentinelFailover waits for the Sentinels to fail over to node
 // replicaIdx: the replica turning primary (promoted is called at once,
-// before any client is told to use it), and the Sentinels naming it. A replica seen turning primary counts as
-// failed over even if the Sentinels are slow to name it (they will). False
+// before any client is told to use it), and the Sentinels naming it. A
+// replica seen turning primary counts as failed over even if the
+// Sentinels are slow to name it (they will). False
 // if neither happened within their election timeout and a margin (a
 // failover that never came is reported by the window's judgment, not
 // faked). One connection each to the replica and the Sentinels: polled
@@ -44,8 +45,8 @@ func (c *Deployment) AwaitSentinelFailover(ctx context.Context, replicaIdx int, 
 	return probed
 }
 
-// SentinelRejoin brings the old primary (node oldIdx) back as the replica of the one the
-// Sentinels name now: the side proxy open again, the process restarted
+// SentinelRejoin brings the old primary (node oldIdx) back as the replica
+// of the one the Sentinels name now: the side proxy open again, the process restarted
 // (empty) if it was killed, and REPLICAOF the primary, as a restarted
 // node's start-up script does after asking the Sentinels (they would
 // otherwise convert it after their own info period). A cut-off primary
