@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/safename"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
 )
@@ -116,7 +117,11 @@ type Plan struct {
 	Lock     lockimpl.Spec
 	Expect   Expectation
 	// Skip says why the cell does not run ("" when it does).
-	Skip     string
+	Skip string
+	// Err says why the cell cannot run as planned (a name that would put
+	// its files outside OutDir): Execute reports it as a harness error and
+	// writes nothing.
+	Err      error
 	Topology deployment.Topology
 	Nodes    int // nodes the cluster starts
 	// Clock runs the nodes under the clock shim (a fault moves clocks);
@@ -240,19 +245,55 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		p.Keys = append(p.Keys, fmt.Sprintf("%sorder:%d", p.KeyPrefix, i+1))
 	}
 	if opts.OutDir != "" {
-		name := opts.HistoryName
-		if name == "" {
-			name = "history.jsonl"
-		}
-		p.History = filepath.Join(opts.OutDir, sc.Name, cell.Lock.Name, name)
+		p.History, p.Err = historyPath(opts.OutDir, sc.Name, cell.Lock.Name, opts.HistoryName)
 	}
 	p.Parts = parts(p, opts)
+	if p.Err == nil && p.History != "" {
+		p.Err = outside(opts.OutDir, p)
+	}
+	if p.Err != nil {
+		p.History = ""
+		p.Parts = parts(p, opts)
+	}
 	p.Timeout = opts.CellTimeout
 	if p.Timeout == 0 {
 		p.Timeout = p.Parts[0].MaxDuration + 60*time.Second
 	}
 	p.Rerun = rerunLine(p, opts)
 	return p
+}
+
+// historyPath is OUT/SCENARIO/LOCK/NAME, built only from names safe as
+// path elements (outside then checks every path the plan holds stays under
+// OUT): a second line of defence behind Scenario.Validate and
+// Spec.Validate, for cells planned without them (a user's own scenario or
+// lock in go test).
+func historyPath(out, scenario, lock, name string) (string, error) {
+	if name == "" {
+		name = "history.jsonl"
+	}
+	for _, e := range []struct{ what, name string }{{"scenario", scenario}, {"lock", lock}, {"history file", name}} {
+		if !safename.Valid(e.name) {
+			return "", fmt.Errorf("%w: %s name %q cannot be a path element under the output folder %s: use %s",
+				ErrUnsafePath, e.what, e.name, out, safename.Rule)
+		}
+	}
+	return filepath.Join(out, scenario, lock, name), nil
+}
+
+// outside reports the first file of the plan (its history, its parts')
+// that is not under out.
+func outside(out string, p *Plan) error {
+	paths := []string{p.History}
+	for _, part := range p.Parts {
+		paths = append(paths, part.History)
+	}
+	for _, path := range paths {
+		if !safename.Within(out, path) {
+			return fmt.Errorf("%w: %s is outside the output folder %s", ErrUnsafePath, path, out)
+		}
+	}
+	return nil
 }
 
 // parts splits the cell: one part for a cell no longer than the part
