@@ -40,6 +40,8 @@ var (
 	ErrInvalid         = errors.New("scenarios: invalid scenario")
 	ErrInvalidShard    = errors.New("scenarios: invalid shard")
 	ErrUnsafePath      = errors.New("scenarios: unsafe path")
+	ErrUnknownField    = errors.New("scenarios: unknown field")
+	ErrEmptyFile       = errors.New("scenarios: empty scenarios file")
 )
 
 // Scenario is one row of the matrix.
@@ -131,7 +133,7 @@ func (s Scenario) validate(declared map[string]bool) error {
 	}
 	if !safename.Valid(s.Name) {
 		// The name becomes a folder under --out (OUT/SCENARIO/LOCK).
-		return bad("name: use %s", safename.Rule)
+		return bad("a scenario's name becomes its cells' folder: use %s", safename.Rule)
 	}
 	if err := (deployment.Config{Topology: s.Topology}).Validate(); err != nil {
 		return bad("%v", err)
