@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"hash/fnv"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
-	"github.com/lockchaos/lockchaos/internal/safename"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
 )
@@ -117,11 +115,7 @@ type Plan struct {
 	Lock     lockimpl.Spec
 	Expect   Expectation
 	// Skip says why the cell does not run ("" when it does).
-	Skip string
-	// Err says why the cell cannot run as planned (a name that would put
-	// its files outside OutDir): Execute reports it as a harness error and
-	// writes nothing.
-	Err      error
+	Skip     string
 	Topology deployment.Topology
 	Nodes    int // nodes the cluster starts
 	// Clock runs the nodes under the clock shim (a fault moves clocks);
@@ -148,6 +142,10 @@ type Plan struct {
 	// Parts are the stretches the cell runs in (one, unless it is longer
 	// than Options.PartLength), on one deployment.
 	Parts []Part
+	// Err says why the cell cannot run as planned (a name that would put
+	// its files outside OutDir): Execute reports it as a harness error and
+	// writes nothing.
+	Err error
 }
 
 // Part is one stretch of a long cell: its own pods, fault schedule,
@@ -261,39 +259,6 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	p.Rerun = rerunLine(p, opts)
 	return p
-}
-
-// historyPath is OUT/SCENARIO/LOCK/NAME, built only from names safe as
-// path elements (outside then checks every path the plan holds stays under
-// OUT): a second line of defence behind Scenario.Validate and
-// Spec.Validate, for cells planned without them (a user's own scenario or
-// lock in go test).
-func historyPath(out, scenario, lock, name string) (string, error) {
-	if name == "" {
-		name = "history.jsonl"
-	}
-	for _, e := range []struct{ what, name string }{{"scenario", scenario}, {"lock", lock}, {"history file", name}} {
-		if !safename.Valid(e.name) {
-			return "", fmt.Errorf("%w: %s name %q cannot be a path element under the output folder %s: use %s",
-				ErrUnsafePath, e.what, e.name, out, safename.Rule)
-		}
-	}
-	return filepath.Join(out, scenario, lock, name), nil
-}
-
-// outside reports the first file of the plan (its history, its parts')
-// that is not under out.
-func outside(out string, p *Plan) error {
-	paths := []string{p.History}
-	for _, part := range p.Parts {
-		paths = append(paths, part.History)
-	}
-	for _, path := range paths {
-		if !safename.Within(out, path) {
-			return fmt.Errorf("%w: %s is outside the output folder %s", ErrUnsafePath, path, out)
-		}
-	}
-	return nil
 }
 
 // parts splits the cell: one part for a cell no longer than the part
