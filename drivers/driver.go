@@ -39,7 +39,10 @@ func Parse(v string) (Driver, error) {
 	if !ok {
 		return d, fmt.Errorf("%w: --lock-driver %q: want NAME=COMMAND, e.g. pylock='python3 driver.py'", ErrInvalid, v)
 	}
-	return d, d.Validate()
+	if err := d.Validate(); err != nil {
+		return d, fmt.Errorf("--lock-driver %q: %w", v, err)
+	}
+	return d, nil
 }
 
 // Validate reports a declaration that cannot work.

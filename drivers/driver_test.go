@@ -110,9 +110,9 @@ func TestParse(t *testing.T) {
 	if err != nil || d.Name != "pylock" || d.Command != "python3 driver.py --fast" || d.Spec().Nodes != 1 {
 		t.Fatalf("%+v %v", d, err)
 	}
-	for _, bad := range []string{"pylock", "=python3 x.py", "pylock="} {
-		if _, err := drivers.Parse(bad); err == nil {
-			t.Errorf("%q accepted", bad)
+	for _, bad := range []string{"pylock", "=python3 x.py", "pylock=", "..=true", "../../x=true", "a b=true"} {
+		if _, err := drivers.Parse(bad); err == nil || !strings.Contains(err.Error(), "--lock-driver") {
+			t.Errorf("%q: %v, want an error naming the flag", bad, err)
 		}
 	}
 }

@@ -368,11 +368,20 @@ func TestRegistryRejectsDuplicatesAndBadSpecs(t *testing.T) {
 	for _, bad := range []lockimpl.Spec{
 		{Name: "", New: token.New},
 		{Name: "has space", New: token.New},
+		// A name becomes a folder: nothing that climbs out of --out.
+		{Name: "..", New: token.New},
+		{Name: ".", New: token.New},
+		{Name: "../../../ESCAPED", New: token.New},
+		{Name: "x;touch${IFS}PWNED;#", New: token.New},
 		{Name: "no-constructor"},
 		{Name: "too-many", Nodes: 99, New: token.New},
 	} {
-		if err := lockimpl.Register(bad); !errors.Is(err, lockimpl.ErrInvalidConfig) {
+		err := lockimpl.Register(bad)
+		if !errors.Is(err, lockimpl.ErrInvalidConfig) {
 			t.Errorf("Register(%+v) = %v, want ErrInvalidConfig", bad.Name, err)
+		}
+		if bad.New != nil && bad.Nodes == 0 && (err == nil || !strings.Contains(err.Error(), `letters, digits, ".", "_" and "-"`)) {
+			t.Errorf("Register(%q): %v does not say which names are allowed", bad.Name, err)
 		}
 	}
 	// Every built-in declares the traits the harness reads.

@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/lockchaos/lockchaos/internal/safename"
 )
 
 // Spec is what a lock is to the harness: its traits as data, and how to
@@ -18,7 +20,9 @@ import (
 // whether renewals are recorded and what a report says all come from here,
 // so a user's lock is as first-class as a built-in one.
 type Spec struct {
-	// Name identifies the lock in scenarios, histories and reports.
+	// Name identifies the lock in scenarios, histories and reports, and
+	// names its cells' folders: letters, digits, ".", "_" and "-",
+	// starting with a letter or digit, at most 64 characters, no "..".
 	Name string
 	// Doc is one line for people ("SET NX PX, then an unconditional DEL").
 	Doc string
@@ -90,8 +94,9 @@ type Env struct {
 // Validate reports a spec that cannot work.
 func (s Spec) Validate() error {
 	switch {
-	case s.Name == "" || strings.ContainsAny(s.Name, " ,/\t\n"):
-		return fmt.Errorf("%w: lock name %q must be non-empty, without spaces, commas or slashes", ErrInvalidConfig, s.Name)
+	case !safename.Valid(s.Name):
+		// The name becomes a folder (OUT/SCENARIO/LOCK) and a file name.
+		return fmt.Errorf("%w: lock name %q: use %s", ErrInvalidConfig, s.Name, safename.Rule)
 	case s.New == nil:
 		return fmt.Errorf("%w: lock %s has no constructor (Spec.New)", ErrInvalidConfig, s.Name)
 	case s.Nodes < 0 || s.Nodes > 15:

@@ -17,6 +17,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/safename"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 )
@@ -38,10 +39,16 @@ var (
 	ErrUnknownScenario = errors.New("scenarios: unknown scenario")
 	ErrInvalid         = errors.New("scenarios: invalid scenario")
 	ErrInvalidShard    = errors.New("scenarios: invalid shard")
+	ErrUnsafePath      = errors.New("scenarios: unsafe path")
+	ErrUnknownField    = errors.New("scenarios: unknown field")
+	ErrEmptyFile       = errors.New("scenarios: empty scenarios file")
 )
 
 // Scenario is one row of the matrix.
 type Scenario struct {
+	// Name names the scenario and its cells' folders (OUT/SCENARIO/LOCK):
+	// letters, digits, ".", "_" and "-", starting with a letter or digit,
+	// at most 64 characters, no "..".
 	Name        string `yaml:"name" json:"name"`
 	Description string `yaml:"description" json:"description"`
 	// Topology for locks that use one service address: single, or
@@ -123,6 +130,10 @@ func (s Scenario) validate(declared map[string]bool) error {
 	}
 	if s.Name == "" {
 		return fmt.Errorf("%w: a scenario needs a name", ErrInvalid)
+	}
+	if !safename.Valid(s.Name) {
+		// The name becomes a folder under --out (OUT/SCENARIO/LOCK).
+		return bad("a scenario's name becomes its cells' folder: use %s", safename.Rule)
 	}
 	if err := (deployment.Config{Topology: s.Topology}).Validate(); err != nil {
 		return bad("%v", err)

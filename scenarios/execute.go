@@ -51,6 +51,9 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		TimeScale: p.TimeScale, Planned: p.Scenario.Duration, Backend: p.Backend.Name(), Simulated: p.Simulated()}
 	defer func() { res.Elapsed = time.Since(start) }()
 	switch {
+	case p.Err != nil:
+		res.Outcome, res.Error, res.History = results.HarnessError, p.Err.Error(), ""
+		return res
 	case p.Skip != "":
 		res.Outcome, res.Error, res.History = results.Skipped, p.Skip, ""
 		return res

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"hash/fnv"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -143,6 +142,10 @@ type Plan struct {
 	// Parts are the stretches the cell runs in (one, unless it is longer
 	// than Options.PartLength), on one deployment.
 	Parts []Part
+	// Err says why the cell cannot run as planned (a name that would put
+	// its files outside OutDir): Execute reports it as a harness error and
+	// writes nothing.
+	Err error
 }
 
 // Part is one stretch of a long cell: its own pods, fault schedule,
@@ -240,13 +243,16 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		p.Keys = append(p.Keys, fmt.Sprintf("%sorder:%d", p.KeyPrefix, i+1))
 	}
 	if opts.OutDir != "" {
-		name := opts.HistoryName
-		if name == "" {
-			name = "history.jsonl"
-		}
-		p.History = filepath.Join(opts.OutDir, sc.Name, cell.Lock.Name, name)
+		p.History, p.Err = historyPath(opts.OutDir, sc.Name, cell.Lock.Name, opts.HistoryName)
 	}
 	p.Parts = parts(p, opts)
+	if p.Err == nil && p.History != "" {
+		p.Err = outside(opts.OutDir, p)
+	}
+	if p.Err != nil {
+		p.History = ""
+		p.Parts = parts(p, opts)
+	}
 	p.Timeout = opts.CellTimeout
 	if p.Timeout == 0 {
 		p.Timeout = p.Parts[0].MaxDuration + 60*time.Second

@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"slices"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 
@@ -29,67 +30,100 @@ import (
 //	      token: unsafe
 //	      fenced: safe
 //
-// Fields are those of Scenario (durations as "300ms", "2s"); unknown
-// fields are errors. A file may also declare locks served by driver
-// processes, in any language (docs/driver-protocol.md), with their traits
-// and their expectations per scenario:
+// Fields are those of Scenario (durations as "300ms", "2s"). An unknown
+// field is an error naming the field it most likely meant; a field written
+// as 0 where 0 means the default (ttl: 0s, clients: 0) is an error too:
+// leave it out for the default. Names become folders under --out, so they
+// are letters, digits, ".", "_" and "-", starting with a letter or digit.
+// A file may also declare locks served by driver processes, in any
+// language (docs/driver-protocol.md), with their traits and their
+// expectations per scenario:
 //
 //	locks:
 //	  - name: redis-py
 //	    command: python3 drivers/redispy/driver.py
 //	    nodes: 1
 //	    expect: {baseline: safe, gc-pause: unsafe}
+//
+// Such a lock runs in the scenarios its expect lists, and only there, each
+// cell gated by its expectation. A lock no scenario expects anything of (a
+// lock without expect, or one from --lock-driver) runs in every scenario
+// once named in --lock, reported as "either", not gated.
 type File struct {
 	Scenarios []Scenario `yaml:"scenarios"`
 	Locks     []LockDecl `yaml:"locks"`
+
+	// Where Load found them, for the errors Register and Apply find.
+	source      string
+	lockLines   []int
+	expectLines []map[string]int // per lock: its expect's scenarios
 }
 
 // LockDecl declares a driver lock and what it must show where.
 type LockDecl struct {
 	drivers.Driver `yaml:",inline"`
 	// Expect maps a scenario (built-in or from a file) to the lock's
-	// expectation there.
+	// expectation there. The lock runs in these scenarios only; without
+	// Expect it runs in every scenario, ungated ("either"), when named in
+	// --lock.
 	Expect map[string]Expectation `yaml:"expect"`
 }
 
 // Register registers the file's driver locks, so scenarios and the command
-// line can name them.
+// line can name them. An error names the file and line of the lock at
+// fault.
 func (f *File) Register() error {
-	for _, l := range f.Locks {
+	for i, l := range f.Locks {
 		if err := lockimpl.Register(l.Spec()); err != nil {
-			return err
+			return fmt.Errorf("%s%w", f.at(f.lockLines, i), err)
 		}
 	}
 	return nil
 }
 
 // Apply adds the file's scenarios to list (replacing same-named ones) and
-// its locks' expectations to the scenarios they name.
+// its locks' expectations to the scenarios they name. A scenario no list
+// has is an error at its line in the lock's expect.
 func (f *File) Apply(list []Scenario) ([]Scenario, error) {
 	out := Merge(list, f.Scenarios)
-	for _, l := range f.Locks {
-		for name, e := range l.Expect {
-			i := slices.IndexFunc(out, func(s Scenario) bool { return s.Name == name })
-			if i < 0 {
-				_, err := find(out, name)
-				return nil, fmt.Errorf("lock %s: expect: %w", l.Name, err)
+	for i, l := range f.Locks {
+		for _, name := range slices.Sorted(maps.Keys(l.Expect)) {
+			j := slices.IndexFunc(out, func(s Scenario) bool { return s.Name == name })
+			if j < 0 {
+				return nil, f.unknownExpect(out, i, name)
 			}
-			exp := maps.Clone(out[i].Expect)
+			exp := maps.Clone(out[j].Expect)
 			if exp == nil {
 				exp = map[string]Expectation{}
 			}
-			exp[l.Name] = e
-			out[i].Expect = exp
+			exp[l.Name] = l.Expect[name]
+			out[j].Expect = exp
 		}
 	}
 	return out, nil
 }
 
+// unknownExpect is the error for scenario name in lock i's expect.
+func (f *File) unknownExpect(list []Scenario, i int, name string) error {
+	var line []int
+	if i < len(f.expectLines) {
+		line = []int{f.expectLines[i][name]}
+	}
+	names := Names(list)
+	hint := ""
+	if s := closest(name, names); s != "" {
+		hint = " (did you mean " + s + "?)"
+	}
+	slices.Sort(names)
+	return fmt.Errorf("%s%w %q in the expect of lock %s%s; valid: %s", f.at(line, 0), ErrUnknownScenario, name, f.Locks[i].Name,
+		hint, strings.Join(names, ", "))
+}
+
 var yamlLine = regexp.MustCompile(`line (\d+): `)
 
 // LoadFile reads extra scenarios (and driver locks) from a YAML file.
-// Every error names the file and line: "extra.yaml:7: field colour not
-// found in type ...".
+// Every error names the file and line: "extra.yaml:7: scenarios: unknown
+// field colour in scenario x; valid: ...".
 func LoadFile(path string) (*File, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -100,45 +134,35 @@ func LoadFile(path string) (*File, error) {
 
 // Load parses scenarios YAML; name is used in error messages. Locks the
 // file declares count as known to its scenarios (register them with
-// File.Register before running).
+// File.Register before running). A field the types do not have is an
+// error with the field it most likely meant; a field written as 0 where 0
+// would silently mean the default (ttl: 0s, clients: 0, nodes: 0) is an
+// error too: leave it out for the default.
 func Load(b []byte, name string) (*File, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(b, &root); err != nil {
+		return nil, yamlError(name, err)
+	}
+	doc := document(&root)
+	if doc == nil {
+		return nil, fmt.Errorf("%s: %w (no scenarios or locks)", name, ErrEmptyFile)
+	}
+	if le := checkFields(doc); le != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, le.line, le.err)
+	}
 	var f File
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)
 	if err := dec.Decode(&f); err != nil {
 		return nil, yamlError(name, err)
 	}
-	var root yaml.Node
-	_ = yaml.Unmarshal(b, &root)
-	declared := map[string]bool{}
-	for i, l := range f.Locks {
-		line := itemLine(&root, "locks", i)
-		if err := l.Validate(); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		for sc, e := range l.Expect {
-			if !e.Valid() {
-				return nil, fmt.Errorf("%s:%d: %w: lock %s: expect %s: %q is not one of %v",
-					name, line, ErrInvalid, l.Name, sc, e, results.Expectations)
-			}
-		}
-		declared[l.Name] = true
+	f.source = name
+	declared, le := f.loadLocks(doc)
+	if le == nil {
+		le = f.loadScenarios(doc, declared)
 	}
-	// The node tree gives each scenario's line for the errors Validate finds.
-	lines := scenarioLines(&root)
-	seen := map[string]int{}
-	for i, s := range f.Scenarios {
-		line := 0
-		if i < len(lines) {
-			line = lines[i]
-		}
-		if err := s.validate(declared); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
-		}
-		if prev, dup := seen[s.Name]; dup {
-			return nil, fmt.Errorf("%s:%d: %w: scenario %q is defined twice (first at line %d)", name, line, ErrInvalid, s.Name, prev)
-		}
-		seen[s.Name] = line
+	if le != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, le.line, le.err)
 	}
 	if len(f.Scenarios) == 0 && len(f.Locks) == 0 {
 		return nil, fmt.Errorf("%s:1: %w: no scenarios and no locks (want a top-level \"scenarios:\" or \"locks:\" list)", name, ErrInvalid)
@@ -146,52 +170,103 @@ func Load(b []byte, name string) (*File, error) {
 	return &f, nil
 }
 
-// itemLine is the line of item i of a top-level list, or 0.
-func itemLine(root *yaml.Node, list string, i int) int {
-	if len(root.Content) == 0 {
-		return 0
+// document is the file's top node, or nil for a file with none (empty,
+// comments only, or a bare null).
+func document(root *yaml.Node) *yaml.Node {
+	if root.Kind != yaml.DocumentNode || len(root.Content) == 0 {
+		return nil
 	}
-	doc := root.Content[0]
-	for k := 0; k+1 < len(doc.Content); k += 2 {
-		if doc.Content[k].Value == list && i < len(doc.Content[k+1].Content) {
-			return doc.Content[k+1].Content[i].Line
-		}
+	if doc := root.Content[0]; doc.Kind != yaml.ScalarNode || doc.Tag != "!!null" {
+		return doc
 	}
-	return 0
+	return nil
 }
 
-// yamlError turns yaml.v3's "yaml: line 7: ..." into "file:7: ...".
+// loadLocks checks the file's lock declarations and notes their lines; it
+// returns their names, known to the file's scenarios.
+func (f *File) loadLocks(doc *yaml.Node) (map[string]bool, *lineError) {
+	nodes := items(doc, "locks")
+	declared := map[string]bool{}
+	for i, l := range f.Locks {
+		m := nodeAt(nodes, i)
+		f.lockLines = append(f.lockLines, m.Line)
+		if le := explicitZeroNodes(m, l); le != nil {
+			return nil, le
+		}
+		if err := l.Validate(); err != nil {
+			return nil, &lineError{m.Line, err}
+		}
+		lines := map[string]int{}
+		if exp := value(m, "expect"); exp != nil && exp.Kind == yaml.MappingNode {
+			for k := 0; k+1 < len(exp.Content); k += 2 {
+				lines[exp.Content[k].Value] = exp.Content[k].Line
+			}
+		}
+		f.expectLines = append(f.expectLines, lines)
+		for sc, e := range l.Expect {
+			if !e.Valid() {
+				return nil, &lineError{max(lines[sc], m.Line), fmt.Errorf("%w: lock %s: expect %s: %q is not one of %v",
+					ErrInvalid, l.Name, sc, e, results.Expectations)}
+			}
+		}
+		declared[l.Name] = true
+	}
+	return declared, nil
+}
+
+// loadScenarios checks the file's scenarios, each at its line.
+func (f *File) loadScenarios(doc *yaml.Node, declared map[string]bool) *lineError {
+	nodes := items(doc, "scenarios")
+	seen := map[string]int{}
+	for i, s := range f.Scenarios {
+		m := nodeAt(nodes, i)
+		if le := explicitZero(m, s); le != nil {
+			return le
+		}
+		if err := s.validate(declared); err != nil {
+			return &lineError{m.Line, err}
+		}
+		if prev, dup := seen[s.Name]; dup {
+			return &lineError{m.Line, fmt.Errorf("%w: scenario %q is defined twice (first at line %d)", ErrInvalid, s.Name, prev)}
+		}
+		seen[s.Name] = m.Line
+	}
+	return nil
+}
+
+// nodeAt is entry i of a list's nodes (an empty node past its end).
+func nodeAt(nodes []*yaml.Node, i int) *yaml.Node {
+	if i < len(nodes) {
+		return nodes[i]
+	}
+	return &yaml.Node{}
+}
+
+// at is "FILE:LINE: " for a line of the file the declarations came from,
+// "" when they came from elsewhere.
+func (f *File) at(lines []int, i int) string {
+	switch {
+	case f.source == "":
+		return ""
+	case i < len(lines) && lines[i] > 0:
+		return fmt.Sprintf("%s:%d: ", f.source, lines[i])
+	}
+	return f.source + ": "
+}
+
+// yamlError turns yaml.v3's "yaml: line 7: ..." into "file:7: ...", its
+// Go type names into words.
 func yamlError(name string, err error) error {
+	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {
-		msg := te.Errors[0]
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			return fmt.Errorf("%s:%s: %w: %s", name, m[1], ErrInvalid, yamlLine.ReplaceAllString(msg, ""))
-		}
-		return fmt.Errorf("%s: %w: %s", name, ErrInvalid, msg)
+		msg = plainTypeError(te.Errors[0])
 	}
-	msg := err.Error()
+	msg = strings.TrimPrefix(msg, "yaml: ")
 	if m := yamlLine.FindStringSubmatch(msg); m != nil {
 		return fmt.Errorf("%s:%s: %w: %s", name, m[1], ErrInvalid, yamlLine.ReplaceAllString(msg, ""))
 	}
 	return fmt.Errorf("%s:1: %w: %s", name, ErrInvalid, msg)
-}
-
-func scenarioLines(root *yaml.Node) []int {
-	if len(root.Content) == 0 {
-		return nil
-	}
-	doc := root.Content[0]
-	for i := 0; i+1 < len(doc.Content); i += 2 {
-		if doc.Content[i].Value == "scenarios" {
-			var out []int
-			for _, item := range doc.Content[i+1].Content {
-				out = append(out, item.Line)
-			}
-			return out
-		}
-	}
-	return nil
 }
 
 // Merge returns base with extra added; an extra scenario with a base

@@ -1,0 +1,304 @@
+package scenarios
+
+import (
+	"fmt"
+	"reflect"
+	"regexp"
+	"slices"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+
+	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/internal/safename"
+	"github.com/lockchaos/lockchaos/results"
+)
+
+// lineError is an error at a line of a scenarios file.
+type lineError struct {
+	line int
+	err  error
+}
+
+// The fields each mapping of a scenarios file may have, from the types'
+// yaml tags (inline structs included), in declaration order.
+var (
+	fileFields     = yamlFields(reflect.TypeFor[File]())
+	scenarioFields = yamlFields(reflect.TypeFor[Scenario]())
+	faultFields    = yamlFields(reflect.TypeFor[faults.Spec]())
+	lockFields     = yamlFields(reflect.TypeFor[LockDecl]())
+)
+
+func yamlFields(t reflect.Type) []string {
+	var out []string
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, opts, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		switch {
+		case name == "-" || !f.IsExported():
+		case name == "" && strings.Contains(","+opts+",", ",inline,"):
+			out = append(out, yamlFields(f.Type)...)
+		case name == "":
+			out = append(out, strings.ToLower(f.Name))
+		default:
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// checkFields finds the first unknown field of the file's tree, with the
+// field it most likely meant: "unknown field signal_loss in lock rb (did
+// you mean signals_loss?); valid: ...". A tree of another shape is left to
+// the decoder to describe.
+func checkFields(doc *yaml.Node) *lineError {
+	if doc.Kind != yaml.MappingNode {
+		return nil
+	}
+	if err := unknownField(doc, fileFields, "at the top level"); err != nil {
+		return err
+	}
+	for i, sc := range items(doc, "scenarios") {
+		what := "in scenario " + itemName(sc, i)
+		if err := unknownField(sc, scenarioFields, what); err != nil {
+			return err
+		}
+		for j, f := range items(sc, "faults") {
+			if err := unknownField(f, faultFields, "in fault "+fmt.Sprint(j+1)+" of scenario "+itemName(sc, i)); err != nil {
+				return err
+			}
+		}
+	}
+	for i, l := range items(doc, "locks") {
+		if err := unknownField(l, lockFields, "in lock "+itemName(l, i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func unknownField(m *yaml.Node, valid []string, what string) *lineError {
+	if m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		key := m.Content[k]
+		if key.Kind != yaml.ScalarNode || slices.Contains(valid, key.Value) {
+			continue
+		}
+		hint := ""
+		if s := closest(key.Value, valid); s != "" {
+			hint = " (did you mean " + s + "?)"
+		}
+		return &lineError{key.Line, fmt.Errorf("%w %s %s%s; valid: %s", ErrUnknownField, key.Value, what, hint, strings.Join(valid, ", "))}
+	}
+	return nil
+}
+
+// value is the node under key in mapping m, or nil.
+func value(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value == key {
+			return m.Content[k+1]
+		}
+	}
+	return nil
+}
+
+// keyNode is the key node of key in mapping m (for its line), or nil.
+func keyNode(m *yaml.Node, key string) *yaml.Node {
+	if m == nil || m.Kind != yaml.MappingNode {
+		return nil
+	}
+	for k := 0; k+1 < len(m.Content); k += 2 {
+		if m.Content[k].Value == key {
+			return m.Content[k]
+		}
+	}
+	return nil
+}
+
+// items are the entries of the list under key in mapping m.
+func items(m *yaml.Node, key string) []*yaml.Node {
+	if v := value(m, key); v != nil && v.Kind == yaml.SequenceNode {
+		return v.Content
+	}
+	return nil
+}
+
+// itemName names entry i of a list in a message: its name field, quoted
+// when it is not a plain name, else its position ("#2").
+func itemName(m *yaml.Node, i int) string {
+	v := value(m, "name")
+	switch {
+	case v == nil || v.Kind != yaml.ScalarNode || v.Value == "":
+		return fmt.Sprintf("#%d", i+1)
+	case safename.Valid(v.Value):
+		return v.Value
+	}
+	return fmt.Sprintf("%q", v.Value)
+}
+
+// closest is the valid name nearest to s by edit distance (case aside),
+// or "" when none is near enough to be a likely typo.
+func closest(s string, valid []string) string {
+	best, bestDist := "", 3
+	if len(s) <= 3 {
+		bestDist = 2
+	}
+	for _, v := range valid {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(v)); d < bestDist {
+			best, bestDist = v, d
+		}
+	}
+	return best
+}
+
+// editDistance is Levenshtein's distance between a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
+}
+
+// A zero rule is a scenario field whose zero value means "the default":
+// written out as 0 in a file, it is a mistake (the default is what leaving
+// it out gives), unless the other end of its range is set, where 0 is a
+// value like any other.
+type zeroRule struct {
+	field string
+	get   func(Scenario) any
+	// meaningful says 0 means 0 here (the range's other end is set).
+	meaningful func(Scenario) bool
+	// advice says what to do instead, given the defaults (default: "FIELD
+	// must be positive; leave it out for the default D").
+	advice func(d Scenario) string
+}
+
+var zeroRules = []zeroRule{
+	{field: "ttl", get: func(s Scenario) any { return s.TTL }},
+	{field: "duration", get: func(s Scenario) any { return s.Duration }},
+	{field: "clients", get: func(s Scenario) any { return s.Clients }},
+	{field: "keys", get: func(s Scenario) any { return s.Keys }},
+	{field: "call_timeout", get: func(s Scenario) any { return s.CallTimeout }},
+	{field: "first_fault", get: func(s Scenario) any { return s.FirstFault }},
+	{field: "work_min", get: func(s Scenario) any { return s.WorkMin },
+		meaningful: func(s Scenario) bool { return s.WorkMax > 0 },
+		advice: func(d Scenario) string {
+			return fmt.Sprintf("work_min 0 needs a positive work_max; leave both out for the default %v-%v", d.WorkMin, d.WorkMax)
+		}},
+	{field: "work_max", get: func(s Scenario) any { return s.WorkMax },
+		advice: func(d Scenario) string {
+			return fmt.Sprintf("work_max must be positive; leave work_min and work_max out for the default %v-%v", d.WorkMin, d.WorkMax)
+		}},
+	{field: "gap_min", get: func(s Scenario) any { return s.GapMin },
+		meaningful: func(s Scenario) bool { return s.GapMax > 0 },
+		advice: func(d Scenario) string {
+			return fmt.Sprintf("gap_min 0 needs a positive gap_max; leave both out for the default %v-%v", d.GapMin, d.GapMax)
+		}},
+	{field: "gap_max", get: func(s Scenario) any { return s.GapMax },
+		advice: func(d Scenario) string {
+			return fmt.Sprintf("gap_max must be positive; leave gap_min and gap_max out for the default %v-%v", d.GapMin, d.GapMax)
+		}},
+}
+
+// explicitZero finds a field of scenario s (its node m) written as 0 where
+// 0 would silently mean the default.
+func explicitZero(m *yaml.Node, s Scenario) *lineError {
+	defaults := Scenario{}.WithDefaults()
+	for _, r := range zeroRules {
+		key := keyNode(m, r.field)
+		if key == nil || !reflect.ValueOf(r.get(s)).IsZero() || r.meaningful != nil && r.meaningful(s) {
+			continue
+		}
+		advice := fmt.Sprintf("%s must be positive; leave it out for the default %v", r.field, r.get(defaults))
+		if r.advice != nil {
+			advice = r.advice(defaults)
+		}
+		return &lineError{key.Line, fmt.Errorf("%w %q: %s", ErrInvalid, s.Name, advice)}
+	}
+	return nil
+}
+
+// explicitZeroNodes finds a lock declaring nodes: 0 (a driver lock needs
+// Redis: the default is 1).
+func explicitZeroNodes(m *yaml.Node, l LockDecl) *lineError {
+	if key := keyNode(m, "nodes"); key != nil && l.Nodes == 0 {
+		return &lineError{key.Line, fmt.Errorf("%w: lock %q: nodes must be positive; "+
+			"leave it out for the default 1 (a driver lock always needs Redis)", drivers.ErrInvalid, l.Name)}
+	}
+	return nil
+}
+
+var typeErrorText = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `(.*)`)? into (\\S+)$")
+
+// The types a scenarios file's values decode into, in words.
+var typeWords = map[string]string{
+	"[]scenarios.Scenario":           "a list of scenarios (- name: ...)",
+	"scenarios.Scenario":             "a scenario (name: ..., expect: ...)",
+	"[]scenarios.LockDecl":           "a list of locks (- name: ...)",
+	"scenarios.LockDecl":             "a lock (name: ..., command: ...)",
+	"[]faults.Spec":                  "a list of faults (- kind: ...)",
+	"faults.Spec":                    "a fault (kind: ...)",
+	"map[string]results.Expectation": "a mapping of names to expectations (name: safe)",
+	"results.Expectation":            "an expectation (" + expectationList() + ")",
+	"time.Duration":                  "a duration (such as 300ms or 2s)",
+	"int":                            "a whole number",
+	"*int":                           "a whole number",
+	"*float64":                       "a number",
+	"bool":                           "true or false",
+	"string":                         "a string",
+	"deployment.Topology":            "a topology name",
+	"netfault.Direction":             "a direction",
+}
+
+func expectationList() string {
+	out := make([]string, len(results.Expectations))
+	for i, e := range results.Expectations {
+		out[i] = string(e)
+	}
+	return strings.Join(out, ", ")
+}
+
+var kindWords = map[string]string{"map": "a mapping", "seq": "a list", "null": "nothing"}
+
+// plainTypeError rewrites yaml.v3's "line 3: cannot unmarshal !!str `soon`
+// into time.Duration" as "line 3: want a duration (such as 300ms or 2s),
+// got `soon`".
+func plainTypeError(msg string) string {
+	m := typeErrorText.FindStringSubmatchIndex(msg)
+	if m == nil {
+		return msg
+	}
+	kind, val, into := msg[m[2]:m[3]], "", msg[m[6]:m[7]]
+	if m[4] >= 0 {
+		val = msg[m[4]:m[5]]
+	}
+	want, ok := typeWords[into]
+	if !ok {
+		return msg
+	}
+	got := "`" + val + "`"
+	if w, ok := kindWords[kind]; ok || val == "" {
+		got = w
+	}
+	return msg[:m[0]] + "want " + want + ", got " + got
+}
