@@ -137,11 +137,12 @@ func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, er
 		if err != nil {
 			return nil, err
 		}
+		// Both errors name FILE:LINE themselves.
 		if err := file.Register(); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return nil, err
 		}
 		if catalog, err = file.Apply(catalog); err != nil {
-			return nil, fmt.Errorf("%s: %w", f, err)
+			return nil, err
 		}
 	}
 	return catalog, nil
