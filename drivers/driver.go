@@ -21,9 +21,11 @@ var ErrInvalid = errors.New("drivers: invalid driver")
 
 // Driver declares a lock served by a driver process, with its traits.
 type Driver struct {
-	Name    string `yaml:"name" json:"name"`
-	Doc     string `yaml:"doc,omitempty" json:"doc,omitempty"`
-	Command string `yaml:"command" json:"command"` // run with sh -c
+	Name string `yaml:"name" json:"name"`
+	Doc  string `yaml:"doc,omitempty" json:"doc,omitempty"`
+	// Command runs with sh -c; a simple one is exec'd after its leading
+	// VAR=value assignments (docs/driver-protocol.md, Start).
+	Command string `yaml:"command" json:"command"`
 	// Nodes the lock needs: 1 (default) for one service address, N > 1
 	// for independent primaries. A driver lock always needs Redis.
 	Nodes       int  `yaml:"nodes,omitempty" json:"nodes,omitempty"`

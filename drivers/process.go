@@ -3,6 +3,7 @@ package drivers
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -16,9 +17,11 @@ import (
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
+// helloTimeout is how long a driver has to write its hello line.
+var helloTimeout = 10 * time.Second
+
 // Timeouts of the protocol.
 const (
-	helloTimeout = 10 * time.Second
 	// answerGrace is how long past its own timeout a request may stay
 	// unanswered (time the pod spends paused does not count) before the
 	// driver counts as hung.
@@ -26,26 +29,20 @@ const (
 	exitGrace   = time.Second
 )
 
-type request struct {
-	ID        int64  `json:"id"`
-	Op        string `json:"op"`
-	Key       string `json:"key,omitempty"`
-	Lease     int64  `json:"lease,omitempty"`
-	TimeoutMS int64  `json:"timeout_ms,omitempty"`
-}
+// flushHint is the usual reason a driver seems mute: its stdout is a pipe,
+// which most languages buffer.
+const flushHint = "is its stdout buffered? A driver must flush stdout after every line " +
+	"(Python print(..., flush=True), Ruby $stdout.sync = true, C fflush(stdout))"
 
-// message is any line a driver writes.
-type message struct {
-	Hello   string `json:"hello"`
-	Version int    `json:"version"`
-	Name    string `json:"name"`
-	ID      *int64 `json:"id"`
-	Result  string `json:"result"`
-	Lease   int64  `json:"lease"`
-	Token   string `json:"token"`
-	Fence   uint64 `json:"fence"`
-	Error   string `json:"error"`
-	Lost    *int64 `json:"lost"`
+// brokenError is a driver's failure, a lockimpl.ErrBroken. Its text names
+// the driver and pod once, under this package's prefix alone.
+type brokenError struct{ msg string }
+
+func (e *brokenError) Error() string { return "drivers: " + e.msg }
+func (e *brokenError) Unwrap() error { return lockimpl.ErrBroken }
+
+func broken(d Driver, pod int, format string, args ...any) error {
+	return &brokenError{fmt.Sprintf("driver %s (pod %d) ", d.Name, pod) + fmt.Sprintf(format, args...)}
 }
 
 // proc is one pod's driver process and the Locker over it.
@@ -55,12 +52,14 @@ type proc struct {
 	cmd    *exec.Cmd
 	stdin  io.WriteCloser
 	stderr *tail
+	tag    string        // the TagVar of every process of this driver
+	start  uint64        // when the driver started, as /proc says (see reap)
 	done   chan struct{} // closed when the reader has ended
 	exited chan struct{} // closed when the process has been reaped
 
 	mu      sync.Mutex
 	nextID  int64
-	pending map[int64]chan message
+	pending map[int64]waiter
 	leases  map[int64]*lease
 	// lostEarly holds lost notices for leases not registered yet: a
 	// driver may send {"lost"} right behind the "ok" that granted it.
@@ -70,12 +69,19 @@ type proc struct {
 	resumed   time.Time
 }
 
+// waiter is a request waiting for its answer.
+type waiter struct {
+	op string
+	ch chan message // buffered: a caller that gave up does not block the reader
+}
+
 // start runs the driver for one pod and waits for its hello.
 func start(d Driver, env lockimpl.Env) (*proc, error) {
-	p := &proc{d: d, pod: env.Pod, pending: map[int64]chan message{}, leases: map[int64]*lease{}, lostEarly: map[int64]bool{},
-		done: make(chan struct{}), exited: make(chan struct{})}
+	sweepOnce.Do(sweepOrphans)
+	p := &proc{d: d, pod: env.Pod, pending: map[int64]waiter{}, leases: map[int64]*lease{}, lostEarly: map[int64]bool{},
+		tag: newTag(), done: make(chan struct{}), exited: make(chan struct{})}
 	p.cmd = exec.Command("sh", "-c", shellLine(d.Command))
-	p.cmd.Env = append(os.Environ(),
+	p.cmd.Env = append(os.Environ(), TagVar+"="+p.tag,
 		"LOCKCHAOS_PROTOCOL="+strconv.Itoa(Version),
 		"LOCKCHAOS_POD="+strconv.Itoa(env.Pod),
 		"LOCKCHAOS_ADDRS="+strings.Join(env.Addrs, ","),
@@ -85,21 +91,21 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	// and it dies with the harness, however the harness dies.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	var err error
-	if p.stderr, err = newTail(env.Dir, fmt.Sprintf("driver-%s-pod%d.stderr", d.Name, env.Pod)); err != nil {
-		return nil, err
+	if p.stderr, err = newTail(env.Dir, stderrName(d.Name, env.Pod)); err != nil {
+		return nil, broken(d, env.Pod, "stderr file: %v", err)
 	}
 	p.cmd.Stderr = p.stderr
 	// A grandchild that keeps stderr open must not keep Wait (and so
 	// Close) from returning.
 	p.cmd.WaitDelay = exitGrace
 	if p.stdin, err = p.cmd.StdinPipe(); err != nil {
-		return nil, err
+		return nil, broken(d, env.Pod, "stdin: %v", err)
 	}
 	// A pipe of our own, not StdoutPipe: Wait must not close it under the
 	// reader, or the last lines of a driver that exits are lost.
 	stdout, w, err := os.Pipe()
 	if err != nil {
-		return nil, err
+		return nil, broken(d, env.Pod, "stdout: %v", err)
 	}
 	p.cmd.Stdout = w
 	err = p.cmd.Start()
@@ -107,7 +113,10 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	if err != nil {
 		stdout.Close()
 		p.stderr.Close()
-		return nil, fmt.Errorf("%w: driver %s: %w", lockimpl.ErrBroken, d.Name, err)
+		return nil, broken(d, env.Pod, "did not start: %v", err)
+	}
+	if st, ok := readStat(p.cmd.Process.Pid); ok {
+		p.start = st.start
 	}
 	go func() { _ = p.cmd.Wait(); stdout.Close(); close(p.exited) }()
 	lines := bufio.NewScanner(stdout)
@@ -115,6 +124,7 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	if err := p.hello(lines); err != nil {
 		_ = p.stdin.Close()
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+		reap(p.tag, p.start, nil)
 		<-p.exited
 		p.stderr.Close()
 		return nil, err
@@ -136,7 +146,7 @@ func (p *proc) hello(lines *bufio.Scanner) error {
 		}
 		var m message
 		if err := decodeMessage(lines.Bytes(), &m); err != nil || m.Hello != "lockchaos-driver" {
-			got <- p.fail("first line is not a hello: %q", clip(lines.Text()))
+			got <- p.fail(`first line is not a hello ({"hello": "lockchaos-driver", "version": %d}): %q`, Version, clip(lines.Text()))
 			return
 		}
 		if m.Version != Version {
@@ -149,7 +159,7 @@ func (p *proc) hello(lines *bufio.Scanner) error {
 	case err := <-got:
 		return err
 	case <-time.After(helloTimeout):
-		return p.fail("sent no hello line within %v", helloTimeout)
+		return p.fail("sent no hello line within %v; %s", helloTimeout, flushHint)
 	}
 }
 
@@ -159,28 +169,62 @@ func (p *proc) read(lines *bufio.Scanner) {
 	defer close(p.done)
 	for lines.Scan() {
 		var m message
-		if err := decodeMessage(lines.Bytes(), &m); err != nil || (m.ID == nil && m.Lost == nil) {
-			_ = p.fail("wrote a line that is not a protocol message: %q", clip(lines.Text())) // kept in p.broken for every caller
+		err := decodeMessage(lines.Bytes(), &m)
+		if what := whatIsWrong(lines.Bytes(), &m, err); what != "" {
+			// kept in p.broken for every caller
+			_ = p.fail("wrote a line that is not a protocol message (%s): %q", what, clip(lines.Text()))
 			return
 		}
-		p.mu.Lock()
 		if m.Lost != nil {
-			if l := p.leases[*m.Lost]; l != nil {
-				l.lose()
-			} else {
-				p.lostEarly[*m.Lost] = true
-			}
-			p.mu.Unlock()
+			p.lose(*m.Lost)
 			continue
 		}
-		ch := p.pending[*m.ID]
-		delete(p.pending, *m.ID)
-		p.mu.Unlock()
-		if ch != nil {
-			ch <- m // buffered: a caller that gave up does not block the reader
+		if what := p.deliver(m); what != "" {
+			_ = p.fail("%s: %q", what, clip(lines.Text())) // kept in p.broken for every caller
+			return
 		}
 	}
 	_ = p.fail("exited (%s)", p.exitStatus()) // kept in p.broken for every caller
+}
+
+// lose ends the lease a {"lost"} notice names, or remembers the notice
+// for a lease whose grant is still on its way to the caller.
+func (p *proc) lose(id int64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if l := p.leases[id]; l != nil {
+		l.lose()
+	} else {
+		p.lostEarly[id] = true
+	}
+}
+
+// deliver hands an answer to the request waiting for it, or says what is
+// wrong with it: no request waits for its id, or it is no answer to it.
+func (p *proc) deliver(m message) string {
+	p.mu.Lock()
+	id := *m.ID
+	w, waiting := p.pending[id]
+	what := ""
+	switch {
+	case !waiting && id >= 1 && id <= p.nextID:
+		what = fmt.Sprintf("answered request %d twice", id)
+	case !waiting:
+		what = fmt.Sprintf("answered request %d, which it was never sent", id)
+	case m.Result != resultOK && m.Result != resultRefused && m.Result != resultError:
+		what = fmt.Sprintf("answered %s request %d with result %q (want ok, refused or error)", w.op, id, m.Result)
+	case w.op == opAcquire && m.Result == resultOK && m.Lease == nil:
+		what = fmt.Sprintf("granted an acquire without a lease (request %d)", id)
+	case w.op == opAcquire && m.Result == resultOK && p.leases[*m.Lease] != nil:
+		what = fmt.Sprintf("granted lease %d again before its release (request %d)", *m.Lease, id)
+	default:
+		delete(p.pending, id)
+	}
+	p.mu.Unlock()
+	if what == "" {
+		w.ch <- m
+	}
+	return what
 }
 
 // call sends one request and waits for its answer, the caller's context,
@@ -198,7 +242,7 @@ func (p *proc) call(ctx context.Context, r request) (message, error) {
 	p.nextID++
 	r.ID = p.nextID
 	ch := make(chan message, 1)
-	p.pending[r.ID] = ch
+	p.pending[r.ID] = waiter{op: r.Op, ch: ch}
 	hang := p.watchHang(r, time.Duration(r.TimeoutMS)*time.Millisecond+answerGrace)
 	p.mu.Unlock()
 	if _, err := p.stdin.Write(appendRequest(make([]byte, 0, 128), r)); err != nil {
@@ -241,7 +285,8 @@ func (p *proc) watchHang(r request, d time.Duration) *time.Timer {
 		}
 		p.mu.Unlock()
 		if waiting && !excused {
-			_ = p.fail("did not answer request %d (%s %s) within %v", r.ID, r.Op, r.Key, d) // kept in p.broken for every caller
+			// kept in p.broken for every caller
+			_ = p.fail("did not answer request %d (%s %s) within %v; %s", r.ID, r.Op, r.Key, d, flushHint)
 		}
 	})
 	return t
@@ -252,11 +297,10 @@ func (p *proc) fail(format string, args ...any) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.broken == nil {
-		p.broken = fmt.Errorf("%w: driver %s (pod %d) %s; its stderr: %s", lockimpl.ErrBroken, p.d.Name, p.pod,
-			fmt.Sprintf(format, args...), p.stderr.Last())
-		for id, ch := range p.pending {
+		p.broken = broken(p.d, p.pod, "%s; its stderr: %s", fmt.Sprintf(format, args...), p.stderr.Last())
+		for id, w := range p.pending {
 			delete(p.pending, id)
-			close(ch)
+			close(w.ch)
 		}
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 	}
@@ -267,7 +311,7 @@ func (p *proc) brokenErr() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.broken == nil {
-		return fmt.Errorf("%w: driver %s (pod %d) ended", lockimpl.ErrBroken, p.d.Name, p.pod)
+		return broken(p.d, p.pod, "ended")
 	}
 	return p.broken
 }
@@ -298,80 +342,32 @@ func (p *proc) cont() {
 }
 
 // Close ends the driver: stdin closed, a moment to exit, then the whole
-// process group killed. It is what a pod shutting down does.
+// process group killed, and every other process of the driver (see reap).
+// It is what a pod shutting down does.
 func (p *proc) Close() error {
+	tree := descendants(processes(^uint64(0)), p.cmd.Process.Pid)
 	_ = p.stdin.Close()
-	select {
-	case <-p.exited:
-	case <-time.After(exitGrace):
-	}
+	p.waitExit(exitGrace)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGCONT)
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	reap(p.tag, p.start, tree)
 	<-p.exited
 	<-p.done
 	return p.stderr.Close()
 }
 
-// Acquire implements lockimpl.Locker.
-func (p *proc) Acquire(ctx context.Context, key string) (lockimpl.Lease, error) {
-	m, err := p.call(ctx, request{Op: "acquire", Key: key})
-	if err != nil {
-		return nil, err
-	}
-	switch m.Result {
-	case "ok":
-		l := &lease{p: p, id: m.Lease, token: m.Token, fence: m.Fence, key: key, lost: make(chan struct{})}
-		p.mu.Lock()
-		p.leases[m.Lease] = l
-		if p.lostEarly[m.Lease] {
-			delete(p.lostEarly, m.Lease)
-			l.lose()
+// waitExit waits up to d for the driver's own process to end; not for its
+// stderr to close, which a process it left behind may hold.
+func (p *proc) waitExit(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for time.Now().Before(deadline) {
+		select {
+		case <-p.exited:
+			return
+		case <-time.After(5 * time.Millisecond):
 		}
-		p.mu.Unlock()
-		return l, nil
-	case "refused":
-		return nil, lockimpl.ErrNotAcquired
-	case "error":
-		return nil, fmt.Errorf("drivers: %s acquire %s: %s", p.d.Name, key, m.Error)
+		if errors.Is(p.cmd.Process.Signal(syscall.Signal(0)), os.ErrProcessDone) {
+			return
+		}
 	}
-	return nil, p.fail("answered an acquire with result %q (want ok, refused or error)", m.Result)
-}
-
-type lease struct {
-	p          *proc
-	id         int64
-	key, token string
-	fence      uint64
-	lost       chan struct{}
-	lostOnce   sync.Once
-}
-
-func (l *lease) Token() string { return l.token }
-func (l *lease) Fence() uint64 { return l.fence }
-func (l *lease) Lost() <-chan struct{} {
-	if !l.p.d.SignalsLoss {
-		return nil
-	}
-	return l.lost
-}
-func (l *lease) lose() { l.lostOnce.Do(func() { close(l.lost) }) }
-
-// Release implements lockimpl.Lease.
-func (l *lease) Release(ctx context.Context) error {
-	m, err := l.p.call(ctx, request{Op: "release", Key: l.key, Lease: l.id})
-	l.p.mu.Lock()
-	delete(l.p.leases, l.id)
-	l.p.mu.Unlock()
-	if err != nil {
-		return err
-	}
-	switch m.Result {
-	case "ok":
-		return nil
-	case "refused":
-		return lockimpl.ErrNotHeld
-	case "error":
-		return fmt.Errorf("drivers: %s release %s: %s", l.p.d.Name, l.key, m.Error)
-	}
-	return l.p.fail("answered a release with result %q (want ok, refused or error)", m.Result)
 }

@@ -1,12 +1,19 @@
 package drivers
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
 )
+
+// stderrName is the file a pod's driver's stderr goes to, in the cell's
+// folder: docs/driver-protocol.md names it.
+func stderrName(driver string, pod int) string {
+	return fmt.Sprintf("driver-%s-pod%d.stderr", driver, pod)
+}
 
 // tail keeps a driver's stderr: in the cell's folder when there is one,
 // and its last lines in memory for errors.
@@ -75,15 +82,4 @@ func clip(s string) string {
 		return s[:200] + "..."
 	}
 	return s
-}
-
-// shellLine is the line sh runs. A simple command is exec'd, so the driver
-// replaces the shell and the parent-death signal reaches the driver itself
-// when the harness dies; a compound one (a pipeline, a list) runs under the
-// shell, and its drivers end on their stdin closing, as the protocol says.
-func shellLine(command string) string {
-	if strings.ContainsAny(command, ";&|()\n`") {
-		return command
-	}
-	return "exec " + command
 }

@@ -13,6 +13,7 @@ var wireLines = []string{
 	`{"hello":"lockchaos-driver","version":9}`,
 	`{"id":1,"result":"ok","lease":7,"token":"4f2c0a1b2c3d4e5f60718293a4b5c6d7","fence":12}`,
 	`{"fence":0,"id":12345,"lease":12345,"result":"ok","token":"4f2c"}`,
+	`{"id":1,"result":"ok","lease":0}`,
 	`{"id": 2, "result": "refused"}`,
 	`{"id":3,"result":"error","error":"timeout reading from socket <10.0.0.1:6379> & more"}`,
 	`{"id":3,"result":"error","error":"Error 111 connecting to 127.0.0.1:4000. Connection refused."}`,
@@ -31,6 +32,7 @@ var wireLines = []string{
 	`{"ID":6,"Result":"ok"}`,
 	`{"id":6,"id":7,"result":"ok"}`,
 	`{"id":null,"lost":8}`,
+	`{"id":1,"result":"ok","lease":null}`,
 	`{"id":6,"result":"ok","extra":{"a":[1,2]}}`,
 	`{"id":1.0,"result":"ok"}`,
 	`{"id":1e3,"result":"ok"}`,
@@ -60,7 +62,7 @@ func TestDecodeMessageIsJSONUnmarshal(t *testing.T) {
 	for _, l := range wireLines {
 		checkDecode(t, []byte(l))
 	}
-	for _, l := range wireLines[:14] {
+	for _, l := range wireLines[:15] {
 		var m message
 		if !fastMessage([]byte(l), &m) {
 			t.Errorf("%q: not decoded by the fast path", l)
@@ -97,8 +99,9 @@ func show(m message) string {
 func TestAppendRequestIsJSONMarshal(t *testing.T) {
 	for _, r := range []request{
 		{ID: 1, Op: "acquire", Key: "order:1", TimeoutMS: 250},
-		{ID: 2, Op: "release", Key: "order:1", Lease: 7, TimeoutMS: 1000},
-		{ID: 3, Op: "release", Lease: -1},
+		{ID: 2, Op: "release", Key: "order:1", Lease: ref(7), TimeoutMS: 1000},
+		{ID: 3, Op: "release", Lease: ref(-1)},
+		{ID: 4, Op: "release", Key: "order:1", Lease: ref(0), TimeoutMS: 1},
 		{ID: -4, Op: "acquire", Key: `odd "key" \ <tag> & é ` + "\x00\n\xff\u2028"},
 		{},
 	} {
@@ -110,9 +113,12 @@ func FuzzAppendRequest(f *testing.F) {
 	f.Add(int64(1), "acquire", "order:1", int64(0), int64(250))
 	f.Add(int64(2), "release", "k\"\\<\xff", int64(7), int64(0))
 	f.Fuzz(func(t *testing.T, id int64, op, key string, lease, timeout int64) {
-		checkRequest(t, request{ID: id, Op: op, Key: key, Lease: lease, TimeoutMS: timeout})
+		checkRequest(t, request{ID: id, Op: op, Key: key, Lease: &lease, TimeoutMS: timeout})
+		checkRequest(t, request{ID: id, Op: op, Key: key, TimeoutMS: timeout})
 	})
 }
+
+func ref(n int64) *int64 { return &n }
 
 func checkRequest(t *testing.T, r request) {
 	t.Helper()

@@ -211,6 +211,16 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 		// lock and a fresh resource, so its history checks on its own.
 		wait.Sleep(ctx, p.Scenario.TTL)
 	}
+	control := workload.NewControl(p.Scenario.Clients)
+	if dial := dep.Dialer(); dial != nil {
+		control.UseDialer(dial)
+	}
+	pods := newPods(p, dep, control)
+	defer pods.close()
+	// Every pod's lock is ready before the history's clock starts (a
+	// driver process can take a second to start on a busy machine): its
+	// first event, the first fault and the first cycle come after.
+	buildErr := pods.build(p.Scenario.Clients)
 	r, err := startRecording(ctx, p, part)
 	if err != nil {
 		return partRun{}, err
@@ -220,18 +230,11 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 			_, _ = r.end() // only when the part panics: the panic is what the caller sees
 		}
 	}()
-	control := workload.NewControl(p.Scenario.Clients)
-	if dial := dep.Dialer(); dial != nil {
-		control.UseDialer(dial)
-	}
-	pods := newPods(p, dep, control, r.rec)
-	defer pods.close()
-	// Every pod's lock is ready before the first fault or cycle (a driver
-	// process can take a second to start on a busy machine).
-	if err := pods.build(p.Scenario.Clients); err != nil {
+	if buildErr != nil {
 		run, _ := r.end()
-		return run, fmt.Errorf("workload: %w", err)
+		return run, fmt.Errorf("workload: %w", buildErr)
 	}
+	pods.record(r.rec)
 	schedule, err := p.schedule()
 	if err != nil {
 		_, _ = r.end() // no cycle ran yet: the plan's error is the part's only result

@@ -7,6 +7,7 @@ import (
 	"net"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/lockchaos/lockchaos/deployment"
@@ -23,7 +24,9 @@ type pods struct {
 	p       *Plan
 	dep     *deployment.Deployment
 	control *workload.Control
-	rec     *history.Recorder
+	// rec is the part's recorder, set by record once the pods are built
+	// (atomic: a watchdog may renew while close holds mu).
+	rec atomic.Pointer[history.Recorder]
 
 	mu      sync.Mutex
 	rdbs    []*redis.Client
@@ -31,8 +34,21 @@ type pods struct {
 	built   []lockimpl.Locker
 }
 
-func newPods(p *Plan, dep *deployment.Deployment, control *workload.Control, rec *history.Recorder) *pods {
-	return &pods{p: p, dep: dep, control: control, rec: rec}
+func newPods(p *Plan, dep *deployment.Deployment, control *workload.Control) *pods {
+	return &pods{p: p, dep: dep, control: control}
+}
+
+// record gives the built pods the part's recorder, for their renewals;
+// the history starts after every pod is ready, before the first cycle.
+func (ps *pods) record(rec *history.Recorder) { ps.rec.Store(rec) }
+
+// onRenew records a pod's renewals in the part's history.
+func (ps *pods) onRenew(pod int) func(lockimpl.Renewal) {
+	return func(r lockimpl.Renewal) {
+		if rec := ps.rec.Load(); rec != nil {
+			workload.RenewalRecorder(rec, pod)(r)
+		}
+	}
 }
 
 // build makes every pod's lock at once (in parallel: driver processes
@@ -68,7 +84,7 @@ func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 		addrs = nil // behind Sentinel no node has a fixed address
 	}
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
-		OnRenew: workload.RenewalRecorder(ps.rec, pod),
+		OnRenew: ps.onRenew(pod),
 		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) }}
 	if ps.p.History != "" {
 		env.Dir = filepath.Dir(ps.p.History)
