@@ -20,10 +20,10 @@ type FileOptions struct {
 	// be cut (history.ChunkOptions.MinEvents). Default 1,000,000: smaller
 	// histories are checked whole.
 	ChunkEvents int
-	// Prepare, if set, is called with each chunk before it is checked
-	// (lockchaos check judges the fault windows a crashed run left
-	// unjudged).
-	Prepare func(*history.History)
+	// Prepare, if set, is called with each chunk before it is checked,
+	// last true for the file's last (lockchaos check judges the fault
+	// windows a crashed run left unjudged, and appends them to the last).
+	Prepare func(chunk *history.History, last bool)
 	// Checked, if set, is called after each chunk with it and the report
 	// so far (its verdict and counts; evidence is held to the floor only
 	// at the end). Neither may be kept: copy what is needed.
@@ -84,7 +84,7 @@ func checkChunks(ctx context.Context, opts FileOptions, read chunkReader) (*Repo
 	var spent time.Duration
 	header, err := read(q, history.ChunkOptions{MinEvents: opts.ChunkEvents}, func(h *history.History, last bool) error {
 		if opts.Prepare != nil {
-			opts.Prepare(h)
+			opts.Prepare(h, last)
 		}
 		o := opts.Options
 		// The budget bounds each property over the whole file: the time

@@ -2,7 +2,6 @@ package history
 
 import (
 	"bufio"
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -58,39 +57,23 @@ func ReadChunks(path string, q Quiescence, opts ChunkOptions, emit func(h *Histo
 		return Header{}, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
-	hint := 0
-	if st, err := f.Stat(); err == nil {
-		hint = int(st.Size() / 180) // as LoadFile: about 180 bytes an event
-	}
-	return readChunks(f, path, q, opts, hint, emit)
+	return readChunks(f, path, q, opts, sizeHint(f), emit)
 }
 
 func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint int, emit func(*History, bool) error) (Header, error) {
 	if opts.MinEvents <= 0 {
 		opts.MinEvents = DefaultChunkEvents
 	}
+	br := bufio.NewReaderSize(r, maxLine+1)
+	header, err := readHeader(br, name)
+	if err != nil {
+		return header, err
+	}
 	// Sized up front (growing a million events by doubling holds two
 	// copies at once), to a chunk and a quarter: the events moved on at a
 	// cut and those read before the next call line fit.
 	size := min(hint, opts.MinEvents+opts.MinEvents/4)
-	ld := &loader{name: name, h: &History{Events: make([]Event, 0, size)}, inFlight: map[int]flight{}}
-	br := bufio.NewReaderSize(r, 1<<20)
-	head, err := readLine(br)
-	switch {
-	case errors.Is(err, bufio.ErrBufferFull):
-		return Header{}, ld.bad(1, "line longer than %d bytes", br.Size())
-	case err != nil && !errors.Is(err, io.EOF):
-		return Header{}, fmt.Errorf("history: %s: %w", name, err)
-	case err != nil && len(head) == 0:
-		return Header{}, fmt.Errorf("%w: %s: empty file (no header line)", ErrMalformed, name)
-	}
-	if err := decodeStrict(bytes.TrimSpace(head), &ld.h.Header); err != nil {
-		return Header{}, ld.bad(1, "header: %v", err)
-	}
-	if f := ld.h.Header.Format; f != FormatVersion && f != 1 {
-		return Header{}, ld.bad(1, "header: format %d, this lockchaos reads formats 1 and %d", f, FormatVersion)
-	}
-	header := ld.h.Header
+	ld := &loader{name: name, h: &History{Header: header, Events: make([]Event, 0, size)}, inFlight: map[int]flight{}}
 	q.Start(header)
 	var moved []Event
 	// limit is the size at which the next cut is tried: MinEvents past
@@ -118,20 +101,12 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	}
 	if err := parseBlocks(br, 2, apply); err != nil {
 		var le *lineError
-		switch {
-		case errors.As(err, &le):
-			return header, ld.bad(le.n, "%s", le.msg)
-		case errors.Is(err, ErrMalformed):
-			return header, err
+		if errors.As(err, &le) {
+			return header, ld.lineErr(err)
 		}
-		return header, err
+		return header, err // emit's, or the reader's (which names the file)
 	}
-	for i := range ld.h.Events {
-		if ld.h.Events[i].Open {
-			ld.h.Events[i].Return = ld.h.End
-			ld.h.Events[i].Err = "no return recorded"
-		}
-	}
+	ld.closeOpen()
 	return header, emit(ld.h, true)
 }
 

@@ -10,24 +10,37 @@ import (
 	"os"
 )
 
-// maxLine bounds one JSONL line; a longer one is reported, not buffered forever.
+// maxLine bounds every line of a history, its header included: a longer
+// one is an error naming the file and line, never buffered further. A
+// recorder's lines are a few hundred bytes (an event, or a fault window
+// listing its links), and it clips the texts it writes (maxText), so no
+// history it writes comes near the bound.
 const maxLine = 1 << 20
 
 // LoadFile reads a history written by a Recorder. Errors name the file and
 // line: "run.jsonl:17: return for op 12 that was never invoked".
+//
+// The file is read once, as a stream, and checked as it is read: the
+// header must be its first line, and no line may be longer than 1 MiB, so
+// a file that is no history (/dev/zero, a binary) fails within its first
+// MiB. A pipe or a FIFO works like a file.
 func LoadFile(path string) (*History, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("history: %w", err)
 	}
 	defer f.Close()
-	var hint int
-	if st, err := f.Stat(); err == nil {
-		// About two lines of ~100 bytes per event: growing a slice of a
-		// million events by doubling would hold two copies at once.
-		hint = int(st.Size() / 180)
+	return load(f, path, sizeHint(f))
+}
+
+// sizeHint guesses a regular file's events from its size: about two lines
+// of ~100 bytes per event (growing a slice of a million events by doubling
+// would hold two copies at once). 0 for anything else (a pipe, a device).
+func sizeHint(f *os.File) int {
+	if st, err := f.Stat(); err == nil && st.Mode().IsRegular() {
+		return int(min(st.Size()/180, 1<<26))
 	}
-	return load(f, path, hint)
+	return 0
 }
 
 // Load reads a history from r; name is used in error messages.
@@ -36,40 +49,45 @@ func Load(r io.Reader, name string) (*History, error) { return load(r, name, 0) 
 // load parses lines in parallel, in blocks, and applies them in file
 // order: parsing is most of a load, applying is a few map-free steps.
 func load(r io.Reader, name string, hint int) (*History, error) {
-	ld := &loader{name: name, h: &History{Events: make([]Event, 0, min(hint, 1<<26))}, inFlight: map[int]flight{}}
-	br := bufio.NewReaderSize(r, 1<<20)
+	br := bufio.NewReaderSize(r, maxLine+1)
+	header, err := readHeader(br, name)
+	if err != nil {
+		return nil, err
+	}
+	// Sized once the header is read: a file that is no history costs no
+	// memory for the events it was guessed to hold.
+	ld := &loader{name: name, h: &History{Header: header, Events: make([]Event, 0, hint)}, inFlight: map[int]flight{}}
+	if err := parseBlocks(br, 2, ld.apply); err != nil {
+		return nil, ld.lineErr(err)
+	}
+	ld.closeOpen()
+	return ld.h, nil
+}
+
+// readHeader reads the first line of br, which must be the header, and
+// checks it: nothing past it is read before it is known to be one.
+func readHeader(br *bufio.Reader, name string) (Header, error) {
+	var h Header
 	head, err := readLine(br)
 	switch {
 	case errors.Is(err, bufio.ErrBufferFull):
-		return nil, ld.bad(1, "line longer than %d bytes", br.Size())
+		return h, malformed(name, 1, "line longer than %d bytes (a history's first line is its header, "+
+			"one JSON object: is this a history file?)", maxLine)
 	case err != nil && !errors.Is(err, io.EOF):
-		return nil, fmt.Errorf("history: %s: %w", name, err)
+		return h, fmt.Errorf("history: %s: %w", name, err)
 	case err != nil && len(head) == 0:
-		return nil, fmt.Errorf("%w: %s: empty file (no header line)", ErrMalformed, name)
+		return h, fmt.Errorf("%w: %s: empty file (no header line)", ErrMalformed, name)
 	}
-	if err := decodeStrict(bytes.TrimSpace(head), &ld.h.Header); err != nil {
-		return nil, ld.bad(1, "header: %v", err)
+	if err := decodeStrict(bytes.TrimSpace(head), &h); err != nil {
+		return h, malformed(name, 1, "header: %v", err)
 	}
-	if f := ld.h.Header.Format; f != FormatVersion && f != 1 {
-		return nil, ld.bad(1, "header: format %d, this lockchaos reads formats 1 and %d", f, FormatVersion)
+	if f := h.Format; f != FormatVersion && f != 1 {
+		return h, malformed(name, 1, "header: format %d, this lockchaos reads formats 1 and %d", f, FormatVersion)
 	}
-	if err := parseBlocks(br, 2, ld.apply); err != nil {
-		var le *lineError
-		switch {
-		case errors.As(err, &le):
-			return nil, ld.bad(le.n, "%s", le.msg)
-		case errors.Is(err, ErrMalformed):
-			return nil, err
-		}
-		return nil, fmt.Errorf("history: %s: %w", name, err)
+	if h.Clients < 0 {
+		return h, malformed(name, 1, "header: clients %d is negative", h.Clients)
 	}
-	for i := range ld.h.Events {
-		if ld.h.Events[i].Open {
-			ld.h.Events[i].Return = ld.h.End
-			ld.h.Events[i].Err = "no return recorded"
-		}
-	}
-	return ld.h, nil
+	return h, nil
 }
 
 // readLine returns the first line of br (without copying more than it).
@@ -97,7 +115,34 @@ type loader struct {
 }
 
 func (ld *loader) bad(n int, format string, args ...any) error {
-	return fmt.Errorf("%w: %s:%d: %s", ErrMalformed, ld.name, n, fmt.Sprintf(format, args...))
+	return malformed(ld.name, n, format, args...)
+}
+
+// lineErr words an error of parseBlocks: a line's, with the file's name.
+func (ld *loader) lineErr(err error) error {
+	var le *lineError
+	switch {
+	case errors.As(err, &le):
+		return ld.bad(le.n, "%s", le.msg)
+	case errors.Is(err, ErrMalformed):
+		return err
+	}
+	return fmt.Errorf("history: %s: %w", ld.name, err)
+}
+
+// closeOpen gives the operations with no return line the history's end.
+func (ld *loader) closeOpen() {
+	for i := range ld.h.Events {
+		if ld.h.Events[i].Open {
+			ld.h.Events[i].Return = ld.h.End
+			ld.h.Events[i].Err = "no return recorded"
+		}
+	}
+}
+
+// malformed is an error at line n of the file name.
+func malformed(name string, n int, format string, args ...any) error {
+	return fmt.Errorf("%w: %s:%d: %s", ErrMalformed, name, n, fmt.Sprintf(format, args...))
 }
 
 // apply adds line n to the history.
@@ -107,6 +152,11 @@ func (ld *loader) apply(l *line, n int) error {
 	}
 	if l.T > ld.h.End {
 		ld.h.End = l.T
+	}
+	// Clients are numbered from 0; the header says how many (0: an older
+	// history that does not say).
+	if c := ld.h.Header.Clients; c > 0 && l.Client >= c {
+		return ld.bad(n, "client %d out of range (the header says %d clients, numbered 0 to %d)", l.Client, c, c-1)
 	}
 	switch l.Phase {
 	case phaseCall, phasePoint:

@@ -7,6 +7,7 @@ import (
 	"os"
 	"sync"
 	"time"
+	"unicode/utf8"
 )
 
 // FlushInterval is how often a Recorder pushes buffered lines to its file:
@@ -146,7 +147,7 @@ func (o *Op) Return(res Result) {
 		e.Fence = res.Fence
 	}
 	if res.Err != nil {
-		e.Err = res.Err.Error()
+		e.Err = clip(res.Err.Error())
 	}
 	r.bump(e.Return)
 	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome,
@@ -155,6 +156,7 @@ func (o *Op) Return(res Result) {
 
 // Point records an instantaneous event (a lost-lease signal) now.
 func (r *Recorder) Point(e Event) {
+	clipTexts(&e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.ID = r.nextID()
@@ -318,6 +320,7 @@ func (r *Recorder) snapshotLocked() *History {
 // (taken with Since): a watchdog renewal reported after the fact. Both of
 // its lines are written at once.
 func (r *Recorder) Record(e Event) {
+	clipTexts(&e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.ID = r.nextID()
@@ -328,4 +331,32 @@ func (r *Recorder) Record(e Event) {
 	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
 		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()})
 	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome, Err: e.Err})
+}
+
+// maxText bounds the texts a recorder writes (an error, a judgment's
+// sentence): a driver's error may be as long as its wire line, and JSON's
+// escapes make it longer, past what a history line may be (maxLine).
+const maxText = 8 << 10
+
+// clip cuts s to maxText bytes (on a character's boundary) and says so.
+func clip(s string) string {
+	if len(s) <= maxText {
+		return s
+	}
+	cut := maxText
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s... (%d bytes cut)", s[:cut], len(s)-cut)
+}
+
+// clipTexts clips e's error and sentence (its window copied, not changed:
+// the caller may share it).
+func clipTexts(e *Event) {
+	e.Err = clip(e.Err)
+	if e.Window != nil && len(e.Window.Detail) > maxText {
+		w := *e.Window
+		w.Detail = clip(w.Detail)
+		e.Window = &w
+	}
 }

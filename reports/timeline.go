@@ -39,6 +39,9 @@ const (
 	markLostWrite
 	markForeignRelease
 	markLostSignal
+	markRenewOK
+	markRenewRefused
+	markRenewIndefinite
 )
 
 type mark struct {
@@ -77,6 +80,8 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 		case e.Kind == history.Lost:
 			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markLostSignal,
 				title: "lost-lease signal at " + history.Seconds(e.Call)})
+		case e.Kind == history.Renew:
+			t.marks = append(t.marks, renewalMark(e))
 		}
 	}
 	for _, r := range rep.Results {
@@ -303,6 +308,8 @@ func (t *timeline) drawMarks(b *strings.Builder, from, to int64, x func(int64) f
 		case markLostSignal:
 			fmt.Fprintf(b, `<text class="lost-signal" x="%.1f" y="%d" font-size="12" fill="#7b1fa2" `+
 				`text-anchor="middle">!<title>%s</title></text>`, px, y+laneHeight-3, esc(m.title))
+		case markRenewOK, markRenewRefused, markRenewIndefinite:
+			drawRenewal(b, m, px, y)
 		}
 	}
 }

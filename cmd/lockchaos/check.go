@@ -1,12 +1,13 @@
 package main
 
 import (
-	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -27,8 +28,11 @@ Examples:
   lockchaos check out/chaos/slow-holder/naive/history.jsonl
   lockchaos check --budget 2m --json history.jsonl > verdict.json
 
-Exit codes: 0 pass, 1 violation, 2 bad input, 4 inconclusive (a checker ran
-out of budget, or a pass below the evidence floor the history records).
+Exit codes: 0 pass, 1 violation, 2 bad input (the file and line at fault:
+the header must be the first line, no line may pass 1 MiB, a client must be
+one of the header's), 4 inconclusive (a checker ran out of budget, a pass
+below the evidence floor the history records, or a history with no events:
+verdict unknown, nothing was checked).
 
 Flags:
 `
@@ -68,25 +72,20 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
 	}
-	// Judging is for histories with no judgments at all (a crash before
-	// the first, or a run from before they existed); it is decided over
-	// the whole file, since a chunk's judgments may be written past its
-	// cut.
-	judged, err := hasJudgments(files[0])
-	if err != nil {
-		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
-		return exitUsage
-	}
-	opts := checker.FileOptions{Options: checker.Options{Budget: budget, MaxViolations: maxV}}
-	if !judged {
-		opts.Prepare = judgeWindows
-	}
+	// The file is read once, as a stream (a FIFO works, /dev/zero fails
+	// at its first MiB): the windows it leaves unjudged are judged as its
+	// chunks go by.
+	j := &judge{judged: map[int64]bool{}, pending: map[int64]history.Judgment{}}
+	opts := checker.FileOptions{Options: checker.Options{Budget: budget, MaxViolations: maxV}, Prepare: j.prepare}
 	// Read and checked in chunks of a million events or more, cut where
 	// each key is quiet: memory follows the chunk, not the file.
 	rep, sum, err := checker.CheckFile(context.Background(), files[0], opts)
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
 		return exitUsage
+	}
+	if sum.Events == 0 {
+		noEvents(rep)
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -104,57 +103,68 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 	return verdictExit(rep.Verdict)
 }
 
-// hasJudgments reports whether the history file records any judgment of
-// a fault window, reading it once without parsing it.
-func hasJudgments(path string) (bool, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return false, fmt.Errorf("history: %w", err)
+// judge fills in the judgments a history lacks (a crashed run's last
+// windows, or every window of a history from before judgments), without
+// reading the file twice: each chunk's windows are judged on the chunk's
+// own events, a judgment the file writes (perhaps chunks later) wins, and
+// those still missing at the end are appended to the last chunk. (A window's
+// effects past its chunk's cut are not seen, so a file of over a million
+// events without judgments may count fewer windows exercised than a run did.)
+type judge struct {
+	judged  map[int64]bool             // windows the file judges
+	pending map[int64]history.Judgment // judged here, not (yet) by the file
+	next    int64                      // past every op id read
+}
+
+func (j *judge) prepare(h *history.History, last bool) {
+	unjudged := false
+	for _, e := range h.Events {
+		j.next = max(j.next, e.ID+1)
+		if e.Kind == history.Exercised {
+			j.judged[e.Value] = true
+			delete(j.pending, e.Value)
+		}
 	}
-	defer f.Close()
-	needle := []byte(`"kind":"exercised"`)
-	buf := make([]byte, 1<<20)
-	var tail []byte
-	for {
-		n, err := f.Read(buf)
-		tail = append(tail, buf[:n]...)
-		if bytes.Contains(tail, needle) {
-			return true, nil
+	for _, e := range h.Events {
+		unjudged = unjudged || e.Kind == history.Fault && !j.judged[e.ID]
+	}
+	if unjudged {
+		ttl := h.Header.TTL
+		if ttl == 0 {
+			ttl, _ = time.ParseDuration(h.Header.Extra["ttl"])
 		}
-		tail = append(tail[:0], tail[max(0, len(tail)-len(needle)):]...)
-		if err == io.EOF {
-			return false, nil
+		for _, jg := range faults.Judge(h, ttl) {
+			if !j.judged[jg.Window] {
+				j.pending[jg.Window] = jg
+			}
 		}
-		if err != nil {
-			return false, fmt.Errorf("history: %w", err)
-		}
+	}
+	if !last || len(j.pending) == 0 {
+		return
+	}
+	js := slices.SortedFunc(maps.Values(j.pending), func(a, b history.Judgment) int { return cmp.Compare(a.Window, b.Window) })
+	n := len(h.Events)
+	faults.Append(h, js)
+	for i := n; i < len(h.Events); i++ { // past every id, which a chunk's length is not
+		h.Events[i].ID = j.next + int64(i-n)
 	}
 }
 
-// judgeWindows judges the fault windows of a history (or a chunk of one)
-// that has none of its judgments, so its evidence counts as a finished
-// run's would. (A chunk is judged on its own events: a window's effects
-// past the chunk's cut are not seen, so a file of over a million events
-// without judgments may count fewer windows exercised than a run did.)
-func judgeWindows(h *history.History) {
-	windows := false
-	var next int64
-	for _, e := range h.Events {
-		windows = windows || e.Kind == history.Fault
-		next = max(next, e.ID+1)
+// noEvents marks the report on a history with no events (a header alone,
+// as a run whose pods never started leaves): nothing was checked, so
+// nothing passed. The verdict is unknown (exit 4), the evidence short.
+func noEvents(rep *checker.Report) {
+	for i := range rep.Results {
+		if r := &rep.Results[i]; r.Status == checker.Pass {
+			r.Status = checker.Unknown
+			if r.Note == "" {
+				r.Note = "not checked: no events"
+			}
+		}
 	}
-	if !windows {
-		return
-	}
-	ttl := h.Header.TTL
-	if ttl == 0 {
-		ttl, _ = time.ParseDuration(h.Header.Extra["ttl"])
-	}
-	n := len(h.Events)
-	faults.Append(h, faults.Judge(h, ttl))
-	for i := n; i < len(h.Events); i++ { // past every id, which a chunk's length is not
-		h.Events[i].ID = next + int64(i-n)
-	}
+	rep.Verdict = checker.Unknown
+	rep.Evidence.Enough = false
+	rep.Evidence.Short = append(rep.Evidence.Short, "the history has no events: nothing was checked")
 }
 
 func verdictExit(v checker.Status) int {
