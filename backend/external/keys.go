@@ -162,7 +162,14 @@ func sweepServer(ctx context.Context, rdb *redis.Client) (int, error) {
 			return 0, err
 		}
 		for _, k := range keys {
-			if p, ok := cellPrefix(k); ok && k != p+ownerKey {
+			p, ok := cellPrefix(k)
+			switch {
+			case !ok:
+			case k == p+ownerKey: // a marker alone (the cell's keys expired) goes too
+				if _, seen := cells[p]; !seen {
+					cells[p] = nil
+				}
+			default:
 				cells[p] = append(cells[p], k)
 			}
 		}
@@ -181,12 +188,20 @@ func sweepServer(ctx context.Context, rdb *redis.Client) (int, error) {
 		case !ownerGone(v):
 			continue // a live run's
 		}
-		for batch := range slices.Chunk(keys, sweepBatch) {
-			k, err := sweepScript.Run(ctx, rdb, append([]string{p + ownerKey}, batch...), v).Int()
+		for {
+			batch := keys[:min(len(keys), sweepBatch)]
+			keys = keys[len(batch):]
+			last := 0 // the marker goes with the last batch: the others check it
+			if len(keys) == 0 {
+				last = 1
+			}
+			k, err := sweepScript.Run(ctx, rdb, append([]string{p + ownerKey}, batch...), v, last).Int()
 			if err != nil {
 				return n, err
 			}
-			n += k
+			if n += k; last == 1 {
+				break
+			}
 		}
 	}
 	return n, nil
