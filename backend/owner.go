@@ -21,8 +21,10 @@ import (
 func ProcessID() string { return fmt.Sprintf("%d/%s", os.Getpid(), procStart(os.Getpid())) }
 
 // ProcessAlive reports whether the process id (a ProcessID of this pid
-// namespace) still runs. A process of another user that cannot be
-// signalled counts as alive when its start time cannot be read.
+// namespace) still runs: its pid exists (another user's counts) with the
+// same start time. One whose start time cannot be read (/proc mounted
+// with hidepid) counts as alive: a leftover is only removed when its owner
+// is certainly gone.
 func ProcessAlive(id string) bool {
 	pidS, start, ok := strings.Cut(id, "/")
 	pid, err := strconv.Atoi(pidS)
