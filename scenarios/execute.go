@@ -115,10 +115,13 @@ func partRunner(ctx context.Context, p *Plan, opts Options) (func(context.Contex
 	if err != nil {
 		return nil, nil, err
 	}
+	keysDone, err := ownKeys(p, dep)
+	if err != nil {
+		dep.Close()
+		return nil, nil, err
+	}
 	done := func() {
-		if p.KeyPrefix != "" {
-			deleteOwnKeys(dep, p.KeyPrefix)
-		}
+		keysDone()
 		dep.Close()
 	}
 	return func(ctx context.Context, part Part) (partRun, error) { return live(ctx, p, part, dep) }, done, nil

@@ -145,6 +145,39 @@ func (ps *pods) close() {
 	}
 }
 
+// keyClaimer is a backend on someone else's Redis (external.Backend):
+// while a cell runs, it marks the keys under the cell's prefix as a live
+// run's on the servers at addrs, so that another run's sweep of what
+// killed runs left behind keeps away from them.
+type keyClaimer interface {
+	Claim(prefix string, addrs []string) (release func(), err error)
+}
+
+// ownKeys claims the plan's key prefix on the deployment's nodes, on a
+// backend that asks for it, before any key is written, and returns what
+// the cell runs when it ends: the claim released, then every key under the
+// prefix deleted. Without a prefix (the harness's own nodes) it does
+// nothing.
+func ownKeys(p *Plan, dep *deployment.Deployment) (done func(), err error) {
+	if p.KeyPrefix == "" {
+		return func() {}, nil
+	}
+	release := func() {}
+	if c, ok := p.Backend.(keyClaimer); ok {
+		addrs := make([]string, 0, len(dep.Nodes()))
+		for _, n := range dep.Nodes() {
+			addrs = append(addrs, n.Addr())
+		}
+		if release, err = c.Claim(p.KeyPrefix, addrs); err != nil {
+			return nil, err
+		}
+	}
+	return func() {
+		release()
+		deleteOwnKeys(dep, p.KeyPrefix)
+	}, nil
+}
+
 // deleteOwnKeys removes every key under prefix on every node (SCAN, never
 // KEYS: the server may be busy with real work).
 func deleteOwnKeys(c *deployment.Deployment, prefix string) {

@@ -78,7 +78,7 @@ func sweepClockDirs() {
 	dirs, _ := filepath.Glob(filepath.Join(os.TempDir(), clockPrefix+"*"))
 	for _, d := range dirs {
 		f := strings.SplitN(strings.TrimPrefix(filepath.Base(d), clockPrefix), "-", 3)
-		if len(f) < 2 || !ownerAlive(f[0]+"/"+f[1]) {
+		if len(f) < 2 || !backend.ProcessAlive(f[0]+"/"+f[1]) {
 			_ = os.RemoveAll(d)
 		}
 	}

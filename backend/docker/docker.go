@@ -16,7 +16,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/moby/moby/client"
@@ -41,13 +40,22 @@ const FallbackRedisImage = "redis:7"
 // the next one.
 const (
 	labelManaged = "org.lockchaos.managed"
-	labelOwner   = "org.lockchaos.owner" // "pid/starttime" of the harness process
-	ryukEnv      = "TESTCONTAINERS_RYUK_DISABLED"
-	reaperImage  = "testcontainers/ryuk:0.14.0"
+	labelOwner   = "org.lockchaos.owner" // "pid/starttime" of the harness process (backend.ProcessID)
+	// labelPIDSpace is where the owner's pid means something (backend.PIDSpace).
+	labelPIDSpace = "org.lockchaos.pidspace"
+	ryukEnv       = "TESTCONTAINERS_RYUK_DISABLED"
+	reaperImage   = "testcontainers/ryuk:0.14.0"
 )
 
-// ErrNoEngine means no Docker engine answered.
-var ErrNoEngine = errors.New("docker: no Docker engine answers")
+// Sentinel errors.
+var (
+	// ErrNoEngine means no Docker engine answered.
+	ErrNoEngine = errors.New("docker: no Docker engine answers")
+	// ErrNoImage means the Redis image is neither on this machine nor
+	// pulled from a registry; the wrapping error says which image and
+	// whether any registry answered.
+	ErrNoImage = errors.New("docker: no Redis image")
+)
 
 // Config configures the docker backend.
 type Config struct {
@@ -93,35 +101,12 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 		return nil, fmt.Errorf("%w: %w; start Docker (Docker Desktop, or `systemctl start docker`), or use the "+
 			"process backend with redis-server installed", ErrNoEngine, err)
 	}
-	candidates := []string{image}
-	if image == "" {
-		candidates = []string{DefaultRedisImage, FallbackRedisImage}
-	}
-	image = ""
-	var pullErrs []string
-	for _, c := range candidates {
-		if _, err := cli.ImageInspect(ctx, c); err == nil {
-			image = c
-			break
-		}
-	}
-	for _, c := range candidates {
-		if image != "" {
-			break
-		}
-		if err := pull(ctx, cli, c); err != nil {
-			pullErrs = append(pullErrs, fmt.Sprintf("%s: %v", c, err))
-			continue
-		}
-		image = c
-	}
-	if image == "" {
+	image, err = findImage(ctx, cli, image)
+	if err != nil {
 		cli.Close()
-		return nil, fmt.Errorf("%w: no Redis image present locally and none could be pulled (%s): build one from this "+
-			"machine's redis-server with `make redis-image`, or pass --redis-image with an image you have",
-			backend.ErrNodeStart, strings.Join(pullErrs, "; "))
+		return nil, err
 	}
-	b := &Backend{image: image, cli: cli, owner: ownerLabel()}
+	b := &Backend{image: image, cli: cli, owner: backend.ProcessID()}
 	// The reaper guards containers when its image is at hand; without it
 	// (no registry) the harness cleans up itself: Close, KillAll on
 	// signals, and the sweep below for runs that died anyway.
@@ -132,12 +117,68 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 	}
 	b.Ryuk = !isTrue(os.Getenv(ryukEnv))
 	sweepClockDirs()
-	b.Swept, err = b.sweep(ctx)
+	b.Swept, err = sweep(ctx, cli)
 	if err != nil {
 		cli.Close()
 		return nil, err
 	}
 	return b, nil
+}
+
+// findImage returns the image to run: the one asked for, else the local
+// one or the official one, whichever is present, else the first a
+// registry gives.
+func findImage(ctx context.Context, cli *client.Client, image string) (string, error) {
+	candidates := []string{image}
+	if image == "" {
+		candidates = []string{DefaultRedisImage, FallbackRedisImage}
+	}
+	for _, c := range candidates {
+		if _, err := cli.ImageInspect(ctx, c); err == nil {
+			return c, nil
+		}
+	}
+	var pullErrs []error
+	for _, c := range candidates {
+		err := pull(ctx, cli, c)
+		if err == nil {
+			return c, nil
+		}
+		pullErrs = append(pullErrs, fmt.Errorf("pull %s: %w", c, err))
+	}
+	return "", noImage(candidates, errors.Join(pullErrs...))
+}
+
+// noImage says which images are missing, whether a registry answered at
+// all, and the two ways on.
+func noImage(candidates []string, pullErr error) error {
+	what := candidates[0] + " is not"
+	if len(candidates) > 1 {
+		what = "neither " + strings.Join(candidates, " nor ") + " is"
+	}
+	registry := "no registry answers"
+	if !unreachable(pullErr) {
+		registry = "pulling failed"
+	}
+	return fmt.Errorf("%w: %s found locally and %s (%s): run `make redis-image` (builds %s from this machine's "+
+		"redis-server) or pass --redis-image with an image you have", ErrNoImage, what, registry,
+		strings.ReplaceAll(pullErr.Error(), "\n", "; "), DefaultRedisImage)
+}
+
+// unreachable: a pull error that says no registry could be reached (as
+// opposed to one that answered without the image).
+func unreachable(err error) bool {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return true
+	}
+	s := err.Error()
+	for _, w := range []string{"dial tcp", "no such host", "i/o timeout", "connection refused", "network is unreachable",
+		"TLS handshake timeout", "Client.Timeout"} {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
 }
 
 // pull fetches an image, bounded in time (a machine without a registry
@@ -158,52 +199,46 @@ func isTrue(s string) bool {
 	return v
 }
 
-// ownerLabel identifies this process across pid reuse: pid and its start
-// time in clock ticks since boot.
-func ownerLabel() string {
-	return fmt.Sprintf("%d/%s", os.Getpid(), procStart(os.Getpid()))
-}
-
-func procStart(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+// SweepLeftovers removes what lockchaos processes that are gone left
+// behind on this machine (their containers, which keep running on the host
+// network, and clock folders), without a Backend: every run calls it,
+// whatever its backend. The engine must answer a ping within answer (a
+// machine without Docker costs a failed dial, a hung engine answer); no
+// engine is ErrNoEngine, with nothing removed. It returns how many
+// containers it removed.
+func SweepLeftovers(ctx context.Context, answer time.Duration) (int, error) {
+	sweepClockDirs()
+	cli, err := client.New(client.FromEnv)
 	if err != nil {
-		return ""
+		return 0, fmt.Errorf("%w: %w", ErrNoEngine, err)
 	}
-	s := string(b)
-	if i := strings.LastIndexByte(s, ')'); i >= 0 {
-		if f := strings.Fields(s[i+1:]); len(f) > 19 {
-			return f[19] // field 22 of stat: starttime
-		}
+	defer cli.Close()
+	pctx, cancel := context.WithTimeout(ctx, answer)
+	defer cancel()
+	if _, err := cli.Ping(pctx, client.PingOptions{}); err != nil {
+		return 0, fmt.Errorf("%w: %w", ErrNoEngine, err)
 	}
-	return ""
+	return sweep(ctx, cli)
 }
 
-// ownerAlive reports whether the process named by an owner label runs.
-func ownerAlive(owner string) bool {
-	pidS, start, ok := strings.Cut(owner, "/")
-	pid, err := strconv.Atoi(pidS)
-	if !ok || err != nil {
-		return false
-	}
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	return procStart(pid) == start
-}
-
-// sweep removes lockchaos containers whose owning process is gone.
-func (b *Backend) sweep(ctx context.Context) (int, error) {
-	res, err := b.cli.ContainerList(ctx, client.ContainerListOptions{All: true,
+// sweep removes lockchaos containers whose owning process is gone: started
+// in this pid space (backend.PIDSpace; containers from before the label
+// count as this one's) by a process that no longer runs. Containers of
+// harnesses in other pid namespaces (other containers sharing the engine)
+// are never touched.
+func sweep(ctx context.Context, cli *client.Client) (int, error) {
+	res, err := cli.ContainerList(ctx, client.ContainerListOptions{All: true,
 		Filters: client.Filters{}.Add("label", labelManaged+"=true")})
 	if err != nil {
 		return 0, fmt.Errorf("docker: list leftovers: %w", err)
 	}
+	here := backend.PIDSpace()
 	n := 0
 	for _, c := range res.Items {
-		if ownerAlive(c.Labels[labelOwner]) {
+		if space, ok := c.Labels[labelPIDSpace]; ok && space != here || backend.ProcessAlive(c.Labels[labelOwner]) {
 			continue
 		}
-		if _, err := b.cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err == nil {
+		if _, err := cli.ContainerRemove(ctx, c.ID, client.ContainerRemoveOptions{Force: true}); err == nil {
 			n++
 		}
 	}

@@ -141,7 +141,8 @@ func TestDockerContainersGoneAfterClose(t *testing.T) {
 func TestDockerMissingImageSaysHowToBuildIt(t *testing.T) {
 	dockerBackend(t) // skip without Docker
 	_, err := docker.NewBackend(context.Background(), docker.Config{Image: "lockchaos/no-such-image:0"})
-	if err == nil || !strings.Contains(err.Error(), "make redis-image") {
+	if !errors.Is(err, docker.ErrNoImage) || errors.Is(err, backend.ErrNodeStart) ||
+		!strings.Contains(err.Error(), "lockchaos/no-such-image:0 is not found locally") || !strings.Contains(err.Error(), "make redis-image") {
 		t.Fatalf("err = %v", err)
 	}
 }

@@ -92,7 +92,8 @@ func (n *Node) start(ctx context.Context) error {
 		ctr, err := tcredis.Run(sctx, n.b.image,
 			testcontainers.WithCmd(n.args()...),
 			testcontainers.WithEnv(env),
-			testcontainers.WithLabels(map[string]string{labelManaged: "true", labelOwner: n.b.owner, "org.lockchaos.node": n.cfg.Name}),
+			testcontainers.WithLabels(map[string]string{labelManaged: "true", labelOwner: n.b.owner,
+				labelPIDSpace: backend.PIDSpace(), "org.lockchaos.node": n.cfg.Name}),
 			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
 				// Host network: the node listens on loopback, the proxies
 				// and the replication link work exactly as for a process.

@@ -2,7 +2,7 @@
 // are the addresses given, in order, and only network faults apply (the
 // links still run through the embedded proxies). The harness keeps to its
 // own key prefix there (see scenarios.Options), so it never touches keys it
-// did not create.
+// did not create, and leaves none behind for good: see keys.go.
 package external
 
 import (
@@ -15,8 +15,13 @@ import (
 	"github.com/lockchaos/lockchaos/backend"
 )
 
-// ErrNoNodeControl is returned by node operations on a user's own Redis.
-var ErrNoNodeControl = errors.New("external: the external backend cannot kill, pause or promote a node")
+// Sentinel errors.
+var (
+	// ErrNoNodeControl is returned by node operations on a user's own Redis.
+	ErrNoNodeControl = errors.New("external: the external backend cannot kill, pause or promote a node")
+	// ErrNoAnswer means a server of --redis-addr did not answer PING.
+	ErrNoAnswer = errors.New("external: redis does not answer PING")
+)
 
 // Name is the backend's name in flags, histories and reports.
 const Name = "external"
@@ -24,23 +29,43 @@ const Name = "external"
 // Backend hands out a user's own Redis servers, in the order given.
 type Backend struct {
 	addrs []string
+	// Swept is how many keys of runs that were killed New removed (see
+	// Sweep).
+	Swept int
 }
 
-// New checks the addresses parse and answer PING.
+// New checks the addresses parse and answer PING, then sweeps the keys
+// runs that were killed left there (Sweep).
 func New(addrs []string) (*Backend, error) {
 	if len(addrs) == 0 {
 		return nil, fmt.Errorf("%w: the external backend needs --redis-addr host:port[,host:port...]", backend.ErrInvalidConfig)
 	}
 	for _, a := range addrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {
-			return nil, fmt.Errorf("%w: redis address %q: %w", backend.ErrInvalidConfig, a, err)
+			return nil, fmt.Errorf("%w: --redis-addr %q: %w (want host:port)", backend.ErrInvalidConfig, a, err)
 		}
 		if err := backend.Ping(a, 2*time.Second); err != nil {
-			return nil, fmt.Errorf("%w: external redis %s does not answer PING: %w", backend.ErrNodeStart, a, err)
+			return nil, &noAnswerError{addr: a, err: err}
 		}
 	}
-	return &Backend{addrs: addrs}, nil
+	b := &Backend{addrs: addrs}
+	b.Swept = Sweep(addrs, sweepTimeout)
+	return b, nil
 }
+
+// noAnswerError is ErrNoAnswer for one address, in the words a user reads
+// first: "external redis HOST:PORT does not answer PING: why; check ...".
+type noAnswerError struct {
+	addr string
+	err  error
+}
+
+func (e *noAnswerError) Error() string {
+	return fmt.Sprintf("external: redis %s does not answer PING: %v; check --redis-addr (host:port of a running "+
+		"Redis server, comma-separated for several)", e.addr, e.err)
+}
+
+func (e *noAnswerError) Unwrap() []error { return []error{ErrNoAnswer, e.err} }
 
 // Name implements backend.Backend.
 func (*Backend) Name() string { return Name }

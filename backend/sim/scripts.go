@@ -7,7 +7,6 @@ import (
 	"reflect"
 	"regexp"
 	"strconv"
-	"sync"
 	"sync/atomic"
 
 	"github.com/alicebob/miniredis/v2"
@@ -63,7 +62,7 @@ var nativeScriptsOn = os.Getenv("LOCKCHAOS_SIM_LUA") != "1"
 const (
 	shaRelease        = "4f55f0a53db2392c74e613423dae1a740e0a167a" // lockimpl/scripts/release.lua
 	shaRenew          = "71b2bb455977c10b5c45855114ae81b4bf9b60ce" // lockimpl/scripts/renew.lua
-	shaFencedAcquire  = "de11588bb785236124c70b02b1e843e43033b760" // lockimpl/scripts/fenced_acquire.lua
+	shaFencedAcquire  = "679f85387b13e762856427339266fd27874f68bc" // lockimpl/scripts/fenced_acquire.lua
 	shaRedsyncDelete  = "e950836ed1e694540c503ef9972b8de518044d3b" // redsync v4 deleteScript
 	shaRedsyncTouchNX = "b6b55c439e02c6f52ffb8be7ec8c0d0ac816ea79" // redsync v4 touchWithSetNXScript
 	shaRedsyncTouch   = "d75bb8b5bd13532ddedd17762e772346e39b321e" // redsync v4 touchScript
@@ -100,11 +99,13 @@ var natives = map[string]native{
 	// redsync's touchScript: the same as renew.lua.
 	shaRedsyncTouch: {1, 2, compareAndPexpire},
 	// if redis.call("SET", KEYS[1], ARGV[1], "NX", "PX", ARGV[2]) then
-	//   return redis.call("INCR", KEYS[2])
+	//   local fence = redis.call("INCR", KEYS[2])
+	//   if ARGV[3] ~= "0" then redis.call("PEXPIRE", KEYS[2], ARGV[3]) end
+	//   return fence
 	// end
 	// return 0
-	shaFencedAcquire: {2, 2, func(x *nestedCalls, k, a []string) (int64, bool) {
-		if !plainTTL(a[1]) || k[0] == k[1] {
+	shaFencedAcquire: {2, 3, func(x *nestedCalls, k, a []string) (int64, bool) {
+		if !plainTTL(a[1]) || k[0] == k[1] || a[2] != "0" && !plainTTL(a[2]) {
 			return 0, false
 		}
 		// INCR must not fail after SET has landed: the counter is absent
@@ -113,10 +114,14 @@ var natives = map[string]native{
 		if !ok || fence != luaFalse && !smallInt(string(fence.(luaString))) {
 			return 0, false
 		}
-		if x.truthy("SET", k[0], a[0], "NX", "PX", a[1]) {
-			return x.integer("INCR", k[1]), true
+		if !x.truthy("SET", k[0], a[0], "NX", "PX", a[1]) {
+			return 0, true
 		}
-		return 0, true
+		next := x.integer("INCR", k[1])
+		if a[2] != "0" {
+			x.integer("PEXPIRE", k[1], a[2])
+		}
+		return next, true
 	}},
 	// local val = redis.call("GET", KEYS[1])
 	// if val == ARGV[1] then
@@ -263,99 +268,6 @@ func (b *nativeBug) Error() string { return b.msg }
 
 // nativeRuns counts EVALSHAs run natively and fallbacks, for tests.
 var nativeRuns, nativeFallbacks atomic.Int64
-
-// private is what native scripts read of miniredis's private state, found
-// once with reflect and checked against the types this was written for.
-var private struct {
-	once sync.Once
-	ok   bool
-	// Miniredis fields
-	scripts, passwords []int
-	// connCtx fields
-	ctxType                                reflect.Type
-	nested, transaction, subscriber, selDB []int
-	nestedCtx                              reflect.Value // *connCtx of a script's redis.call, copied per run
-}
-
-// learnPrivate finds the fields, and a nested context, from a scratch
-// instance that runs one real script. false: native scripts are off.
-func learnPrivate() bool {
-	private.once.Do(func() {
-		mt := reflect.TypeOf(miniredis.Miniredis{})
-		f, ok1 := mt.FieldByName("scripts")
-		p, ok2 := mt.FieldByName("passwords")
-		if !ok1 || !ok2 || f.Type != reflect.TypeOf(map[string]string{}) || p.Type.Kind() != reflect.Map {
-			return
-		}
-		private.scripts, private.passwords = f.Index, p.Index
-
-		mr := miniredis.NewMiniRedis()
-		conn, err := mr.Dial() // starts its server
-		if err != nil {
-			return
-		}
-		_ = conn.Close()
-		defer mr.Close()
-		var captured any
-		mr.Server().SetPreHook(func(c *server.Peer, cmd string, _ ...string) bool {
-			if cmd == "PING" && captured == nil {
-				captured = c.Ctx // the context of a script's redis.call
-			}
-			return false
-		})
-		var out bytes.Buffer
-		w := bufio.NewWriter(&out)
-		mr.Server().Dispatch(server.NewPeer(w), []string{"EVAL", "return redis.call('PING')", "0"})
-		if captured == nil || reflect.TypeOf(captured).Kind() != reflect.Pointer {
-			return
-		}
-		ct := reflect.TypeOf(captured).Elem()
-		if ct.Kind() != reflect.Struct {
-			return
-		}
-		field := func(name string, k reflect.Kind) []int {
-			sf, ok := ct.FieldByName(name)
-			if !ok || sf.Type.Kind() != k {
-				return nil
-			}
-			return sf.Index
-		}
-		private.ctxType = ct
-		private.nested = field("nested", reflect.Bool)
-		private.transaction = field("transaction", reflect.Slice)
-		private.subscriber = field("subscriber", reflect.Pointer)
-		private.selDB = field("selectedDB", reflect.Int)
-		if private.nested == nil || private.transaction == nil || private.subscriber == nil || private.selDB == nil {
-			return
-		}
-		nc := reflect.New(ct)
-		nc.Elem().Set(reflect.ValueOf(captured).Elem())
-		cv := nc.Elem()
-		if !cv.FieldByIndex(private.nested).Bool() || cv.FieldByIndex(private.selDB).Int() != 0 ||
-			!cv.FieldByIndex(private.transaction).IsNil() || !cv.FieldByIndex(private.subscriber).IsNil() {
-			return
-		}
-		private.nestedCtx = nc
-		private.ok = true
-	})
-	return private.ok
-}
-
-// plainConn: a connection whose EVALSHA miniredis would run right away on
-// database 0 (not queued in MULTI, not refused in pub/sub mode, not a
-// script's own call).
-func plainConn(c *server.Peer) bool {
-	if c.Ctx == nil {
-		return true // a fresh connection: no context yet
-	}
-	v := reflect.ValueOf(c.Ctx)
-	if v.Kind() != reflect.Pointer || v.Type().Elem() != private.ctxType || v.IsNil() {
-		return false
-	}
-	v = v.Elem()
-	return !v.FieldByIndex(private.nested).Bool() && v.FieldByIndex(private.transaction).IsNil() &&
-		v.FieldByIndex(private.subscriber).IsNil() && v.FieldByIndex(private.selDB).Int() == 0
-}
 
 // installNativeScripts sets the pre-command hook of mr's server (started:
 // a connection was dialed) to run known scripts natively. False when

@@ -308,7 +308,7 @@ func compareRandomOps(t *testing.T, rng *rand.Rand, shas []string, srcs map[stri
 				args = append(args, key())
 			}
 			args = append(args, token())
-			if nat.argv > 1 {
+			for range nat.argv - 1 {
 				args = append(args, ttl())
 			}
 		case r < 515:

@@ -118,6 +118,7 @@ func startCPUProfile(path string) (func(), error) {
 // simulated backend lives inside sim.Host: every cell runs in a synctest
 // bubble, which needs the testing.T that sim.Host makes.
 func withBackends(c runConfig, stderr io.Writer, fn func(be, replay backend.Backend, redisVersion, replayVersion string) int) int {
+	sweepContainers(stderr)
 	if !c.simulated() {
 		be, redisVersion, err := chooseBackend(c.backend, c.image, c.addrs)
 		if err != nil {

@@ -1,0 +1,11 @@
+package external
+
+import "time"
+
+// SetOwnerTTL shortens the owner marker's expiry for a test; the returned
+// func restores it.
+func SetOwnerTTL(d time.Duration) (restore func()) {
+	old := ownerTTL
+	ownerTTL = d
+	return func() { ownerTTL = old }
+}
