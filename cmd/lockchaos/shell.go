@@ -15,7 +15,8 @@ import "strings"
 const shellSafe = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-"
 
 // shellQuote is s as one shell word: s itself when every character is
-// safe, else s in single quotes, each ' in it written '\''.
+// safe, else s in single quotes, each single quote in it ended, escaped
+// with a backslash and begun again.
 func shellQuote(s string) string {
 	if s != "" && strings.Trim(s, shellSafe) == "" {
 		return s
