@@ -281,3 +281,14 @@ func TestDriverLockRerunLineReruns(t *testing.T) {
 		t.Errorf("the rerun's own line differs:\n %s\n %s", got, line)
 	}
 }
+
+// TestRedisImageWithAutoMeansDocker: --redis-image under --backend auto
+// runs containers (or says why it cannot), never silently processes.
+func TestRedisImageWithAutoMeansDocker(t *testing.T) {
+	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-docker.sock"))
+	code, stdout, stderr := runCLI("run", "--redis-image", "redis:7", "--scenario", "baseline", "--lock", "token",
+		"--duration", "300ms", "--out", t.TempDir())
+	if code != exitHarness || !strings.Contains(stderr, "no-docker.sock") || strings.Contains(stderr, "backend process") {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+}
