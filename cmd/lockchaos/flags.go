@@ -164,7 +164,8 @@ func loadScenariosFile(path string) (*scenarios.File, error) {
 	case err != nil:
 		return nil, fmt.Errorf("--scenarios-file %s: %w", path, err)
 	case int64(len(b)) > maxScenariosFile:
-		return nil, fmt.Errorf("--scenarios-file %s: larger than %s (a scenarios file is a few KB of YAML)", path, sizeText(maxScenariosFile))
+		return nil, fmt.Errorf("--scenarios-file %s: larger than %s (a scenarios file is a few KB of YAML)",
+			path, sizeText(maxScenariosFile))
 	}
 	return scenarios.Load(b, path)
 }

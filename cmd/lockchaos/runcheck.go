@@ -64,7 +64,8 @@ func (c runConfig) checkCounts() error {
 	case c.repeat < 1:
 		return fmt.Errorf("--repeat %d: want 1 or more", c.repeat)
 	case c.repeat > maxRuns:
-		return fmt.Errorf("--repeat %d: at most %d runs in all (cells x --repeat); split a larger sweep by --seed or --shard", c.repeat, maxRuns)
+		return fmt.Errorf("--repeat %d: at most %d runs in all (cells x --repeat); split a larger sweep by --seed or --shard",
+			c.repeat, maxRuns)
 	case c.parallel < 1:
 		return fmt.Errorf("--parallel %d: want 1 or more", c.parallel)
 	case c.parallel > maxParallel():
