@@ -71,7 +71,11 @@ func (s *session) execute() int {
 	case ctx.Err() != nil:
 		// Interrupted while measuring: what failed is the measurement
 		// the signal cut short, not the harness.
+		// Nothing was measured: the scale is the one given, else 1.
 		t = timing{scale: s.cfg.timeScale, calibration: "interrupted during calibration"}
+		if t.scale == 0 {
+			t.scale = 1
+		}
 	case err != nil:
 		fmt.Fprintf(s.stderr, "lockchaos run: %v\n", err)
 		return exitHarness

@@ -198,6 +198,8 @@ func TestInterruptDuringCalibration(t *testing.T) {
 		if err != nil || !sum.Interrupted || !strings.Contains(stdout.String(), "wrote ") {
 			t.Fatalf("%v: summary %v %+v\n%s", sig, err, sum, stdout.String())
 		}
+		b, _ := os.ReadFile(filepath.Join(out, "summary.json"))
+		validate(t, compileSchema(t, "summary.v1.json"), "summary.json", b)
 		if pids := redisServersUnder(tmp); len(pids) > 0 {
 			t.Fatalf("%v: redis-server still running from %s: %v", sig, tmp, pids)
 		}
