@@ -119,7 +119,7 @@ func TestResolveRunErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--backend", "external"}, "--redis-addr"},
 		{[]string{"--redis-addr", "127.0.0.1:6379"}, "--redis-addr goes with --backend external"},
 		{[]string{"--backend", "external", "--redis-addr", "127.0.0.1:6379,127.0.0.1:6379,127.0.0.1:6379"},
-			"--redis-addr 127.0.0.1:6379 given twice"},
+			"--redis-addr 127.0.0.1:6379 given twice: each address must be a different server"},
 		{[]string{"--backend", "external", "--redis-addr", "Redis.example:6379,redis.EXAMPLE:6379"}, "given twice (as Redis.example:6379)"},
 		{[]string{"--backend", "external", "--redis-addr", "nocolon"}, `--redis-addr "nocolon": want host:port`},
 	} {

@@ -140,8 +140,12 @@ func (c runConfig) checkBackendFlags() error {
 		}
 		key := strings.ToLower(host) + ":" + port
 		if first, dup := seen[key]; dup {
-			return fmt.Errorf("--redis-addr %s given twice (as %s): each address must be a different server "+
-				"(a lock of 3 nodes on one server is no Redlock)", a, first)
+			as := ""
+			if first != a {
+				as = " (as " + first + ")"
+			}
+			return fmt.Errorf("--redis-addr %s given twice%s: each address must be a different server "+
+				"(a lock of 3 nodes on one server is no Redlock)", a, as)
 		}
 		seen[key] = a
 	}
