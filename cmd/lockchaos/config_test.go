@@ -155,6 +155,11 @@ func TestOverrideFlagsRefuseZero(t *testing.T) {
 			t.Errorf("%v: error %v; want one saying %q", c.args, err, c.says)
 		}
 	}
+	// The help says what each takes, and shows no default 0 or 0s.
+	if _, _, help := runCLI("run", "--help"); strings.Contains(help, "(default 0s)") || strings.Contains(help, "(default 0)") ||
+		!strings.Contains(help, "--clients int                   override each scenario's number of clients, 1..256") {
+		t.Errorf("run --help:\n%s", help)
+	}
 	// A runConfig built in code (not through the flags) still gets the
 	// flags' names.
 	for _, c := range []struct {

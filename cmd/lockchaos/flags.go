@@ -212,9 +212,10 @@ func (positiveInt) Type() string { return "int" }
 
 type positiveDuration struct{ p *time.Duration }
 
+// String is "0" when unset, which the help reads as no default to show.
 func (o positiveDuration) String() string {
-	if o.p == nil {
-		return "0s"
+	if o.p == nil || *o.p == 0 {
+		return "0"
 	}
 	return o.p.String()
 }
