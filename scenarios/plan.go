@@ -3,6 +3,7 @@ package scenarios
 import (
 	"fmt"
 	"hash/fnv"
+	"math"
 	"strings"
 	"time"
 
@@ -60,7 +61,8 @@ type Options struct {
 	// registered lock, else the seed to pass back in Options.
 	Rerun func(p *Plan) string
 	// RerunFlags are appended to the default `lockchaos run` line (flags
-	// that changed the cell, such as --duration).
+	// that changed the cell, such as --duration), as they are: quote
+	// their values for a shell. The CLI writes its lines with Rerun.
 	RerunFlags string
 	// Floor overrides every scenario's evidence floor, field by field.
 	Floor FloorOverride
@@ -92,8 +94,11 @@ func (o Options) Validate() error {
 	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 || o.PartLength < 0 {
 		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration, part length or time scale", ErrInvalid)
 	}
-	if o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
+	if math.IsNaN(o.TimeScale) || o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
 		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)
+	}
+	if m := o.Floor.MaxIndefinite; m != nil && math.IsNaN(*m) {
+		return fmt.Errorf("%w: max indefinite NaN out of range 0..1", ErrInvalid)
 	}
 	if err := o.Floor.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -352,14 +357,28 @@ func unsupported(p *Plan, needs backend.Needs, b backend.Backend) string {
 	return ""
 }
 
-// rerunLine is the command that reruns the planned cell alone.
+// rerunLine is the command that reruns the planned cell alone. The
+// scenario's and the lock's names are quoted for a POSIX shell where they
+// need it (a name from a YAML file may hold anything a shell runs);
+// RerunFlags are appended as they are.
 func rerunLine(p *Plan, opts Options) string {
 	if opts.Rerun != nil {
 		return opts.Rerun(p)
 	}
 	if _, err := lockimpl.Lookup(p.Lock.Name); err == nil {
-		return fmt.Sprintf("lockchaos run --scenario %s --lock %s --seed %d%s", p.Scenario.Name, p.Lock.Name, p.RunSeed, opts.RerunFlags)
+		return fmt.Sprintf("lockchaos run --scenario %s --lock %s --seed %d%s",
+			shellWord(p.Scenario.Name), shellWord(p.Lock.Name), p.RunSeed, opts.RerunFlags)
 	}
 	return fmt.Sprintf("run %s again with scenarios.Options{Seed: %d} (LOCKCHAOS_SEED=%d with lockchaostest)",
 		p.Name(), p.RunSeed, p.RunSeed)
+}
+
+// shellWord is s as one POSIX shell word: as it is when no shell treats
+// any of its characters specially, else in single quotes (cmd/lockchaos's
+// shellQuote does the same for every argument of its lines).
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -18,7 +18,8 @@ import (
 // redisImageUsage is the help of --redis-image, which chooseBackend hands
 // to the docker backend.
 const redisImageUsage = "image for the docker backend (default " + docker.DefaultRedisImage +
-	", built by make redis-image, else " + docker.FallbackRedisImage + "; a missing image is pulled if a registry answers)"
+	", built by make redis-image, else " + docker.FallbackRedisImage + "; a missing image is pulled if a registry answers); " +
+	"with --backend auto it means docker, and with process or external it is an error"
 
 // backends are the values of --backend, with what each means.
 var backends = []struct{ name, doc string }{
@@ -49,7 +50,7 @@ func backendNames() string {
 
 // chooseBackend turns --backend into a Backend and the Redis version it
 // runs. auto prefers local processes, then Docker, else says how to get
-// either.
+// either; auto with an image (--redis-image) is Docker.
 func chooseBackend(name, image string, addrs []string) (backend.Backend, string, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -78,6 +79,9 @@ func chooseBackend(name, image string, addrs []string) (backend.Backend, string,
 	case "process":
 		return process()
 	case "docker":
+		return containers()
+	}
+	if image != "" {
 		return containers()
 	}
 	b, v, perr := process()

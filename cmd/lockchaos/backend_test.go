@@ -71,6 +71,10 @@ func TestExternalBackendKeepsToItsOwnKeys(t *testing.T) {
 			}
 		case "met":
 			ran++
+			// The rerun line finds the same servers.
+			if !strings.Contains(c.Rerun, " --backend external --redis-addr "+strings.Join(addrs, ",")+" ") {
+				t.Errorf("%s/%s: rerun line %q does not name the servers", c.Scenario, c.Lock, c.Rerun)
+			}
 		default:
 			t.Errorf("%s/%s: %s", c.Scenario, c.Lock, c.Summary())
 		}

@@ -25,7 +25,7 @@ import (
 func scenarioChoices(files []string) []cobra.Completion {
 	catalog := scenarios.Catalog()
 	for _, f := range files {
-		if file, err := scenarios.LoadFile(f); err == nil {
+		if file, err := loadScenariosFile(f); err == nil {
 			catalog = scenarios.Merge(catalog, file.Scenarios)
 		}
 	}
@@ -53,7 +53,7 @@ func lockChoices(files, lockDrivers []string) []cobra.Completion {
 		add(s.Name, s.Doc)
 	}
 	for _, f := range files {
-		if file, err := scenarios.LoadFile(f); err == nil {
+		if file, err := loadScenariosFile(f); err == nil {
 			for _, l := range file.Locks {
 				add(l.Name, "driver: "+l.Command)
 			}

@@ -1,14 +1,15 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"net"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"
-	"github.com/lockchaos/lockchaos/netfault"
+	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -19,7 +20,7 @@ import (
 // from the command line to the cells and back.
 //
 // The defaults are the flags' (bind): --repeat 1, --parallel one per core,
-// --budget 30s, --backend auto, --out out/chaos. A zero --seed is random
+// --budget 30s (defaultBudget), --backend auto, --out out/chaos. A zero --seed is random
 // (resolveRun chooses it); the other zero values keep each scenario's own.
 type runConfig struct {
 	// Which cells: scenarios and locks (default all), the files and
@@ -68,74 +69,9 @@ func resolveRun(c runConfig, now time.Time) (runConfig, error) {
 // simulated says the cells run on the simulated backend.
 func (c runConfig) simulated() bool { return c.backend == sim.Name }
 
-// check says what is wrong with the values before anything starts.
-func (c runConfig) check() error {
-	if c.repeat < 1 || c.parallel < 1 || c.duration < 0 || c.clients < 0 || c.budget <= 0 {
-		return errors.New("--repeat, --parallel and --budget must be positive; --duration and --clients not negative")
-	}
-	if c.timeScale < 0 || c.timeScale > 0 && c.timeScale < 0.1 || c.timeScale > 100 {
-		return fmt.Errorf("--time-scale %v: want 0 (measure) or a factor in 0.1..100", c.timeScale)
-	}
-	// The options the flags give, before a backend or a scale is known
-	// (--toxiproxy-api has its own check below).
-	opts := scenarios.Options{
-		Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength,
-	}
-	if err := opts.Validate(); err != nil {
-		return err
-	}
-	if !isBackend(c.backend) {
-		return fmt.Errorf("unknown backend %q (valid: %s)", c.backend, backendNames())
-	}
-	if err := c.checkSim(); err != nil {
-		return err
-	}
-	if c.toxAPI != "" {
-		if err := (netfault.ProxiesConfig{APIAddr: c.toxAPI}).Validate(); err != nil {
-			return fmt.Errorf("--toxiproxy-api: %w", err)
-		}
-		if _, port, _ := net.SplitHostPort(c.toxAPI); port != "0" && c.parallel > 1 {
-			return fmt.Errorf("--toxiproxy-api %s: a fixed port serves one cell at a time; add --parallel 1, or use port 0", c.toxAPI)
-		}
-	}
-	if (c.backend == "external") != (len(c.addrs) > 0) {
-		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
-	}
-	return nil
-}
-
-// checkSim says what does not go with the simulated backend, or with
-// --replay-on without it.
-func (c runConfig) checkSim() error {
-	if c.sameSeed && c.repeat < 2 {
-		return errors.New("--same-seed goes with --repeat N (N >= 2): it reruns one seed N times")
-	}
-	if !c.simulated() {
-		if c.replayOn != "" {
-			return errors.New("--replay-on goes with --backend sim (it replays simulated findings on real Redis)")
-		}
-		return nil
-	}
-	switch c.replayOn {
-	case "", "process", "docker", "auto":
-	default:
-		return fmt.Errorf("--replay-on %q: want a real backend that can kill nodes (process, docker, auto)", c.replayOn)
-	}
-	if c.timeScale != 0 && c.timeScale != 1 {
-		return fmt.Errorf("--time-scale %v with --backend sim: virtual time needs no stretching (leave it out, or 1)", c.timeScale)
-	}
-	if c.toxAPI != "" {
-		return errors.New("--toxiproxy-api with --backend sim: simulated links are not toxiproxy's")
-	}
-	if c.image != "" && c.replayOn == "" {
-		return errors.New("--redis-image with --backend sim: the simulation runs no image (it is for --replay-on docker)")
-	}
-	return nil
-}
-
 // target is where cells run: the backend, how its times stretch, and the
 // --backend their rerun lines name ("" when a rerun finds Redis as the
-// run did, with --backend's default).
+// run did, with --backend's default; see rerunBackend).
 type target struct {
 	be backend.Backend
 	timing
@@ -158,27 +94,87 @@ type timing struct {
 // (where a toxiproxy API listens), or is nil.
 func (c runConfig) cellOptions(t target, notify func(string)) scenarios.Options {
 	return scenarios.Options{Seed: c.seed, OutDir: c.out, Duration: c.duration, Clients: c.clients, Budget: c.budget,
-		Backend: t.be, RerunFlags: c.rerunFlags(t), ToxiproxyAPI: c.toxAPI, Notify: notify,
+		Backend: t.be, Rerun: c.rerun(t), ToxiproxyAPI: c.toxAPI, Notify: notify,
 		TimeScale: t.scale, NodeOpTime: t.nodeOp, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength, InParts: c.inParts}
 }
 
-// rerunFlags are what a cell's rerun line adds to its --scenario, --lock
-// and --seed (scenarios.Options.RerunFlags): --duration, --clients and
-// --scenarios-file as given, --backend when t names one, and the time
-// scale the cell ran at. config_test.go parses them back into c.
-func (c runConfig) rerunFlags(t target) string {
-	s := ""
+// rerunBackend is the --backend a rerun line of a cell run on be names:
+// the simulation, or the backend --backend or --redis-image chose, so the
+// rerun finds Redis where the run did; none when --backend auto chose
+// (the rerun chooses as the run did, on whatever machine it runs).
+func (c runConfig) rerunBackend(be backend.Backend) string {
+	if _, virtual := backend.Virtual(be); !virtual && c.backend == "auto" && c.image == "" {
+		return ""
+	}
+	return be.Name()
+}
+
+// rerun writes a cell's rerun line: `lockchaos run` with the cell's
+// --scenario, --lock and --seed, the --lock-driver that declares its lock
+// (if one does), and rerunFlags, every argument quoted for a shell
+// (shellJoin), so a pasted line reruns that cell and does nothing else.
+func (c runConfig) rerun(t target) func(p *scenarios.Plan) string {
+	flags := c.rerunFlags(t)
+	return func(p *scenarios.Plan) string {
+		args := []string{"lockchaos", "run", "--scenario", p.Scenario.Name, "--lock", p.Lock.Name,
+			"--seed", strconv.FormatInt(p.RunSeed, 10)}
+		for _, v := range c.lockDrivers {
+			if d, err := drivers.Parse(v); err == nil && d.Name == p.Lock.Name {
+				args = append(args, "--lock-driver", v)
+			}
+		}
+		return shellJoin(append(args, flags...))
+	}
+}
+
+// rerunFlags are what every rerun line of a run on t carries besides the
+// cell and its driver: every setting that changes what a cell does, as
+// given (scenario files, duration, clients, the checker's budget, the
+// floor, max duration, parts), where Redis ran (t's backend, with its
+// image or addresses), and the time scale the cell ran at. rerunRoles in
+// config_test.go lists every setting's role; the test there parses the
+// lines back into c.
+func (c runConfig) rerunFlags(t target) []string {
+	var f []string
+	add := func(flag, value string) { f = append(f, flag, value) }
+	for _, file := range c.files {
+		add("--scenarios-file", file)
+	}
 	if c.duration > 0 {
-		s += " --duration " + c.duration.String()
+		add("--duration", c.duration.String())
 	}
 	if c.clients > 0 {
-		s += fmt.Sprintf(" --clients %d", c.clients)
+		add("--clients", strconv.Itoa(c.clients))
 	}
-	for _, f := range c.files {
-		s += " --scenarios-file " + f
+	if c.budget != defaultBudget {
+		add("--budget", c.budget.String())
+	}
+	if c.maxDuration > 0 {
+		add("--max-duration", c.maxDuration.String())
+	}
+	if c.partLength > 0 {
+		add("--part-length", c.partLength.String())
+	}
+	if c.inParts {
+		f = append(f, "--in-parts")
+	}
+	if v := c.floor.MinExercised; v != nil {
+		add("--min-exercised", strconv.Itoa(*v))
+	}
+	if v := c.floor.MinCycles; v != nil {
+		add("--min-cycles", strconv.Itoa(*v))
+	}
+	if v := c.floor.MaxIndefinite; v != nil {
+		add("--max-indefinite", strconv.FormatFloat(*v, 'g', -1, 64))
 	}
 	if t.named != "" {
-		s += " --backend " + t.named
+		add("--backend", t.named)
 	}
-	return s + fmt.Sprintf(" --time-scale %.2f", t.scale)
+	if t.named == "docker" && c.image != "" {
+		add("--redis-image", c.image)
+	}
+	if t.named == external.Name && len(c.addrs) > 0 {
+		add("--redis-addr", strings.Join(c.addrs, ","))
+	}
+	return append(f, "--time-scale", fmt.Sprintf("%.2f", t.scale))
 }

@@ -32,6 +32,17 @@ type session struct {
 	stdout, stderr io.Writer
 	progress       *progress
 	stream         *jsonStream // --json, or nil
+	notStarted     int         // runs an interrupt kept from starting
+}
+
+// interruptedBeforeItRan is the reason scenarios.Execute gives a cell run
+// whose context was cancelled before it started (TestNotStartedRunsAreKnown
+// holds the two together).
+const interruptedBeforeItRan = "interrupted before it ran"
+
+// notStarted says r is a run an interrupt kept from starting.
+func notStarted(r *results.Cell) bool {
+	return r.Outcome == results.Skipped && r.Error == interruptedBeforeItRan
 }
 
 // keepInMemory is how many cell runs keep their histories in memory for
@@ -45,11 +56,10 @@ const sweepViolations = 3
 
 // execute runs the selected cells on the backend, replays their findings,
 // writes every report and returns the exit code.
+// The output directory was made and checked before (checkOut). An
+// interrupt (SIGINT, SIGTERM) at any point, calibration included, ends in
+// the summary of what ran and exit 130 or 143.
 func (s *session) execute() int {
-	if err := os.MkdirAll(s.cfg.out, 0o755); err != nil {
-		fmt.Fprintf(s.stderr, "lockchaos run: %v\n", err)
-		return exitHarness
-	}
 	ctx, stop, caught := signalContext()
 	defer stop()
 	// Last line of defence: whatever happens, no redis-server outlives us.
@@ -57,15 +67,31 @@ func (s *session) execute() int {
 
 	started := time.Now()
 	t, err := measureTiming(ctx, s.be, s.cfg.timeScale)
-	if err != nil {
+	switch {
+	case ctx.Err() != nil:
+		// Interrupted while measuring: what failed is the measurement
+		// the signal cut short, not the harness.
+		// Nothing was measured: the scale is the one given, else 1.
+		t = timing{scale: s.cfg.timeScale, calibration: "interrupted during calibration"}
+		if t.scale == 0 {
+			t.scale = 1
+		}
+	case err != nil:
 		fmt.Fprintf(s.stderr, "lockchaos run: %v\n", err)
 		return exitHarness
-	}
-	if t.measured {
+	case t.measured:
 		fmt.Fprintf(s.stderr, "lockchaos: machine now: %s\n", t.calibration)
 	}
-	on := target{be: s.be, timing: t, named: rerunBackend(s.be)}
-	ran := s.runMatrix(ctx, on)
+	on := target{be: s.be, timing: t, named: s.cfg.rerunBackend(s.be)}
+	var ran []*results.Cell
+	if ctx.Err() == nil {
+		ran = s.runMatrix(ctx, on)
+	} else {
+		s.notStarted = len(s.cells) * s.cfg.repeat
+	}
+	if s.notStarted > 0 {
+		fmt.Fprintf(s.stderr, "lockchaos run: %d run(s) not started (interrupted)\n", s.notStarted)
+	}
 	matrixTime := time.Since(started)
 	var replays []results.Replay
 	if s.replay != nil && ctx.Err() == nil {
@@ -93,36 +119,32 @@ func measureTiming(ctx context.Context, be backend.Backend, given float64) (timi
 	return timing{scale: cal.Scale, nodeOp: cal.NodeOp, calibration: cal.String(), measured: true}, nil
 }
 
-// rerunBackend is the --backend a cell's rerun line needs: none for the
-// real backends (the rerun finds Redis as the run did), --backend sim for
-// the simulation, so a simulated cell reruns simulated (and says so).
-func rerunBackend(be backend.Backend) string {
-	if _, virtual := backend.Virtual(be); virtual {
-		return be.Name()
-	}
-	return ""
-}
-
 // runMatrix runs the cells on t, showing progress on stderr and, with
 // --json, streaming on stdout.
 func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 	c := s.cfg
-	s.progress = newProgress(s.stderr, len(s.cells)*c.repeat)
+	runs := len(s.cells) * c.repeat
+	// No more goroutines than runs: --parallel 1000 for one cell is one.
+	parallel := max(1, min(c.parallel, runs))
+	s.progress = newProgress(s.stderr, runs)
 	if c.asJSON {
 		s.stream = newJSONStream(s.stdout)
 	}
 	fmt.Fprintf(s.stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
-		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, c.parallel, on.scale, c.out)
+		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, parallel, on.scale, c.out)
 	s.stream.emit(streamEvent{
 		Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.virtual,
 	})
 	ran := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
 		Options:  c.cellOptions(on, func(msg string) { fmt.Fprintln(s.stderr, msg) }),
-		Parallel: c.parallel, Repeat: c.repeat, SameSeed: c.sameSeed,
+		Parallel: parallel, Repeat: c.repeat, SameSeed: c.sameSeed,
 		// A simulated run comes back from its seed; a real one does not.
 		DropMetHistories: on.virtual && !c.keepHistories,
 		Progress:         s.finished,
 		Started: func(name string, seed int64) {
+			if ctx.Err() != nil {
+				return // it will not start (notStarted)
+			}
 			s.progress.started(name, seed)
 			s.stream.emit(streamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
 		},
@@ -133,7 +155,16 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 
 // finished shows a cell run that finished, and keeps less of it in a
 // sweep.
+//
+// A run the interrupt kept from starting is only counted (the run prints
+// one line for them all): a --repeat sweep interrupted early would
+// otherwise print a line for each of thousands.
 func (s *session) finished(r *results.Cell, done, total int) {
+	if notStarted(r) {
+		s.notStarted++
+		s.progress.forget(r)
+		return
+	}
 	s.progress.cell(r, done, total)
 	s.stream.emit(streamEvent{
 		Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total,

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
+	"os"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -43,15 +47,10 @@ func shardFromEnv(getenv func(string) string) (shard, from string, err error) {
 	return "", "", nil
 }
 
+// commandLine is the run's command line as typed after "run", for
+// summary.json, each argument quoted for a shell (shellJoin).
 func commandLine(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " \t'\"") {
-			a = strconv.Quote(a)
-		}
-		q[i] = a
-	}
-	return strings.TrimSpace("lockchaos run " + strings.Join(q, " "))
+	return shellJoin(append([]string{"lockchaos", "run"}, args...))
 }
 
 // optInt and optFloat are flags stored in a pointer set only when the
@@ -133,7 +132,7 @@ func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, er
 	}
 	catalog := scenarios.Catalog()
 	for _, f := range files {
-		file, err := scenarios.LoadFile(f)
+		file, err := loadScenariosFile(f)
 		if err != nil {
 			return nil, err
 		}
@@ -147,3 +146,91 @@ func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, er
 	}
 	return catalog, nil
 }
+
+// maxScenariosFile bounds what --scenarios-file reads: a scenarios file is
+// a few kilobytes of YAML, and /dev/zero or a multi-gigabyte log named by
+// mistake must not fill the memory. A variable for the tests.
+var maxScenariosFile int64 = 16 << 20
+
+// loadScenariosFile reads a --scenarios-file, at most maxScenariosFile
+// bytes of it.
+func loadScenariosFile(path string) (*scenarios.File, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("--scenarios-file: %w", err)
+	}
+	defer fh.Close()
+	b, err := io.ReadAll(io.LimitReader(fh, maxScenariosFile+1))
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("--scenarios-file %s: %w", path, err)
+	case int64(len(b)) > maxScenariosFile:
+		return nil, fmt.Errorf("--scenarios-file %s: larger than %s (a scenarios file is a few KB of YAML)",
+			path, sizeText(maxScenariosFile))
+	}
+	return scenarios.Load(b, path)
+}
+
+// sizeText is n bytes for people: "16 MiB", "512 KiB", "100 bytes".
+func sizeText(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// positiveInt and positiveDuration are override flags whose 0 would mean
+// "not given": given, they must be positive (up to max, for an int), and
+// leaving the flag out keeps the default its help names.
+type positiveInt struct {
+	p   *int
+	max int
+}
+
+func (o positiveInt) String() string {
+	if o.p == nil {
+		return "0"
+	}
+	return strconv.Itoa(*o.p)
+}
+
+func (o positiveInt) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return fmt.Errorf("want a whole number, got %q", v)
+	}
+	if n < 1 || n > o.max {
+		return fmt.Errorf("want 1..%d (leave the flag out for the default)", o.max)
+	}
+	*o.p = n
+	return nil
+}
+
+func (positiveInt) Type() string { return "int" }
+
+type positiveDuration struct{ p *time.Duration }
+
+// String is "0" when unset, which the help reads as no default to show.
+func (o positiveDuration) String() string {
+	if o.p == nil || *o.p == 0 {
+		return "0"
+	}
+	return o.p.String()
+}
+
+func (o positiveDuration) Set(v string) error {
+	d, err := time.ParseDuration(v)
+	if err != nil {
+		return err
+	}
+	if d <= 0 {
+		return errors.New("want a positive duration (leave the flag out for the default)")
+	}
+	*o.p = d
+	return nil
+}
+
+func (positiveDuration) Type() string { return "duration" }

@@ -20,7 +20,12 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 			"(replay a finding on real Redis with --backend process)\n", s.Backend)
 	}
 	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
+	unstarted := 0
 	for _, c := range s.Cells {
+		if notStarted(c) {
+			unstarted++
+			continue
+		}
 		detail := ""
 		switch {
 		case c.Error != "":
@@ -44,6 +49,9 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		}
 		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict,
 			paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
+	}
+	if unstarted > 0 {
+		fmt.Fprintf(w, "(%d run(s) not started: interrupted before they ran)\n", unstarted)
 	}
 	if s.Repeat > 1 {
 		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n",

@@ -104,6 +104,17 @@ func (p *progress) started(name string, seed int64) {
 	p.running[runKey(name, seed)] = time.Now()
 }
 
+// forget drops a run that never ran from the running list, and from the
+// bar's count of runs to come.
+func (p *progress) forget(r *results.Cell) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.running, runKey(r.Scenario+"/"+r.Lock, r.RunSeed))
+	if p.bar != nil {
+		_ = p.bar.Add(1)
+	}
+}
+
 func (p *progress) cell(r *results.Cell, done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()

@@ -30,6 +30,9 @@ func (s *session) replayFindings(ctx context.Context, found []*results.Cell) []r
 	// Always measured: a --time-scale 1 given for the simulation (where
 	// it is the only valid value) says nothing about real Redis here.
 	t, err := measureTiming(ctx, s.replay, 0)
+	if err != nil && ctx.Err() != nil {
+		return nil // interrupted while measuring: the run says so
+	}
 	if err != nil {
 		fmt.Fprintf(s.stderr, "lockchaos run: replay on %s: %v\n", s.replay.Name(), err)
 		return nil

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -78,14 +80,19 @@ func cmdRun(flags runConfig, rest, args []string, stdout, stderr io.Writer) int 
 		return usageErr("%v", err)
 	}
 	cells, err := c.selectCells(os.Getenv, stderr)
+	if err == nil {
+		err = c.checkCells(cells)
+	}
+	if err == nil {
+		err = checkOut(c.out)
+	}
 	if err != nil {
 		return usageErr("%v", err)
 	}
 	if c.cpuProfile != "" {
 		stop, err := startCPUProfile(c.cpuProfile)
 		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos run: --cpuprofile: %v\n", err)
-			return exitHarness
+			return usageErr("--cpuprofile: %v", err)
 		}
 		defer stop()
 	}
@@ -160,6 +167,10 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 		return nil, err
 	}
 	cells, err := scenarios.Select(catalog, c.scen, c.locks)
+	if errors.Is(err, lockimpl.ErrUnknownLock) {
+		return nil, fmt.Errorf("%w; declare a lock of your own with --lock-driver NAME=COMMAND "+
+			"or in a --scenarios-file (docs/driver-protocol.md)", err)
+	}
 	if err != nil {
 		return nil, err
 	}

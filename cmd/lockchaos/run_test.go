@@ -91,16 +91,16 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--shard", "3"}, "want i/n"},
 		{[]string{"run", "--shard", "5/4"}, "shard 5/4"},
 		{[]string{"run", "--backend", "cloud"}, "valid: auto, process"},
-		{[]string{"run", "--repeat", "0"}, "must be positive"},
+		{[]string{"run", "--repeat", "0"}, "--repeat 0: want 1 or more"},
 		{[]string{"run", "extra"}, "unexpected argument"},
 		{[]string{"run", "--scenarios-file", "/nonexistent.yaml"}, "nonexistent.yaml"},
-		{[]string{"run", "--min-cycles", "-1"}, "evidence floor"},
+		{[]string{"run", "--min-cycles", "-1"}, "--min-cycles -1: want 0 or more"},
 		{[]string{"run", "--min-exercised", "three"}, "whole number"},
-		{[]string{"run", "--max-indefinite", "1.5"}, "max_indefinite"},
-		{[]string{"run", "--max-duration", "-1s"}, "negative"},
+		{[]string{"run", "--max-indefinite", "1.5"}, "--max-indefinite 1.5"},
+		{[]string{"run", "--max-duration", "-1s"}, `"--max-duration" flag: want a positive duration`},
 		{[]string{"run", "--time-scale", "0.01"}, "--time-scale"},
 		{[]string{"run", "--time-scale", "-2"}, "--time-scale"},
-		{[]string{"run", "--clients", "100000"}, "clients 100000 out of range 1..256"},
+		{[]string{"run", "--clients", "100000"}, `"--clients" flag: want 1..256`},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.says) {

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"time"
+	"fmt"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,33 +20,38 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.Var(&c.expects, "expect", "only cells with these expectations (safe, "+
 		"unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
 	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
-	fs.DurationVar(&c.duration, "duration", 0, "override each scenario's duration")
-	fs.IntVar(&c.clients, "clients", 0, "override each scenario's number of clients")
+	fs.Var(positiveDuration{&c.duration}, "duration", "override each scenario's duration (positive; default: each scenario's own)")
+	fs.Var(positiveInt{&c.clients, scenarios.MaxClients}, "clients", fmt.Sprintf("override each scenario's number of clients, "+
+		"1..%d (default: each scenario's own)", scenarios.MaxClients))
 	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), "+
 		"process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
-	fs.Var(&c.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated; 3 for redlock)")
+	fs.Var(&c.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated, "+
+		"each a different server; 3 for redlock)")
 	fs.StringVar(&c.image, "redis-image", "", redisImageUsage)
 	fs.StringVar(&c.out, "out", "out/chaos", "output directory")
-	fs.IntVar(&c.repeat, "repeat", 1, "run every cell K times (seeds N, N+1, ...) and report detection rates")
+	fs.IntVar(&c.repeat, "repeat", 1, fmt.Sprintf("run every cell K times (seeds N, N+1, ...) and report detection rates; "+
+		"at most %d runs in all (cells x K): split a larger sweep by --seed or --shard", maxRuns))
 	fs.StringVar(&c.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on "+
 		"this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
-	fs.BoolVar(&c.keepHistories, "keep-histories", false, "with --backend sim and --repeat: keep every run's history (default: "+
-		"only the runs that missed their expectation and each cell's first; the others rerun from their seed)")
+	fs.BoolVar(&c.keepHistories, "keep-histories", false, "with --backend sim and --repeat only: keep every run's history (default: "+
+		"only the runs that missed their expectation and each cell's first; the others rerun from their seed; a real run keeps all)")
 	fs.BoolVar(&c.sameSeed, "same-seed", false, "with --repeat: "+
 		"give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
-	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), "cells to run at once "+
-		"(default: one per core; more starve each other's timing)")
+	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), fmt.Sprintf("cells to run at once, 1..%d, "+
+		"never more than there are runs (default: one per core; more starve each other's timing)", maxParallel()))
 	fs.StringVar(&c.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: "+
 		"from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
 	fs.BoolVar(&c.asJSON, "json", false, "print JSON lines on stdout as the run goes: "+
 		"start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
-	fs.DurationVar(&c.budget, "budget", 30*time.Second, "checker budget per property")
+	fs.DurationVar(&c.budget, "budget", defaultBudget, "checker budget per property (positive)")
 	fs.StringVar(&c.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this "+
 		"loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch every scenario time by this factor "+
 		"(0: measure the machine and choose; 1: as designed)")
-	fs.DurationVar(&c.maxDuration, "max-duration", 0, "how long a cell below its evidence floor may run on (default 5x its duration)")
-	fs.DurationVar(&c.partLength, "part-length", 0, "a cell longer than this is long: "+
+	fs.Var(positiveDuration{&c.maxDuration}, "max-duration", "how long a cell below its evidence floor may run on "+
+		"(default 5x its duration); at least every selected cell's duration, and raised to a cell's duration "+
+		"where the time scale stretches that further")
+	fs.Var(positiveDuration{&c.partLength}, "part-length", "a cell longer than this is long: "+
 		"one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
 	fs.BoolVar(&c.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, "+
 		"each with its own pods, history and check, a TTL's pause between")

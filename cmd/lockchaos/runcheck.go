@@ -1,0 +1,235 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/netfault"
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// What `lockchaos run` checks before anything starts: every error names
+// the flag at fault and what it wants, and exits 2 (a usage error) before
+// a backend is chosen, a node started or the machine calibrated.
+
+// defaultBudget is --budget's default: the checker's own.
+const defaultBudget = 30 * time.Second
+
+// maxRuns bounds a run's cell runs (cells x --repeat): every run's result
+// stays in memory until summary.json is written (a --repeat 1000 sweep of
+// the default matrix, 34,000 runs, peaked at 809 MB RSS). A larger sweep
+// is several runs, by --seed or --shard. A variable for the tests.
+var maxRuns = 100_000
+
+// maxParallel bounds --parallel: each cell at once runs its own nodes,
+// proxies and pods (a dozen processes and goroutines), and more cells
+// than cores only starve each other's timing.
+func maxParallel() int { return max(256, 4*runtime.NumCPU()) }
+
+// check says what is wrong with the values before anything starts.
+func (c runConfig) check() error {
+	for _, check := range []func() error{c.checkCounts, c.checkTimes, c.checkFloor} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	// What the flags' own checks leave (bind's types refuse a zero or
+	// negative --duration, --clients, --max-duration and --part-length;
+	// a runConfig built in code gets the options' own words).
+	opts := scenarios.Options{
+		Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength,
+	}
+	if err := opts.Validate(); err != nil {
+		return err
+	}
+	if !isBackend(c.backend) {
+		return fmt.Errorf("unknown backend %q (valid: %s)", c.backend, backendNames())
+	}
+	for _, check := range []func() error{c.checkSim, c.checkToxiproxy, c.checkBackendFlags} {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkCounts checks --repeat and --parallel.
+func (c runConfig) checkCounts() error {
+	switch {
+	case c.repeat < 1:
+		return fmt.Errorf("--repeat %d: want 1 or more", c.repeat)
+	case c.repeat > maxRuns:
+		return fmt.Errorf("--repeat %d: at most %d runs in all (cells x --repeat); split a larger sweep by --seed or --shard",
+			c.repeat, maxRuns)
+	case c.parallel < 1:
+		return fmt.Errorf("--parallel %d: want 1 or more", c.parallel)
+	case c.parallel > maxParallel():
+		return fmt.Errorf("--parallel %d: at most %d cells at once (default: one per core; more starve each other's timing)",
+			c.parallel, maxParallel())
+	case c.clients < 0 || c.clients > scenarios.MaxClients:
+		return fmt.Errorf("--clients %d: out of range 1..%d", c.clients, scenarios.MaxClients)
+	}
+	return nil
+}
+
+// checkTimes checks the duration flags and --time-scale (a float: NaN
+// and infinities are out of range too).
+func (c runConfig) checkTimes() error {
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"--duration", c.duration}, {"--max-duration", c.maxDuration}, {"--part-length", c.partLength}} {
+		if d.v < 0 {
+			return fmt.Errorf("%s %v: want a positive duration", d.flag, d.v)
+		}
+	}
+	switch ts := c.timeScale; {
+	case c.budget <= 0:
+		return fmt.Errorf("--budget %v: want a positive duration", c.budget)
+	case c.duration > 0 && c.maxDuration > 0 && c.maxDuration < c.duration:
+		return fmt.Errorf("--max-duration %v is shorter than --duration %v: a cell always runs its duration", c.maxDuration, c.duration)
+	case ts != 0 && !(ts >= 0.1 && ts <= 100):
+		return fmt.Errorf("--time-scale %v: want 0 (measure) or a factor in 0.1..100", ts)
+	}
+	return nil
+}
+
+// checkFloor checks the floor flags, each by its name.
+func (c runConfig) checkFloor() error {
+	f := c.floor
+	switch {
+	case f.MinExercised != nil && *f.MinExercised < 0:
+		return fmt.Errorf("--min-exercised %d: want 0 or more", *f.MinExercised)
+	case f.MinCycles != nil && *f.MinCycles < 0:
+		return fmt.Errorf("--min-cycles %d: want 0 or more", *f.MinCycles)
+	case f.MaxIndefinite != nil && !(*f.MaxIndefinite >= 0 && *f.MaxIndefinite <= 1):
+		return fmt.Errorf("--max-indefinite %v: want a share in 0..1", *f.MaxIndefinite)
+	}
+	return nil
+}
+
+// checkToxiproxy checks --toxiproxy-api.
+func (c runConfig) checkToxiproxy() error {
+	if c.toxAPI == "" {
+		return nil
+	}
+	if err := (netfault.ProxiesConfig{APIAddr: c.toxAPI}).Validate(); err != nil {
+		return fmt.Errorf("--toxiproxy-api: %w", err)
+	}
+	if _, port, _ := net.SplitHostPort(c.toxAPI); port != "0" && c.parallel > 1 {
+		return fmt.Errorf("--toxiproxy-api %s: a fixed port serves one cell at a time; add --parallel 1, or use port 0", c.toxAPI)
+	}
+	return nil
+}
+
+// checkBackendFlags checks the flags that go with one backend only.
+func (c runConfig) checkBackendFlags() error {
+	if (c.backend == "external") != (len(c.addrs) > 0) {
+		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
+	}
+	seen := map[string]string{}
+	for _, a := range c.addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil {
+			return fmt.Errorf("--redis-addr %q: want host:port", a)
+		}
+		key := strings.ToLower(host) + ":" + port
+		if first, dup := seen[key]; dup {
+			as := ""
+			if first != a {
+				as = " (as " + first + ")"
+			}
+			return fmt.Errorf("--redis-addr %s given twice%s: each address must be a different server "+
+				"(a lock of 3 nodes on one server is no Redlock)", a, as)
+		}
+		seen[key] = a
+	}
+	if c.image != "" && (c.backend == "process" || c.backend == "external") {
+		return fmt.Errorf("--redis-image with --backend %s: an image is for the docker backend (--backend docker, or auto)", c.backend)
+	}
+	if c.keepHistories && (!c.simulated() || c.repeat < 2) {
+		return errors.New("--keep-histories goes with --backend sim and --repeat N (N >= 2): " +
+			"only a simulated sweep drops histories (a real run keeps every one)")
+	}
+	return nil
+}
+
+// checkSim says what does not go with the simulated backend, or with
+// --replay-on without it.
+func (c runConfig) checkSim() error {
+	if c.sameSeed && c.repeat < 2 {
+		return errors.New("--same-seed goes with --repeat N (N >= 2): it reruns one seed N times")
+	}
+	if !c.simulated() {
+		if c.replayOn != "" {
+			return errors.New("--replay-on goes with --backend sim (it replays simulated findings on real Redis)")
+		}
+		return nil
+	}
+	switch c.replayOn {
+	case "", "docker", "auto":
+	case "process":
+		if c.image != "" {
+			return errors.New("--redis-image with --replay-on process: an image is for the docker backend (--replay-on docker, or auto)")
+		}
+	default:
+		return fmt.Errorf("--replay-on %q: want a real backend that can kill nodes (process, docker, auto)", c.replayOn)
+	}
+	if c.timeScale != 0 && c.timeScale != 1 {
+		return fmt.Errorf("--time-scale %v with --backend sim: virtual time needs no stretching (leave it out, or 1)", c.timeScale)
+	}
+	if c.toxAPI != "" {
+		return errors.New("--toxiproxy-api with --backend sim: simulated links are not toxiproxy's")
+	}
+	if c.image != "" && c.replayOn == "" {
+		return errors.New("--redis-image with --backend sim: the simulation runs no image (it is for --replay-on docker)")
+	}
+	return nil
+}
+
+// checkCells checks what depends on the selected cells: how many runs
+// they make, and that --max-duration is at least each one's duration.
+func (c runConfig) checkCells(cells []scenarios.Cell) error {
+	if runs := len(cells) * c.repeat; runs > maxRuns {
+		return fmt.Errorf("--repeat %d: %d cell(s) x %d is %d runs, more than the %d a run holds "+
+			"(every run's result stays in memory for summary.json); split the sweep by --seed or --shard",
+			c.repeat, len(cells), c.repeat, runs, maxRuns)
+	}
+	if c.maxDuration == 0 {
+		return nil
+	}
+	for _, cell := range cells {
+		d := cell.Scenario.WithDefaults().Duration
+		if c.duration > 0 {
+			d = c.duration
+		}
+		if c.maxDuration < d {
+			return fmt.Errorf("--max-duration %v is shorter than %s's duration %v: a cell always runs its duration; "+
+				"want %v or more (or --duration)", c.maxDuration, cell.Name(), d, d)
+		}
+	}
+	return nil
+}
+
+// checkOut makes the --out directory, and checks a file can be written
+// in it, before anything runs: a run that cannot write its reports has
+// nothing to show for its cells.
+func checkOut(dir string) error {
+	if dir == "" {
+		return errors.New("--out '': want a directory")
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", dir, err)
+	}
+	probe, err := os.CreateTemp(dir, ".lockchaos-write-check-*")
+	if err != nil {
+		return fmt.Errorf("--out %s: not writable: %w", dir, err)
+	}
+	_ = probe.Close()
+	return os.Remove(probe.Name())
+}
