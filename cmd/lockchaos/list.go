@@ -41,8 +41,10 @@ func newListCmd(cl *cli) *cobra.Command {
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
 	fs := c.Flags()
-	fs.Var(&files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable)")
-	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable)")
+	fs.Var(&files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable); "+
+		"a file's lock runs in the scenarios its expect lists, gated")
+	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); "+
+		"runs only when named in --lock, then in every scenario, reported as either (not gated)")
 	fs.BoolVar(&asJSON, "json", false, "print the listing as one JSON document")
 	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
 	noCompletionForTheRest(c)

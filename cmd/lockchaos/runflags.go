@@ -14,9 +14,11 @@ import (
 func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.Var(&c.scen, "scenario", "scenarios to run, comma separated (default: all)")
 	fs.Var(&c.locks, "lock", "locks to run, comma separated (default: every lock a scenario lists)")
-	fs.Var(&c.files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable)")
+	fs.Var(&c.files, "scenarios-file", "YAML `file` of extra scenarios and driver locks (repeatable); "+
+		"a file's lock runs in the scenarios its expect lists, gated")
 	fs.Var(&c.lockDrivers, "lock-driver", "a lock served by a driver process, "+
-		"NAME=COMMAND (repeatable; docs/driver-protocol.md); name it in --lock")
+		"NAME=COMMAND (repeatable; docs/driver-protocol.md); runs only when named in --lock, "+
+		"then in every scenario, reported as either (not gated)")
 	fs.Var(&c.expects, "expect", "only cells with these expectations (safe, "+
 		"unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
 	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
