@@ -13,6 +13,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/internal/suggest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 )
@@ -111,7 +112,7 @@ func (f *File) unknownExpect(list []Scenario, i int, name string) error {
 	}
 	names := Names(list)
 	hint := ""
-	if s := closest(name, names); s != "" {
+	if s := suggest.Closest(name, names); s != "" {
 		hint = " (did you mean " + s + "?)"
 	}
 	slices.Sort(names)

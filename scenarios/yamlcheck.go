@@ -12,6 +12,7 @@ import (
 	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/internal/safename"
+	"github.com/lockchaos/lockchaos/internal/suggest"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -88,7 +89,7 @@ func unknownField(m *yaml.Node, valid []string, what string) *lineError {
 			continue
 		}
 		hint := ""
-		if s := closest(key.Value, valid); s != "" {
+		if s := suggest.Closest(key.Value, valid); s != "" {
 			hint = " (did you mean " + s + "?)"
 		}
 		return &lineError{key.Line, fmt.Errorf("%w %s %s%s; valid: %s", ErrUnknownField, key.Value, what, hint, strings.Join(valid, ", "))}
@@ -141,42 +142,6 @@ func itemName(m *yaml.Node, i int) string {
 		return v.Value
 	}
 	return fmt.Sprintf("%q", v.Value)
-}
-
-// closest is the valid name nearest to s by edit distance (case aside),
-// or "" when none is near enough to be a likely typo.
-func closest(s string, valid []string) string {
-	best, bestDist := "", 3
-	if len(s) <= 3 {
-		bestDist = 2
-	}
-	for _, v := range valid {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(v)); d < bestDist {
-			best, bestDist = v, d
-		}
-	}
-	return best
-}
-
-// editDistance is Levenshtein's distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
 
 // A zero rule is a scenario field whose zero value means "the default":

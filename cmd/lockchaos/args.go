@@ -4,6 +4,7 @@ import (
 	"errors"
 	"strings"
 
+	"github.com/lockchaos/lockchaos/internal/suggest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 )
@@ -63,7 +64,7 @@ func suggestFlag(cmd *cobra.Command, err error) string {
 		if f.Hidden {
 			return
 		}
-		if d := editDistance(name, f.Name); d < bestDist || (strings.HasPrefix(f.Name, name) && bestDist > 1) {
+		if d := suggest.Distance(name, f.Name); d < bestDist || (strings.HasPrefix(f.Name, name) && bestDist > 1) {
 			best, bestDist = f.Name, min(d, 1)
 		}
 	})
@@ -71,25 +72,4 @@ func suggestFlag(cmd *cobra.Command, err error) string {
 		return ""
 	}
 	return " (did you mean --" + best + "?)"
-}
-
-// editDistance is Levenshtein's distance between a and b.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }
