@@ -12,13 +12,16 @@ package history
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
 
-// FormatVersion is written in every header. Load reads it and version 1
-// (before evidence events), and refuses others.
-const FormatVersion = 2
+// FormatVersion is written in every header. Load reads it and versions 1
+// (before evidence events) and 2 (before abandon events and the liveness
+// bounds), and refuses others.
+const FormatVersion = 3
 
 // ErrMalformed is wrapped by every Load error that points at a line.
 var ErrMalformed = errors.New("history: malformed")
@@ -43,9 +46,22 @@ const (
 	// Probe is a fact a fault observed on a node (a point): Key exists
 	// there when Value is 1, is missing when 0.
 	Probe
+	// Abandon is a holder that will never release its lease (a point):
+	// its pod crashed (Err Crashed) or its worker hung (Err Abandoned)
+	// while holding Key. Its belief of holding ends here, as at a Lost
+	// signal: a dead or hung holder never touches the resource again, so a
+	// later holder is no overlap with it. What the lock does on the server
+	// afterwards is what the liveness properties judge.
+	Abandon
 )
 
-var kindNames = [...]string{"", "acquire", "release", "read", "write", "renew", "lost", "fault", "exercised", "probe"}
+// Why a holder abandoned its lease (an Abandon event's Err).
+const (
+	Crashed   = "crashed"   // the pod died (pod-crash)
+	Abandoned = "abandoned" // the worker hung, its process lives on (abandoned-lease)
+)
+
+var kindNames = [...]string{"", "acquire", "release", "read", "write", "renew", "lost", "fault", "exercised", "probe", "abandon"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k != 0 {
@@ -197,9 +213,50 @@ func (e Event) Targets() []string {
 
 // Prefixes of the targets a window carries a duration in.
 const (
-	DelayTarget = "delay=" // slow-reply: how long replies were held back
-	JumpTarget  = "jump="  // clock faults: how far a node's clock moved
+	DelayTarget   = "delay="   // slow-reply: how long replies were held back
+	JumpTarget    = "jump="    // clock faults: how far a node's clock moved
+	RestartTarget = "restart=" // pod-crash: how long the pod stayed dead before it restarted
 )
+
+// Targets that say what a window did to the lock's liveness; the checker
+// reads them (it never imports the fault kinds).
+const (
+	// StopsHolder marks a window after whose start the targeted pod
+	// ("clientN") can no longer release the lock it held then (a crash, a
+	// hung worker, a partition): deadlock-free is judged from the
+	// window's start.
+	StopsHolder = "stops-holder"
+	// DownTarget prefixes a lock node taken from every pod for the
+	// window ("down=node1": killed, or cut off from all): fault-tolerant
+	// is judged while a majority of the lock's nodes is still up.
+	DownTarget = "down="
+)
+
+// StoppedHolder returns the pod a StopsHolder window stopped.
+func (e Event) StoppedHolder() (int, bool) {
+	if e.Kind != Fault || !slices.Contains(e.Targets(), StopsHolder) {
+		return 0, false
+	}
+	for _, t := range e.Targets() {
+		if n, ok := strings.CutPrefix(t, "client"); ok && !strings.Contains(n, "->") {
+			if i, err := strconv.Atoi(n); err == nil {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// DownNodes returns the lock nodes a window took from every pod.
+func (e Event) DownNodes() []string {
+	var out []string
+	for _, t := range e.Targets() {
+		if n, ok := strings.CutPrefix(t, DownTarget); ok {
+			out = append(out, n)
+		}
+	}
+	return out
+}
 
 // TargetDuration reads a duration a window carries among its targets as
 // prefix+duration ("delay=450ms", "jump=-600ms"); ok false when it has
@@ -245,6 +302,19 @@ type Header struct {
 	Faults []string `json:"faults,omitempty"`
 	// TTL is the cell's lease time, for the evidence rules.
 	TTL time.Duration `json:"ttl_ns,omitempty"`
+	// LockNodes is how many nodes the lock writes to (its Spec.Nodes:
+	// 1 for one service address, N for N independent primaries), for
+	// fault-tolerant's majority; 0: unknown.
+	LockNodes int `json:"lock_nodes,omitempty"`
+	// RecoverWithin is deadlock-free's recovery bound: after a holder
+	// stops (crash, hang, partition), another pod that keeps trying
+	// must acquire the key within it. 0: the checker's default,
+	// DefaultRecoverWithin.
+	RecoverWithin time.Duration `json:"recover_within_ns,omitempty"`
+	// AcquireWithin is fault-tolerant's bound: while a majority of the
+	// lock's nodes is up and nobody holds the key, pods that try must
+	// get it within it. 0: the checker's default.
+	AcquireWithin time.Duration `json:"acquire_within_ns,omitempty"`
 	// Floor is the evidence a pass needs (nil: the checker's default).
 	Floor *Floor `json:"floor,omitempty"`
 	// Backend names what ran Redis ("process", "docker", "external",

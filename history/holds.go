@@ -3,6 +3,7 @@ package history
 import (
 	"math"
 	"sort"
+	"time"
 )
 
 // Forever is the end of a hold that never ended (and porcupine's return
@@ -10,7 +11,8 @@ import (
 const Forever = math.MaxInt64
 
 // Hold is one believed-held interval: from the acquire's return until the
-// holder called release, got its lost-lease signal, or forever.
+// holder called release, got its lost-lease signal, abandoned the lease
+// (crashed or hung), or forever.
 type Hold struct {
 	Client    int    `json:"client"`
 	Key       string `json:"key"`
@@ -20,7 +22,7 @@ type Hold struct {
 	End       int64  `json:"end"`   // release call, lost signal, or Forever
 	AcquireID int64  `json:"acquire"`
 	// EndID is the op that ended the hold (-1 if none); EndKind is
-	// Release, Lost, or Acquire (a second acquire
+	// Release, Lost, Abandon, or Acquire (a second acquire
 	// without a release, which closes the first hold defensively).
 	EndID   int64 `json:"end_op"`
 	EndKind Kind  `json:"end_kind,omitempty"`
@@ -109,7 +111,7 @@ func HoldsOf(evs []Event) []Hold {
 			open[k] = len(holds)
 			holds = append(holds, Hold{Client: e.Client, Key: e.Key, Token: e.Token, Fence: e.Fence,
 				Start: e.Return, End: Forever, AcquireID: e.ID, EndID: -1, AcquireCall: e.Call, EndReturn: Forever})
-		case Release, Lost:
+		case Release, Lost, Abandon:
 			if i, ok := open[k]; ok {
 				closeHold(i, e, e.Call)
 				if e.Kind == Release && e.Open {
@@ -121,4 +123,23 @@ func HoldsOf(evs []Event) []Hold {
 	}
 	sort.SliceStable(holds, func(i, j int) bool { return holds[i].Start < holds[j].Start })
 	return holds
+}
+
+// The liveness bounds' defaults, for a history whose header records none
+// (the plan resolves both for every cell it runs).
+
+// DefaultRetrySlack is how long after a key frees a pod that keeps trying
+// may take to try again: three of the workload's longest backoffs (20 ms).
+const DefaultRetrySlack = 60 * time.Millisecond
+
+// DefaultRecoverWithin is deadlock-free's default bound: twice the TTL
+// (the lease a stopped holder left runs out within one) plus the retry
+// slack.
+func DefaultRecoverWithin(ttl, slack time.Duration) time.Duration { return 2*ttl + slack }
+
+// DefaultAcquireWithin is fault-tolerant's default bound: three call
+// timeouts (a quorum lock waits out its unreachable node on every
+// attempt) plus the retry slack.
+func DefaultAcquireWithin(callTimeout, slack time.Duration) time.Duration {
+	return 3*callTimeout + slack
 }

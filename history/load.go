@@ -81,8 +81,8 @@ func readHeader(br *bufio.Reader, name string) (Header, error) {
 	if err := decodeStrict(bytes.TrimSpace(head), &h); err != nil {
 		return h, malformed(name, 1, "header: %v", err)
 	}
-	if f := h.Format; f != FormatVersion && f != 1 {
-		return h, malformed(name, 1, "header: format %d, this lockchaos reads formats 1 and %d", f, FormatVersion)
+	if f := h.Format; f < 1 || f > FormatVersion {
+		return h, malformed(name, 1, "header: format %d, this lockchaos reads formats 1 to %d", f, FormatVersion)
 	}
 	if h.Clients < 0 {
 		return h, malformed(name, 1, "header: clients %d is negative", h.Clients)
