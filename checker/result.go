@@ -73,7 +73,11 @@ type Result struct {
 	// Decisive is false when the result is shown but does not count toward
 	// the cell verdict (mutual-exclusion for a fenced lock, where only the
 	// resource's check decides).
-	Decisive       bool          `json:"decisive"`
+	Decisive bool `json:"decisive"`
+	// Judged is how many moments a liveness property judged (a stopped
+	// holder, a node-down window); 0 with a pass means nothing happened
+	// that it could judge.
+	Judged         int           `json:"judged,omitempty"`
 	Violations     []Violation   `json:"violations,omitempty"` // up to Options.MaxViolations
 	ViolationCount int           `json:"violation_count"`
 	Note           string        `json:"note,omitempty"`
@@ -110,6 +114,8 @@ type Report struct {
 	Results   []Result `json:"results"`
 	Stats     Stats    `json:"stats"`
 	Evidence  Evidence `json:"evidence"`
+	// Liveness is what the history shows of the lock's liveness.
+	Liveness Liveness `json:"liveness"`
 	// Incidents group the violations by cause, first to last.
 	Incidents []Incident `json:"incidents,omitempty"`
 	Warnings  []string   `json:"warnings,omitempty"`
