@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"net"
 	"sort"
@@ -37,6 +38,10 @@ type Control struct {
 	closed  chan struct{}
 	once    sync.Once
 	dial    func(ctx context.Context, network, addr string) (net.Conn, error)
+
+	fates      map[int]*fate // each pod's current incarnation (lives.go)
+	conns      map[int]map[net.Conn]struct{}
+	crashHooks map[int][]func()
 }
 
 type pauseHooks struct{ stop, cont func() }
@@ -63,7 +68,8 @@ type winnerRequest struct {
 // NewControl returns the control of a cell's pods, nobody paused.
 func NewControl(pods int) *Control {
 	return &Control{pods: pods, paused: map[int]chan struct{}{}, held: map[int]string{}, longer: map[int]time.Duration{},
-		hooks: map[int][]pauseHooks{}, changed: make(chan struct{}), closed: make(chan struct{})}
+		hooks: map[int][]pauseHooks{}, changed: make(chan struct{}), closed: make(chan struct{}),
+		fates: map[int]*fate{}, conns: map[int]map[net.Conn]struct{}{}, crashHooks: map[int][]func(){}}
 }
 
 // Pods returns how many pods the cell has.
@@ -148,11 +154,19 @@ func (c *Control) Dial(pod int) func(ctx context.Context, network, addr string) 
 		dial = d.DialContext
 	}
 	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		if c.dead(pod) {
+			return nil, fmt.Errorf("dial %s: %w", addr, ErrPodDead)
+		}
 		conn, err := dial(ctx, network, addr)
 		if err != nil {
 			return nil, err
 		}
 		p := &pausableConn{Conn: conn, gate: func() { c.Gate(context.Background(), pod) }}
+		if !c.track(pod, p) {
+			_ = conn.Close()
+			return nil, fmt.Errorf("dial %s: %w", addr, ErrPodDead)
+		}
+		p.untrack = func() { c.untrack(pod, p) }
 		if _, ok := conn.(syscall.Conn); ok {
 			return &pausableSocket{p}, nil
 		}
@@ -171,7 +185,15 @@ func (c *Control) UseDialer(d func(ctx context.Context, network, addr string) (n
 
 type pausableConn struct {
 	net.Conn
-	gate func()
+	gate    func()
+	untrack func()
+}
+
+func (p *pausableConn) Close() error {
+	if p.untrack != nil {
+		p.untrack()
+	}
+	return p.Conn.Close()
 }
 
 func (p *pausableConn) Write(b []byte) (int, error) {
@@ -198,6 +220,9 @@ func (p *pausableSocket) SyscallConn() (syscall.RawConn, error) {
 func (c *Control) acquired(pod int, key string) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.gone(pod) {
+		return // a hung pod's last acquire: it abandons this lease at once
+	}
 	c.held[pod] = key
 	if len(c.winners) > 0 {
 		r := c.winners[0]
@@ -356,7 +381,7 @@ func (c *Control) hold(pod int, _ string, drawn time.Duration) time.Duration {
 
 // Hooks returns the hooks that wire this control into Run's clients.
 func (c *Control) Hooks() Hooks {
-	return Hooks{Gate: c.Gate, Hold: c.hold,
+	return Hooks{Gate: c.Gate, Hold: c.hold, Fate: c.Fate,
 		Acquired: func(pod int, key string, _ lockimpl.Lease) { c.acquired(pod, key) },
 		Released: func(pod int, _ string) { c.released(pod) }}
 }

@@ -29,6 +29,10 @@ type Hooks struct {
 	Acquired func(client int, key string, lease lockimpl.Lease)
 	// Released is called when a holder is about to call release.
 	Released func(client int, key string)
+	// Fate returns how client's current incarnation ends (a crash, a
+	// hang) and when a crashed one restarts. Nil: every pod lives for the
+	// whole run.
+	Fate func(client int) Fate
 }
 
 // ErrPanic wraps a panic raised by a lock implementation (or a hook) in a
@@ -97,7 +101,7 @@ func Run(ctx context.Context, cfg Config, factory Factory, rec *history.Recorder
 					abort()
 				}
 			}()
-			c.loop(abortCtx, runCtx)
+			c.lives(abortCtx, runCtx, factory)
 		}()
 	}
 	wg.Wait()
@@ -115,6 +119,10 @@ type client struct {
 	rec    *history.Recorder
 	hooks  Hooks
 	rng    *rand.Rand
+	fate   Fate // of the current incarnation
+	// runDone closes when the run (or the incarnation) ends: a hung
+	// worker waits for it.
+	runDone <-chan struct{}
 }
 
 func (c *client) gate(ctx context.Context) {
@@ -123,17 +131,26 @@ func (c *client) gate(ctx context.Context) {
 	}
 }
 
-// loop runs cycles until runCtx ends. ctx (the caller's) bounds the last
-// critical section, so a slow holder at the end still finishes its work.
+// loop runs cycles until runCtx ends, or the pod's incarnation does (a
+// crash or a hang: see lives). ctx (the caller's) bounds the last critical
+// section, so a slow holder at the end still finishes its work.
 func (c *client) loop(ctx, runCtx context.Context) {
 	for runCtx.Err() == nil {
 		key := c.cfg.Keys[c.rng.IntN(len(c.cfg.Keys))]
 		lease := c.acquire(ctx, runCtx, key)
+		if c.crashed() {
+			if lease != nil {
+				c.abandon(key, lease, history.Crashed)
+			}
+			return
+		}
 		if lease != nil {
 			if c.hooks.Acquired != nil {
 				c.hooks.Acquired(c.id, key, lease)
 			}
-			c.critical(ctx, key, lease)
+			if !c.critical(ctx, key, lease) {
+				return // it crashed or hung holding the lease
+			}
 			c.release(ctx, key, lease)
 		}
 		sleep(runCtx, c.cfg.Think.Draw(c.rng))
@@ -159,6 +176,11 @@ func (c *client) acquire(ctx, runCtx context.Context, key string) lockimpl.Lease
 		case err == nil:
 			op.Return(history.Result{Outcome: history.Ok, Token: lease.Token(), Fence: lease.Fence()})
 			return lease
+		case c.crashed():
+			// Its connections (or its driver process) died with it: the
+			// call may or may not have taken effect.
+			op.Return(history.Result{Outcome: history.Indefinite, Err: err})
+			return nil
 		case errors.Is(err, lockimpl.ErrBroken):
 			op.Return(history.Result{Outcome: history.Indefinite, Err: err})
 			panic(broken{err})
@@ -178,19 +200,24 @@ func (c *client) acquire(ctx, runCtx context.Context, key string) lockimpl.Lease
 }
 
 // critical reads the counter, works, and writes it plus one, unless the
-// lock says the lease is lost or the resource rejects the fence.
-func (c *client) critical(ctx context.Context, key string, lease lockimpl.Lease) {
+// lock says the lease is lost or the resource rejects the fence. It
+// returns false when the pod crashed or hung holding the lease: it then
+// never touches the resource again, and the lease is abandoned.
+func (c *client) critical(ctx context.Context, key string, lease lockimpl.Lease) bool {
 	lost := lease.Lost()
 	fence := lease.Fence()
 	c.gate(ctx)
+	if c.stopsHolding(ctx, key, lease) {
+		return false
+	}
 	if c.checkLost(lost, key, lease) {
-		return
+		return true
 	}
 	op := c.rec.Invoke(history.Event{Kind: history.Read, Client: c.id, Key: key, Token: lease.Token(), Fence: fence})
 	v, err := c.res.Read(key, fence)
 	if err != nil {
 		op.Return(history.Result{Outcome: history.Refused, Err: err})
-		return
+		return true
 	}
 	op.Return(history.Result{Outcome: history.Ok, Value: &v})
 
@@ -203,19 +230,25 @@ func (c *client) critical(ctx context.Context, key string, lease lockimpl.Lease)
 	case <-t.C:
 	case <-lost: // a lock that knows it lost the lease stops the work
 	case <-ctx.Done():
+	case <-c.fate.Crashed:
+	case <-c.fate.Hung:
 	}
 	t.Stop()
 	c.gate(ctx)
+	if c.stopsHolding(ctx, key, lease) {
+		return false
+	}
 	if c.checkLost(lost, key, lease) || ctx.Err() != nil {
-		return
+		return true
 	}
 	next := v + 1
 	op = c.rec.Invoke(history.Event{Kind: history.Write, Client: c.id, Key: key, Token: lease.Token(), Fence: fence, Value: next})
 	if err := c.res.Write(key, next, fence); err != nil {
 		op.Return(history.Result{Outcome: history.Refused, Err: err})
-		return
+		return true
 	}
 	op.Return(history.Result{Outcome: history.Ok})
+	return true
 }
 
 // checkLost records the lost-lease signal once and reports it.
@@ -244,6 +277,8 @@ func (c *client) release(ctx context.Context, key string, lease lockimpl.Lease) 
 	switch {
 	case err == nil:
 		op.Return(history.Result{Outcome: history.Ok})
+	case c.crashed():
+		op.Return(history.Result{Outcome: history.Indefinite, Err: err})
 	case errors.Is(err, lockimpl.ErrBroken):
 		op.Return(history.Result{Outcome: history.Indefinite, Err: err})
 		panic(broken{err})
