@@ -221,6 +221,21 @@ func (c *Deployment) Slots() int {
 	return c.cfg.Nodes
 }
 
+// LockNode reports whether pods write their lock straight to n: a slot of
+// a single-node or independent deployment. Behind a replica or Sentinel
+// the node a pod writes to moves with failovers, so none is named.
+func (c *Deployment) LockNode(n backend.RedisNode) bool {
+	if c.cfg.Topology != Single && c.cfg.Topology != Independent {
+		return false
+	}
+	for _, m := range c.nodes {
+		if m == n {
+			return true
+		}
+	}
+	return false
+}
+
 // netfault.Link returns the proxy from client to slot.
 func (c *Deployment) Link(client, slot int) *netfault.Link { return c.links[client][slot] }
 

@@ -133,6 +133,9 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	if env.OnPause != nil {
 		env.OnPause(p.stop, p.cont)
 	}
+	if env.OnCrash != nil {
+		env.OnCrash(p.crash)
+	}
 	return p, nil
 }
 
@@ -339,6 +342,15 @@ func (p *proc) cont() {
 	p.mu.Lock()
 	p.paused, p.resumed = false, time.Now()
 	p.mu.Unlock()
+}
+
+// crash kills the driver as the kernel kills a crashed pod's processes:
+// SIGKILL to its whole group and to every process it started (setsid ones
+// too), no goodbye on stdin. Calls in flight, and every later one, fail.
+func (p *proc) crash() {
+	tree := descendants(processes(^uint64(0)), p.cmd.Process.Pid)
+	_ = p.fail("killed: its pod crashed") // fail sends the group SIGKILL
+	reap(p.tag, p.start, tree)
 }
 
 // Close ends the driver: stdin closed, a moment to exit, then the whole

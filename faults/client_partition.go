@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/internal/wait"
 	"github.com/lockchaos/lockchaos/netfault"
 )
@@ -45,7 +46,9 @@ func (f ClientPartition) Inject(ctx context.Context, env *Env) (err error) {
 	if err := eachLink(links, func(l *netfault.Link) error { return l.Blackhole(f.Direction) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), append([]string{podTarget(pod), directionTarget(f.Direction)}, linkNames(links)...)...)()
+	// Cut off, the holder cannot release: deadlock-free is judged from here.
+	targets := append([]string{podTarget(pod), directionTarget(f.Direction), history.StopsHolder}, linkNames(links)...)
+	defer env.window(f.Name(), targets...)()
 	wait.Sleep(ctx, time.Until(at.Add(f.Work)))
 	return nil
 }

@@ -15,6 +15,10 @@ func ev(kind history.Kind, client int, key string, call, ret int64, out history.
 	return history.Event{Kind: kind, Client: client, Key: key, Call: call * ms, Return: ret * ms, Outcome: out}
 }
 
+func abandon(client int, key string, at int64, why string) history.Event {
+	return history.Event{Kind: history.Abandon, Client: client, Key: key, Call: at * ms, Return: at * ms, Outcome: history.Ok, Err: why}
+}
+
 func window(fault string, call, ret int64, targets ...string) history.Event {
 	return history.Event{Kind: history.Fault, Client: -1, Call: call * ms, Return: ret * ms, Outcome: history.Ok, Window: &history.Window{Fault: fault, Targets: targets}}
 }
@@ -37,6 +41,20 @@ func TestDangerousMoments(t *testing.T) {
 		want   bool
 		phrase string
 	}{
+		{"a holder crashes under its live lease and another pod tries", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("pod-crash", 20, 21, "client1", history.StopsHolder),
+			abandon(1, "k", 20, history.Crashed), ev(history.Acquire, 2, "k", 30, 31, ref)}, true, "client 1 crashed at 0.020 s holding k"},
+		{"a crash that found nothing held", []history.Event{
+			window("pod-crash", 20, 21, "client1", history.StopsHolder), ev(history.Acquire, 2, "k", 30, 31, ok)}, false, "held no lock"},
+		{"a crash after the lease had lapsed", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("pod-crash", 400, 401, "client1", history.StopsHolder),
+			abandon(1, "k", 400, history.Crashed), ev(history.Acquire, 2, "k", 410, 411, ok)}, false, "had lapsed"},
+		{"an abandoned lease nobody else wanted", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("abandoned-lease", 20, 21, "client1", history.StopsHolder),
+			abandon(1, "k", 20, history.Abandoned)}, false, "no other pod tried"},
+		{"an abandoned lease others keep trying for", []history.Event{
+			ev(history.Acquire, 1, "k", 0, 10, ok), window("abandoned-lease", 20, 21, "client1", history.StopsHolder),
+			abandon(1, "k", 20, history.Abandoned), ev(history.Acquire, 3, "k", 500, 501, ref)}, true, "client 3 tried at 0.500 s"},
 		{"pause outlives the lease while another pod tries", []history.Event{
 			ev(history.Acquire, 1, "k", 0, 10, ok), window("client-pause", 20, 470, "client1"),
 			ev(history.Acquire, 2, "k", 300, 320, ref), ev(history.Acquire, 2, "k", 330, 340, ok)}, true, "lapsed at 0.310 s; client 2 tried"},

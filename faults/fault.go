@@ -39,6 +39,17 @@ type Pods interface {
 	// AwaitSlow makes the next critical section run for work and waits
 	// until one does; false when ctx ended first.
 	AwaitSlow(ctx context.Context, work time.Duration) (pod int, at time.Time, ok bool)
+	// Alive returns how many pods are neither dead nor hung.
+	Alive() int
+	// Crash kills a pod as the kernel kills a process (worker stopped,
+	// connections closed, dials refused, a driver process SIGKILLed) and
+	// returns the key it held when it died ("" if none).
+	Crash(ctx context.Context, pod int) (key string, err error)
+	// Restart brings a crashed pod back as a fresh incarnation.
+	Restart(pod int)
+	// Abandon makes a pod's worker hang holding its lease (its process
+	// lives on) and returns the key abandoned.
+	Abandon(ctx context.Context, pod int) (key string, err error)
 }
 
 // Env is what a fault acts on.
@@ -163,6 +174,9 @@ type Spec struct {
 	// Jump is a clock fault's shift: forward when positive, back when
 	// negative (the one duration that may be negative).
 	Jump time.Duration `yaml:"jump,omitempty" json:"jump,omitempty"`
+	// Restart brings a crashed pod back after this long (pod-crash);
+	// zero leaves it dead.
+	Restart time.Duration `yaml:"restart,omitempty" json:"restart,omitempty"`
 }
 
 // Validate reports an unknown kind or a negative duration.
@@ -170,7 +184,7 @@ func (s Spec) Validate() error {
 	if _, err := LookupKind(s.Kind); err != nil {
 		return err
 	}
-	for _, d := range []time.Duration{s.Latency, s.Jitter, s.Duration, s.Delay, s.Work, s.Pause} {
+	for _, d := range []time.Duration{s.Latency, s.Jitter, s.Duration, s.Delay, s.Work, s.Pause, s.Restart} {
 		if d < 0 {
 			return fmt.Errorf("%w: fault %s has a negative duration", ErrInvalidConfig, s.Kind)
 		}
@@ -195,7 +209,7 @@ func (s Spec) Build(ttl time.Duration) (Fault, error) {
 // Scaled returns the spec with every duration multiplied by k (a slower
 // machine or backend stretches a scenario without changing its shape).
 func (s Spec) Scaled(k float64) Spec {
-	for _, d := range []*time.Duration{&s.Latency, &s.Jitter, &s.Duration, &s.Delay, &s.Work, &s.Pause} {
+	for _, d := range []*time.Duration{&s.Latency, &s.Jitter, &s.Duration, &s.Delay, &s.Work, &s.Pause, &s.Restart} {
 		*d = time.Duration(float64(*d) * k)
 	}
 	return s

@@ -39,7 +39,12 @@ func (f MinorityPartition) Inject(ctx context.Context, env *Env) (err error) {
 	if err := eachLink(links, func(l *netfault.Link) error { return l.Blackhole(f.Direction) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), env.Deployment.Node(slot).Name(), directionTarget(f.Direction))()
+	node := env.Deployment.Node(slot)
+	targets := []string{node.Name(), directionTarget(f.Direction)}
+	if env.Deployment.LockNode(node) {
+		targets = append(targets, history.DownTarget+node.Name())
+	}
+	defer env.window(f.Name(), targets...)()
 	wait.Sleep(ctx, f.Duration)
 	return nil
 }

@@ -51,7 +51,11 @@ func (f *NodeRestart) Inject(ctx context.Context, env *Env) error {
 	nodes := env.Deployment.Nodes()
 	n := nodes[f.next%len(nodes)]
 	f.next++
-	end := env.window(f.Name(), n.Name())
+	targets := []string{n.Name()}
+	if env.Deployment.LockNode(n) {
+		targets = append(targets, history.DownTarget+n.Name())
+	}
+	end := env.window(f.Name(), targets...)
 	defer end()
 	if f.powerLoss {
 		pl, ok := n.(backend.PowerLossNode)
@@ -78,7 +82,7 @@ func (f *NodeRestart) Inject(ctx context.Context, env *Env) error {
 // loss", which may or may not have kept the key: the verdict tells).
 func restartedUnder(delayed bool, how string) Danger {
 	return func(w history.Event, v *View) (int64, string, bool) {
-		node := strings.Join(w.Targets(), ",")
+		node := w.Targets()[0]
 		if delayed && time.Duration(w.Return-w.Call) <= v.TTL {
 			return w.Call, fmt.Sprintf("%s was down %s, not past the %s", node, span(w.Call, w.Return), ttlText(v)), false
 		}
@@ -118,7 +122,7 @@ func (v *View) restartedNodes(fault string) int {
 	seen := map[string]bool{}
 	for _, e := range v.Events {
 		if e.Kind == history.Fault && e.Fault() == fault {
-			seen[strings.Join(e.Targets(), ",")] = true
+			seen[e.Targets()[0]] = true
 		}
 	}
 	return max(1, len(seen))
@@ -134,7 +138,7 @@ func (v *View) restartsUnder(h hold, w history.Event) []string {
 			break
 		}
 		if e.Kind == history.Fault && e.Fault() == w.Fault() && !e.Open && e.Call >= h.AcquireCall && e.Return <= w.Return {
-			if n := strings.Join(e.Targets(), ","); !seen[n] {
+			if n := e.Targets()[0]; !seen[n] {
 				seen[n] = true
 				out = append(out, n)
 			}

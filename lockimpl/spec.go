@@ -86,6 +86,11 @@ type Env struct {
 	// resumed, for locks whose work happens outside the harness's process
 	// (a driver process is stopped with SIGSTOP and continued).
 	OnPause func(stop, cont func())
+	// OnCrash, if set, registers what must die at once when the pod
+	// crashes, for locks whose work happens outside the harness's process
+	// (a driver process gets SIGKILL on its process group). A restarted pod
+	// is a new Env and a new Locker.
+	OnCrash func(kill func())
 	// Dir is the cell's folder, for files a lock keeps (a driver's
 	// stderr); "" when the cell keeps none.
 	Dir string
@@ -209,7 +214,8 @@ const (
 )
 
 func init() {
-	for _, s := range []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec, tokenWaitSpec} {
+	for _, s := range []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec, tokenWaitSpec,
+		noTTLSpec, longTTLSpec} {
 		if err := Register(s); err != nil {
 			panic(err)
 		}

@@ -78,6 +78,11 @@ type Scenario struct {
 	FirstFault time.Duration `yaml:"first_fault,omitempty" json:"first_fault,omitempty"`
 	GapMin     time.Duration `yaml:"gap_min,omitempty" json:"gap_min,omitempty"`
 	GapMax     time.Duration `yaml:"gap_max,omitempty" json:"gap_max,omitempty"`
+	// RecoverWithin is deadlock-free's bound: after a holder stops
+	// (crashes, hangs, is cut off), another pod that keeps trying must
+	// acquire its key within it. Default: twice the TTL plus the
+	// workload's retry slack (history.DefaultRecoverWithin).
+	RecoverWithin time.Duration `yaml:"recover_within,omitempty" json:"recover_within,omitempty"`
 	// Floor changes the evidence floor for this scenario's cells (unset
 	// fields keep the default: 3 exercised moments, 20 cycles, at most 50%
 	// indefinite acquires).
@@ -141,7 +146,8 @@ func (s Scenario) validate(declared map[string]bool) error {
 	if err := (backend.NodeConfig{Fsync: s.Fsync}).Validate(); err != nil {
 		return bad("%v", err)
 	}
-	for _, d := range []time.Duration{s.TTL, s.Duration, s.WorkMin, s.WorkMax, s.CallTimeout, s.FirstFault, s.GapMin, s.GapMax} {
+	for _, d := range []time.Duration{s.TTL, s.Duration, s.WorkMin, s.WorkMax, s.CallTimeout, s.FirstFault, s.GapMin, s.GapMax,
+		s.RecoverWithin} {
 		if d < 0 {
 			return bad("negative duration")
 		}
@@ -244,7 +250,8 @@ func (s Scenario) scaled(k float64) Scenario {
 	if k == 1 {
 		return s
 	}
-	for _, d := range []*time.Duration{&s.TTL, &s.Duration, &s.WorkMin, &s.WorkMax, &s.CallTimeout, &s.FirstFault, &s.GapMin, &s.GapMax} {
+	for _, d := range []*time.Duration{&s.TTL, &s.Duration, &s.WorkMin, &s.WorkMax, &s.CallTimeout, &s.FirstFault, &s.GapMin, &s.GapMax,
+		&s.RecoverWithin} {
 		*d = time.Duration(float64(*d) * k)
 	}
 	fs := make([]faults.Spec, len(s.Faults))

@@ -368,6 +368,7 @@ func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 	rec, err := history.NewRecorder(part.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
 		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
 		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor, Nodes: p.Nodes, Backend: p.Backend.Name(), Simulated: p.Simulated(),
+		LockNodes: p.Lock.Nodes, RecoverWithin: p.RecoverWithin, AcquireWithin: p.AcquireWithin,
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
 			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
 			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})

@@ -69,6 +69,9 @@ type Options struct {
 	// MaxDuration caps a cell that runs on to reach its floor. Default 5x
 	// the (scaled) duration.
 	MaxDuration time.Duration
+	// RecoverWithin overrides every scenario's deadlock-free bound, as
+	// given (not scaled).
+	RecoverWithin time.Duration
 	// TimeScale stretches every time of every scenario (TTL, work, gaps,
 	// call timeouts, fault sizes) by one factor, so each keeps its shape on
 	// a slower machine. Default 1; Calibrate measures one.
@@ -91,8 +94,10 @@ type Options struct {
 
 // Validate reports options that cannot work.
 func (o Options) Validate() error {
-	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 || o.PartLength < 0 {
-		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration, part length or time scale", ErrInvalid)
+	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 || o.PartLength < 0 ||
+		o.RecoverWithin < 0 {
+		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration, part length, recovery bound "+
+			"or time scale", ErrInvalid)
 	}
 	if math.IsNaN(o.TimeScale) || o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
 		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)
@@ -144,6 +149,10 @@ type Plan struct {
 	Floor       history.Floor
 	MaxDuration time.Duration
 	TimeScale   float64
+	// RecoverWithin and AcquireWithin are the liveness bounds the checker
+	// holds the cell to (deadlock-free, fault-tolerant), resolved once.
+	RecoverWithin time.Duration
+	AcquireWithin time.Duration
 	// Parts are the stretches the cell runs in (one, unless it is longer
 	// than Options.PartLength), on one deployment.
 	Parts []Part
@@ -226,6 +235,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		p.MaxDuration = 5 * sc.Duration
 	}
 	p.MaxDuration = max(p.MaxDuration, sc.Duration)
+	p.RecoverWithin, p.AcquireWithin = livenessBounds(sc, opts)
 	p.Topology, p.Nodes, p.Skip = topologyFor(sc, cell.Lock, needs)
 	p.Clock = needs.Clock
 	p.Persistence = needs.Persistence
@@ -264,6 +274,22 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	p.Rerun = rerunLine(p, opts)
 	return p
+}
+
+// livenessBounds resolves the two liveness bounds: the run's override,
+// else the scenario's, else twice the TTL plus the workload's retry slack
+// (the workload's backoff is not scaled, so neither is its slack); and
+// three call timeouts plus that slack for an acquire while a majority of
+// the nodes is up.
+func livenessBounds(sc Scenario, opts Options) (recoverWithin, acquireWithin time.Duration) {
+	recoverWithin = opts.RecoverWithin
+	if recoverWithin == 0 {
+		recoverWithin = sc.RecoverWithin
+	}
+	if recoverWithin == 0 {
+		recoverWithin = history.DefaultRecoverWithin(sc.TTL, history.DefaultRetrySlack)
+	}
+	return recoverWithin, history.DefaultAcquireWithin(sc.CallTimeout, history.DefaultRetrySlack)
 }
 
 // parts splits the cell: one part for a cell no longer than the part

@@ -28,10 +28,31 @@ type pods struct {
 	// (atomic: a watchdog may renew while close holds mu).
 	rec atomic.Pointer[history.Recorder]
 
-	mu      sync.Mutex
-	rdbs    []*redis.Client
-	lockers []lockimpl.Locker
-	built   []lockimpl.Locker
+	mu    sync.Mutex
+	incs  []*incarnation // every pod's, in the order built
+	built []lockimpl.Locker
+}
+
+// incarnation is what one life of a pod holds: its lock and its clients.
+type incarnation struct {
+	locker lockimpl.Locker
+	rdbs   []*redis.Client
+	closed bool
+}
+
+// close closes the incarnation once: its locker's goroutines (a
+// watchdog), even for leases never released, then its clients.
+func (in *incarnation) close() {
+	if in.closed {
+		return
+	}
+	in.closed = true
+	if c, ok := in.locker.(io.Closer); ok {
+		_ = c.Close()
+	}
+	for _, r := range in.rdbs {
+		_ = r.Close()
+	}
 }
 
 func newPods(p *Plan, dep *deployment.Deployment, control *workload.Control) *pods {
@@ -73,8 +94,19 @@ func (ps *pods) build(n int) error {
 	return nil
 }
 
-// locker is the workload's factory: the pod's lock, built by build.
-func (ps *pods) locker(pod int) (lockimpl.Locker, error) { return ps.built[pod], nil }
+// locker is the workload's factory: the pod's lock, built by build, for
+// its first incarnation; a new one (new clients, a new driver process)
+// for each restart after a crash.
+func (ps *pods) locker(pod int) (lockimpl.Locker, error) {
+	ps.mu.Lock()
+	l := ps.built[pod]
+	ps.built[pod] = nil
+	ps.mu.Unlock()
+	if l != nil {
+		return l, nil
+	}
+	return ps.newLocker(pod)
+}
 
 // make builds one pod's lock from its spec.
 func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
@@ -85,18 +117,23 @@ func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 	}
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
 		OnRenew: ps.onRenew(pod),
-		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) }}
+		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) },
+		OnCrash: func(kill func()) { ps.control.OnCrash(pod, kill) }}
 	if ps.p.History != "" {
 		env.Dir = filepath.Dir(ps.p.History)
 	}
+	in := &incarnation{}
+	ps.mu.Lock()
+	ps.incs = append(ps.incs, in) // closed with the cell even if the build fails
+	ps.mu.Unlock()
 	clients, err := ps.clients(pod, dial)
+	ps.mu.Lock()
+	in.rdbs = clients
+	ps.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}
 	for _, rdb := range clients {
-		ps.mu.Lock()
-		ps.rdbs = append(ps.rdbs, rdb)
-		ps.mu.Unlock()
 		env.Clients = append(env.Clients, rdb)
 	}
 	l, err := ps.p.Lock.Build(env)
@@ -104,8 +141,16 @@ func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 		return nil, err
 	}
 	ps.mu.Lock()
-	ps.lockers = append(ps.lockers, l)
+	in.locker = l
 	ps.mu.Unlock()
+	// A crash takes the incarnation's goroutines (a watchdog) and clients
+	// with it, as a killed process's; after the lock's own crash hooks (a
+	// driver's SIGKILL), registered while it was built.
+	ps.control.OnCrash(pod, func() {
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		in.close()
+	})
 	return l, nil
 }
 
@@ -135,13 +180,8 @@ func (ps *pods) clients(pod int, dial func(context.Context, string, string) (net
 func (ps *pods) close() {
 	ps.mu.Lock()
 	defer ps.mu.Unlock()
-	for _, l := range ps.lockers {
-		if c, ok := l.(io.Closer); ok {
-			_ = c.Close()
-		}
-	}
-	for _, r := range ps.rdbs {
-		_ = r.Close()
+	for _, in := range ps.incs {
+		in.close()
 	}
 }
 

@@ -165,6 +165,10 @@ var zeroRules = []zeroRule{
 	{field: "keys", get: func(s Scenario) any { return s.Keys }},
 	{field: "call_timeout", get: func(s Scenario) any { return s.CallTimeout }},
 	{field: "first_fault", get: func(s Scenario) any { return s.FirstFault }},
+	{field: "recover_within", get: func(s Scenario) any { return s.RecoverWithin },
+		advice: func(Scenario) string {
+			return "recover_within must be positive; leave it out for the default, twice the TTL plus 60ms of retry slack"
+		}},
 	{field: "work_min", get: func(s Scenario) any { return s.WorkMin },
 		meaningful: func(s Scenario) bool { return s.WorkMax > 0 },
 		advice: func(d Scenario) string {

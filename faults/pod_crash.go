@@ -1,0 +1,101 @@
+package faults
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/wait"
+)
+
+func init() {
+	mustRegister(Kind{Name: "pod-crash",
+		Doc: "a holder dies for good (OOMKilled): its worker stops, its connections close, its dials are refused, " +
+			"a driver process gets SIGKILL; restart: DURATION brings it back as a fresh pod after that delay",
+		Moment: "a pod died holding a live lease while another pod kept trying for the key",
+		Danger: stoppedHolding("crashed"),
+		Build:  func(s Spec, ttl time.Duration) Fault { return PodCrash{Restart: s.Restart} }})
+}
+
+// minAlive is how many pods a fault that kills or hangs one leaves alive:
+// one to hold the key, one to keep trying for it.
+const minAlive = 2
+
+// PodCrash kills a holder while it holds, as Kubernetes kills an OOM pod:
+// nothing it left running (a watchdog goroutine) reaches Redis again.
+// Restart, when set, brings it back after that delay as a fresh
+// incarnation (a new Locker from the spec); zero leaves it dead for the
+// rest of the cell.
+type PodCrash struct{ Restart time.Duration }
+
+// Name implements Fault.
+func (PodCrash) Name() string { return "pod-crash" }
+
+// Inject implements Fault. It leaves at least minAlive pods alive.
+func (f PodCrash) Inject(ctx context.Context, env *Env) error {
+	if env.Pods.Alive() <= minAlive {
+		return nil
+	}
+	pod, _, err := env.Pods.Holder(ctx, env.Rand)
+	if err != nil {
+		return nil // the cell ended first
+	}
+	targets := []string{podTarget(pod), history.StopsHolder}
+	if f.Restart > 0 {
+		targets = append(targets, fmt.Sprintf("%s%v", history.RestartTarget, f.Restart))
+	}
+	end := env.window(f.Name(), targets...)
+	defer end()
+	if _, err := env.Pods.Crash(ctx, pod); err != nil {
+		return nil // the cell ended before the pod's worker stopped
+	}
+	if f.Restart > 0 {
+		wait.Sleep(ctx, f.Restart)
+		env.Pods.Restart(pod)
+	}
+	return nil
+}
+
+// stoppedHolding is the danger of a holder that will never release: the
+// window's pod abandoned (how: crashed or abandoned) a lease that was
+// still live, and another pod tried for the key afterwards.
+func stoppedHolding(how string) Danger {
+	return func(w history.Event, v *View) (int64, string, bool) {
+		pod, ok := podOf(w)
+		if !ok {
+			return w.Call, "no pod named in the window", false
+		}
+		a, ok := v.abandonIn(pod, w)
+		if !ok {
+			return w.Call, fmt.Sprintf("%s held no lock when it %s", clientText(pod), how), false
+		}
+		h, ok := v.heldAt(pod, a.Call-1)
+		if ok {
+			if exp := max(expiry(h, v.TTL), v.renewedUntil(h, a.Call)); exp <= a.Call {
+				return w.Call, fmt.Sprintf("%s %s at %s, after its lease on %s (%s) had lapsed at %s",
+					clientText(pod), how, secs(a.Call), a.Key, ttlText(v), secs(exp)), false
+			}
+		}
+		e, ok := v.tried(a.Key, pod, a.Call, history.Forever)
+		if !ok {
+			return w.Call, fmt.Sprintf("%s %s at %s holding %s, but no other pod tried for it afterwards",
+				clientText(pod), how, secs(a.Call), a.Key), false
+		}
+		return a.Call, fmt.Sprintf("%s %s at %s holding %s (%s); %s", clientText(pod), how, secs(a.Call), a.Key,
+			ttlText(v), triedText(e)), true
+	}
+}
+
+// abandonIn returns pod's Abandon event within window w.
+func (v *View) abandonIn(pod int, w history.Event) (history.Event, bool) {
+	for _, e := range v.Events {
+		if e.Call > w.Return {
+			break
+		}
+		if e.Kind == history.Abandon && e.Client == pod && e.Call >= w.Call {
+			return e, true
+		}
+	}
+	return history.Event{}, false
+}
