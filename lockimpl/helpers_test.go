@@ -18,7 +18,8 @@ func TestMain(m *testing.M) { backendtest.Main(m) }
 const testTTL = 300 * time.Millisecond
 
 // redisLocks are the locks that live in Redis (every one but mutex).
-var redisLocks = []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameTokenWatchdog, lockimpl.NameRedlock, lockimpl.NameFenced}
+var redisLocks = []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameTokenWatchdog, lockimpl.NameRedlock, lockimpl.NameFenced,
+	lockimpl.NameNoTTL, lockimpl.NameLongTTL}
 
 // pods starts the topology the named lock needs and builds one Locker per
 // simulated client, each over its own go-redis clients and its own proxies.

@@ -98,6 +98,29 @@ func TestFreeAfterTTL(t *testing.T) {
 	}
 }
 
+// TestLeaseTimeLocksSetTheirLeases: no-ttl's key never expires and
+// long-ttl's lives ten times the TTL, on the server itself.
+func TestLeaseTimeLocksSetTheirLeases(t *testing.T) {
+	for name, want := range map[string]func(pttl int64) bool{
+		lockimpl.NameNoTTL:   func(pttl int64) bool { return pttl == -1 },
+		lockimpl.NameLongTTL: func(pttl int64) bool { return pttl > 9*testTTL.Milliseconds() && pttl <= 10*testTTL.Milliseconds() },
+	} {
+		t.Run(name, func(t *testing.T) {
+			c, ls := pods(t, name, 2, lockOptions{})
+			mustAcquire(t, ls[0], "order:1")
+			v, err := c.Node(0).Do(ctx, "PTTL", "order:1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pttl, _ := v.(int64); !want(pttl) {
+				t.Fatalf("PTTL %v with a %v TTL", v, testTTL)
+			}
+			time.Sleep(testTTL + 50*time.Millisecond)
+			wantNotAcquired(t, ls[1], "order:1") // the cell's TTL has passed, the lease has not
+		})
+	}
+}
+
 func TestReleaseRefusesForeignToken(t *testing.T) {
 	for _, name := range []string{lockimpl.NameToken, lockimpl.NameTokenWatchdog, lockimpl.NameRedlock, lockimpl.NameFenced} {
 		t.Run(name, func(t *testing.T) {
