@@ -1,6 +1,7 @@
 package results
 
 import (
+	"fmt"
 	"sort"
 	"time"
 
@@ -23,12 +24,15 @@ type Aggregate struct {
 	// Per group: SafetyFailed and LivenessFailed count the runs whose
 	// group verdict was fail (a liveness fail is a stuck lock),
 	// SafetyMet and LivenessMet those whose group met its expectation,
-	// LivenessJudged those with any liveness verdict at all.
-	SafetyFailed   int `json:"safety_failed"`
-	SafetyMet      int `json:"safety_met"`
-	LivenessFailed int `json:"liveness_failed"`
-	LivenessMet    int `json:"liveness_met"`
-	LivenessJudged int `json:"liveness_judged"`
+	// SafetyInconclusive those whose safety was inconclusive (in a cell
+	// met on liveness too), LivenessJudged those with any liveness
+	// verdict at all.
+	SafetyFailed       int `json:"safety_failed"`
+	SafetyMet          int `json:"safety_met"`
+	SafetyInconclusive int `json:"safety_inconclusive"`
+	LivenessFailed     int `json:"liveness_failed"`
+	LivenessMet        int `json:"liveness_met"`
+	LivenessJudged     int `json:"liveness_judged"`
 	// Decisive runs had a verdict that counts: a violation, or a pass above
 	// the evidence floor. Inconclusive runs did not, and are not in Decisive.
 	Decisive     int `json:"decisive"`
@@ -98,8 +102,10 @@ func (a *Aggregate) addGroups(r *Cell) {
 			*n++
 		}
 	}
-	count(&a.SafetyFailed, r.SafetyVerdict == checker.Fail)
-	count(&a.SafetyMet, r.SafetyOutcome == Met)
+	sv, so := r.SafetyGroup()
+	count(&a.SafetyFailed, sv == checker.Fail)
+	count(&a.SafetyMet, so == Met)
+	count(&a.SafetyInconclusive, so == Inconclusive)
 	count(&a.LivenessFailed, r.LivenessVerdict == checker.Fail)
 	count(&a.LivenessMet, r.LivenessOutcome == Met)
 	count(&a.LivenessJudged, r.LivenessVerdict != "")
@@ -148,4 +154,16 @@ func sameSeed(cells []*Cell, idx map[string]int, out []Aggregate) {
 			a.SameEvidence = max(a.SameEvidence, c)
 		}
 	}
+}
+
+// GroupsText is each group's tally for people: "safety: 3/3 met,
+// liveness: 3/3 met, 3/3 stuck" (met of the runs that ran, stuck of those
+// that judged liveness at all), or "liveness: not judged".
+func (a *Aggregate) GroupsText() string {
+	ran := a.Runs - a.Errors
+	s := fmt.Sprintf("safety: %d/%d met", a.SafetyMet, ran)
+	if a.LivenessJudged == 0 {
+		return s + ", liveness: not judged"
+	}
+	return s + fmt.Sprintf(", liveness: %d/%d met, %d/%d stuck", a.LivenessMet, ran, a.LivenessFailed, a.LivenessJudged)
 }

@@ -41,11 +41,22 @@ func (r *Cell) Grouped() bool { return !r.Expected().Simple() || r.LivenessVerdi
 // SafetyText is the safety verdict with its expectation, as the table
 // shows it: "fail (unsafe)", "pass (safe)", "- (safe)" without a verdict.
 func (r *Cell) SafetyText() string {
-	v := r.SafetyVerdict
-	if v == "" && r.LivenessVerdict == "" {
-		v = r.Verdict // a cell built before groups were (a format 1 summary read as is)
-	}
+	v, _ := r.SafetyGroup()
 	return r.groupVerdict(v) + " (" + r.Expected().SafetyText() + ")"
+}
+
+// SafetyGroup is the safety group's verdict and outcome; a cell built
+// with a verdict and no group verdicts (as before groups were) is all
+// safety.
+func (r *Cell) SafetyGroup() (checker.Status, Outcome) {
+	if r.SafetyVerdict == "" && r.LivenessVerdict == "" && r.SafetyOutcome == "" {
+		switch r.Outcome {
+		case Met, Regression, Missed, Unknown, Inconclusive:
+			return r.Verdict, r.Outcome
+		}
+		return r.Verdict, ""
+	}
+	return r.SafetyVerdict, r.SafetyOutcome
 }
 
 // LivenessText is the liveness verdict with its expectation: "pass
