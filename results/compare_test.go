@@ -102,6 +102,17 @@ func TestCompareMayFail(t *testing.T) {
 	if c.Outcome != results.Regression || c.Safety != results.Regression || c.Why != want {
 		t.Errorf("a foreign release besides: %+v, want regression: %s", c, want)
 	}
+	// Two holders at once lose the resource's updates: mutual exclusion
+	// allows resource-linearizable to fail with it.
+	lost := results.Verdicts{Safety: fail, Failed: []checker.Property{checker.MutualExclusion, checker.ResourceLinearizable}}
+	if c := e.Compare(lost, enough); c.Outcome != results.Met {
+		t.Errorf("mutual-exclusion and its lost updates: %+v, want met", c)
+	}
+	fenced := results.Expect{MayFail: []checker.Property{checker.FenceOrder}}
+	if c := fenced.Compare(lost, enough); c.Outcome != results.Regression ||
+		c.Why != "mutual-exclusion, resource-linearizable failed, not among the properties expected to fail [fence-order]" {
+		t.Errorf("fence-order allowed, the rest failed: %+v", c)
+	}
 	// A failure outside the list is decisive even below the floor.
 	if c := e.Compare(both, short); c.Outcome != results.Regression {
 		t.Errorf("below the floor: %s, want regression", c.Outcome)

@@ -74,7 +74,8 @@ type Expect struct {
 	Liveness Expectation `json:"liveness,omitempty"`
 	// MayFail, when set, are the only properties allowed to fail (safety
 	// ones): any other decisive failure is a regression. It implies
-	// Safety unsafe.
+	// Safety unsafe. Mutual exclusion brings resource-linearizable with
+	// it: two holders at once lose updates to the resource they share.
 	MayFail []checker.Property `json:"unsafe,omitempty"`
 }
 

@@ -2,6 +2,10 @@ package scenarios_test
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -113,5 +117,23 @@ func TestPlanRefusesAnInvalidExpectation(t *testing.T) {
 		scenarios.Options{})
 	if p.Err != nil || p.Expect.Liveness != scenarios.Live {
 		t.Errorf("safe: %v, liveness %q (want live by default)", p.Err, p.Expect.Liveness)
+	}
+}
+
+// TestREADMEYAMLLoads: every scenarios file the README shows (a ```yaml
+// block) loads as it is written, expectations in every form included.
+func TestREADMEYAMLLoads(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1)
+	if len(blocks) < 2 {
+		t.Fatalf("README shows %d YAML blocks", len(blocks))
+	}
+	for i, m := range blocks {
+		if _, err := scenarios.Load([]byte(m[1]), fmt.Sprintf("README block %d", i+1)); err != nil {
+			t.Errorf("%v\n%s", err, m[1])
+		}
 	}
 }
