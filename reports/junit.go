@@ -180,7 +180,8 @@ func failureMessage(c *results.Cell) string {
 	case results.Regression:
 		m := fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations)
 		if c.Grouped() {
-			m = fmt.Sprintf("safety expected %s: %d incident(s), %d violation(s)", c.Expected().SafetyText(), len(c.Incidents), c.Violations)
+			m = fmt.Sprintf("safety expected %s: %d incident(s), %d violation(s)", c.Expected().SafetyText(),
+				len(c.Incidents), c.Violations)
 		}
 		if c.Why != "" && len(c.MayFail) > 0 {
 			m += ": " + c.Why

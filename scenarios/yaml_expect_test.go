@@ -72,14 +72,14 @@ func TestYAMLExpectErrorsHaveTheirLine(t *testing.T) {
 			"in scenario x (did you mean liveness?); valid: safety, liveness, unsafe",
 		sc("      token: {safety: safe, liveness: stuk}\n"): `f.yaml:4: scenarios: invalid scenario: expect token in scenario x: ` +
 			`invalid expectation: liveness "stuk" is not one of live, stuck, either (did you mean stuck?)`,
-		sc("      naive:\n        unsafe: [mutual-exclusion, foriegn-release]\n"): `f.yaml:5: scenarios: invalid scenario: expect naive ` +
-			`in scenario x: invalid expectation: unsafe: "foriegn-release" is not a safety property (did you mean foreign-release?)`,
+		sc("      naive:\n        unsafe: [mutual-exclusion, foreign-relase]\n"): `f.yaml:5: scenarios: invalid scenario: expect naive ` +
+			`in scenario x: invalid expectation: unsafe: "foreign-relase" is not a safety property (did you mean foreign-release?)`,
 		sc("      token: maybe\n"): `f.yaml:4: scenarios: invalid scenario: expect token in scenario x: invalid expectation: ` +
 			`safety "maybe" is not one of safe, unsafe, either, n/a`,
 		"locks:\n  - name: rb\n    command: \"true\"\n    expect:\n      baseline: {safety: safe, liveness: unsafe}\n": "f.yaml:5: " +
 			`scenarios: invalid scenario: expect baseline of lock rb: invalid expectation: liveness "unsafe": safe and unsafe speak of safety`,
-		"locks:\n  - name: rb\n    command: \"true\"\n    expect:\n      baseline: {safty: safe}\n": "f.yaml:5: scenarios: unknown field " +
-			"safty in expect baseline of lock rb (did you mean safety?)",
+		"locks:\n  - name: rb\n    command: \"true\"\n    expect:\n      baseline: {safeti: safe}\n": "f.yaml:5: scenarios: unknown field " +
+			"safeti in expect baseline of lock rb (did you mean safety?)",
 	} {
 		_, err := scenarios.Load([]byte(body), "f.yaml")
 		if err == nil || !strings.HasPrefix(err.Error(), want) {

@@ -71,7 +71,8 @@ func checkFields(doc *yaml.Node) *lineError {
 				return err
 			}
 		}
-		if err := checkExpect(value(sc, "expect"), func(lock string) string { return lock + " in scenario " + itemName(sc, i) }); err != nil {
+		inScenario := func(lock string) string { return lock + " in scenario " + itemName(sc, i) }
+		if err := checkExpect(value(sc, "expect"), inScenario); err != nil {
 			return err
 		}
 	}
