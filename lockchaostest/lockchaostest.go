@@ -4,6 +4,13 @@
 //		lockchaostest.Run(t, mylock.Spec, "gc-pause", lockchaostest.Safe)
 //	}
 //
+// One word (Safe, Unsafe, Either) speaks of safety, and expects the lock
+// live; an Expect speaks of both groups, and may name the only properties
+// allowed to fail:
+//
+//	lockchaostest.Run(t, mylock.Spec, "pod-crash", lockchaostest.Expect{Safety: lockchaostest.Safe, Liveness: lockchaostest.Stuck})
+//	lockchaostest.Run(t, mylock.Spec, "gc-pause", lockchaostest.Expect{MayFail: []checker.Property{checker.MutualExclusion}})
+//
 // A lock is a lockimpl.Spec: its traits (the nodes it needs, whether it
 // hands out fences the resource must check, whether it renews) and a
 // constructor that receives the pod's clients, already wired through the
@@ -48,12 +55,19 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-// Expectations a test asserts.
+// Expectations a test asserts: of safety (one word), of liveness (in an
+// Expect).
 const (
 	Safe   = results.Safe   // must pass
 	Unsafe = results.Unsafe // must be detected
 	Either = results.Either // reported only
+	Live   = results.Live   // must keep working: a stopped holder's lock is freed, pods acquire while a majority is up
+	Stuck  = results.Stuck  // must be caught stuck
 )
+
+// Expect is a whole expectation: safety, liveness (default live) and the
+// only properties allowed to fail (implying safety unsafe).
+type Expect = results.Expect
 
 // SeedEnv names the variable that fixes the seed of every Run.
 const SeedEnv = "LOCKCHAOS_SEED"
@@ -76,8 +90,9 @@ type Options struct {
 }
 
 // Run runs the named catalog scenario against lock and fails t unless the
-// cell meets expect. It returns the cell's result for further assertions.
-func Run(t testing.TB, lock lockimpl.Spec, scenario string, expect results.Expectation, opts ...Options) *results.Cell {
+// cell meets expect (one word: Safe, Unsafe, Either; or an Expect). It
+// returns the cell's result for further assertions.
+func Run(t testing.TB, lock lockimpl.Spec, scenario string, expect results.Expecter, opts ...Options) *results.Cell {
 	t.Helper()
 	sc, err := scenarios.Get(scenario)
 	if err != nil {
@@ -88,8 +103,11 @@ func Run(t testing.TB, lock lockimpl.Spec, scenario string, expect results.Expec
 
 // RunScenario is Run with a scenario of the caller's own (for example a
 // catalog scenario with a longer pause).
-func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect results.Expectation, opts ...Options) *results.Cell {
+func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect results.Expecter, opts ...Options) *results.Cell {
 	t.Helper()
+	if err := expect.Expected().Validate(); err != nil {
+		t.Fatalf("lockchaostest: %s/%s: %v", sc.Name, lock.Name, err)
+	}
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]

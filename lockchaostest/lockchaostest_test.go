@@ -35,6 +35,11 @@ func TestHelper(t *testing.T) {
 		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe)
 	case "sim":
 		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe, lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)})
+	case "whole":
+		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Expect{Safety: lockchaostest.Safe, Liveness: lockchaostest.Live},
+			lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)})
+	case "stuck-word":
+		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Stuck, lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)})
 	case "broken":
 		lockchaostest.Run(t, brokenLock, "baseline", lockchaostest.Either, lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)})
 	}
@@ -119,6 +124,21 @@ func TestBrokenLockFailsWithNoVerdict(t *testing.T) {
 	if strings.Contains(out, "pass") {
 		t.Errorf("a broken cell says pass:\n%s", out)
 	}
+}
+
+// Run takes a whole expectation as well as one word; a liveness word
+// where safety is meant fails the test, saying where it goes.
+func TestRunTakesAWholeExpectation(t *testing.T) {
+	out, ok := runHelper(t, "whole")
+	if !ok {
+		t.Fatalf("baseline, safe and live, failed:\n%s", out)
+	}
+	mustSay(t, out, "baseline/orderlock: pass (expected safe): met")
+	out, ok = runHelper(t, "stuck-word")
+	if ok {
+		t.Fatalf("safety stuck passed:\n%s", out)
+	}
+	mustSay(t, out, "lockchaostest: baseline/orderlock: invalid expectation", "liveness expectations go in {liveness: stuck}")
 }
 
 const lockchaostestNoSuchFile = "/nonexistent/lockchaostest/redis-server"

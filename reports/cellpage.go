@@ -23,6 +23,7 @@ import (
 type cellView struct {
 	CSS                                                              template.CSS
 	IndexLink, Scenario, Lock, Description, Expect, Verdict, Outcome string
+	Safety, Liveness                                                 string // each group's verdict (expected)
 	OutcomeNote, Error, Rerun, HistoryLink, HistoryName, Recheck     string
 	RunSeed, CellSeed                                                int64
 	Events                                                           int
@@ -67,8 +68,8 @@ type porcupineLink struct{ Name, Link, Note string }
 
 var outcomeNotes = map[results.Outcome]string{
 	results.Met:          "(the cell did what its expectation says)",
-	results.Regression:   "(a safe cell failed: a regression)",
-	results.Missed:       "(an unsafe cell passed: the harness missed a known bug)",
+	results.Regression:   "(a safe or live cell failed, or a property not allowed to: a regression)",
+	results.Missed:       "(an unsafe or stuck cell passed: the harness missed a known bug)",
 	results.Unknown:      "(the checker could not decide within its budget)",
 	results.Inconclusive: "(a pass below the evidence floor: the dangerous moment did not happen often enough to mean anything)",
 	results.HarnessError: "(the harness could not run this cell)",
@@ -76,11 +77,20 @@ var outcomeNotes = map[results.Outcome]string{
 	results.Interrupted:  "(the run was interrupted; the partial history was checked)",
 }
 
+// outcomeNote explains the outcome, with the cell's why.
+func outcomeNote(c *results.Cell) string {
+	if c.Why != "" {
+		return outcomeNotes[c.Outcome] + " " + c.Why
+	}
+	return outcomeNotes[c.Outcome]
+}
+
 func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) error {
 	pageDir := filepath.Dir(page)
 	v := cellView{CSS: template.CSS(css), Simulated: c.Simulated, Backend: c.Backend, Scenario: c.Scenario, Lock: c.Lock,
-		Expect: string(c.Expect), Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNotes[c.Outcome],
-		Error: c.Error, Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results}
+		Expect: c.Expected().String(), Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNote(c),
+		Error: c.Error, Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results,
+		Safety: c.SafetyText(), Liveness: c.LivenessText()}
 	v.IndexLink = relLink(pageDir, filepath.Join(dir, "index.html"))
 	v.Description = c.Description
 	v.TimeScale, v.Planned, v.Ran = max(c.TimeScale, 1), c.Planned, c.Ran.Round(time.Millisecond)

@@ -131,7 +131,7 @@ func TestHarnessErrorIsNoPassInSummaryJSON(t *testing.T) {
 
 func summarySchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	f := filepath.Join("..", "docs", "schema", "summary.v1.json")
+	f := filepath.Join("..", "docs", "schema", "summary.v2.json")
 	b, err := os.ReadFile(f)
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +140,7 @@ func summarySchema(t *testing.T) *jsonschema.Schema {
 	if err != nil {
 		t.Fatalf("%s: %v", f, err)
 	}
-	const id = "https://github.com/lockchaos/lockchaos/docs/schema/summary.v1.json"
+	const id = "https://github.com/lockchaos/lockchaos/docs/schema/summary.v2.json"
 	c := jsonschema.NewCompiler()
 	if err := c.AddResource(id, doc); err != nil {
 		t.Fatal(err)

@@ -173,36 +173,12 @@ func slug(s string) string {
 	return out
 }
 
-// outcomeClass is the matrix colour of a cell run.
-func outcomeClass(c *results.Cell) string {
-	switch c.Outcome {
-	case results.Met:
-		switch c.Expect {
-		case results.Safe:
-			return "safe-pass"
-		case results.Unsafe:
-			return "unsafe-detected"
-		}
-		return "either"
-	case results.Regression:
-		return "regression"
-	case results.Missed:
-		return "missed"
-	case results.Unknown:
-		return "unknown"
-	case results.Inconclusive:
-		return "inconclusive"
-	case results.HarnessError:
-		return "error"
-	case results.Interrupted:
-		return "interrupted"
-	}
-	return "na"
-}
-
 type matrixCell struct {
 	Present                                      bool
 	Class, Outcome, Verdict, Detail, Title, Link string
+	// Liveness is the liveness line: what liveness showed, and what was
+	// expected of it ("" for an n/a cell).
+	Liveness string
 }
 
 type matrixRow struct {
@@ -211,9 +187,9 @@ type matrixRow struct {
 }
 
 type runRow struct {
-	Link, Scenario, Lock, Expect, Verdict, Outcome, First string
-	Seed                                                  int64
-	Violations                                            int
+	Link, Scenario, Lock, Safety, Liveness, Outcome, First string
+	Seed                                                   int64
+	Violations                                             int
 }
 
 type total struct {
@@ -294,58 +270,9 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 			if c.Stats.FirstViolation >= 0 && c.Violations > 0 {
 				first = history.Seconds(c.Stats.FirstViolation)
 			}
-			v.Runs = append(v.Runs, runRow{Link: links[c], Scenario: c.Scenario, Lock: c.Lock, Expect: string(c.Expect),
-				Verdict: verdictWord(c), Outcome: string(c.Outcome), First: first, Seed: c.RunSeed, Violations: c.Violations})
+			v.Runs = append(v.Runs, runRow{Link: links[c], Scenario: c.Scenario, Lock: c.Lock, Safety: c.SafetyText(),
+				Liveness: c.LivenessText(), Outcome: string(c.Outcome), First: first, Seed: c.RunSeed, Violations: c.Violations})
 		}
-	}
-	return v
-}
-
-// foldRuns shows one run as is, several as a detection rate; the worst
-// outcome decides the colour and the link goes to the first run with it.
-func foldRuns(runs []*results.Cell, links map[*results.Cell]string) matrixCell {
-	worst := runs[0]
-	rank := map[string]int{"regression": 7, "missed": 6, "error": 5, "unknown": 4, "inconclusive": 3, "interrupted": 2}
-	failed := 0
-	for _, r := range runs {
-		if rank[outcomeClass(r)] > rank[outcomeClass(worst)] {
-			worst = r
-		}
-		if r.ShownVerdict() == string(checker.Fail) {
-			failed++
-		}
-	}
-	mc := matrixCell{Present: true, Class: outcomeClass(worst), Outcome: string(worst.Outcome), Link: links[worst],
-		Title: fmt.Sprintf("expected %s; %s", worst.Expect, worst.Outcome)}
-	if len(runs) == 1 {
-		mc.Verdict = verdictWord(worst)
-		switch {
-		case worst.Expect == results.NotApplicable:
-			mc.Verdict, mc.Detail = "n/a", ""
-		case worst.Violations > 0:
-			mc.Detail = fmt.Sprintf("%d violation(s)", worst.Violations)
-		case worst.Error != "":
-			mc.Detail = string(worst.Outcome)
-		default:
-			mc.Detail = "0 violations"
-		}
-		return mc
-	}
-	mc.Verdict = fmt.Sprintf("%d/%d failed", failed, len(runs))
-	if worst.Expect == results.Unsafe {
-		mc.Verdict = fmt.Sprintf("%d/%d detected", failed, len(runs))
-	}
-	mc.Detail = fmt.Sprintf("expected %s", worst.Expect)
-	return mc
-}
-
-// verdictWord is a cell's verdict as the matrix shows it: on a cell
-// expected unsafe a violation is what was wanted, so it reads "detected",
-// not a "fail" that looks like bad news at first sight.
-func verdictWord(c *results.Cell) string {
-	v := c.ShownVerdict() // "-" for a harness error: never a pass
-	if c.Expect == results.Unsafe && v == string(checker.Fail) {
-		return "detected"
 	}
 	return v
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -170,6 +171,53 @@ func caseDetails(c *results.Cell) string {
 	return b.String()
 }
 
+// failureMessage names the group (or groups) that did not do what was
+// expected of them, and how.
+func failureMessage(c *results.Cell) string {
+	_, so := c.SafetyGroup()
+	var parts []string
+	switch so {
+	case results.Regression:
+		m := fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations)
+		if c.Grouped() {
+			m = fmt.Sprintf("safety expected %s: %d incident(s), %d violation(s)", c.Expected().SafetyText(),
+				len(c.Incidents), c.Violations)
+		}
+		if c.Why != "" && len(c.MayFail) > 0 {
+			m += ": " + c.Why
+		}
+		parts = append(parts, m)
+	case results.Missed:
+		m := "expected unsafe, but no violation was detected: the harness missed a known bug"
+		if c.Grouped() {
+			m = "safety " + m
+		}
+		parts = append(parts, m)
+	}
+	switch c.LivenessOutcome {
+	case results.Regression:
+		parts = append(parts, fmt.Sprintf("liveness expected %s, but the lock was stuck (%s failed)",
+			c.Expected().Liveness, failedIn(c, checker.GroupLiveness)))
+	case results.Missed:
+		parts = append(parts, "liveness expected stuck, but the lock kept working: the harness missed a known deadlock")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// failedIn lists the cell's failed properties of group g.
+func failedIn(c *results.Cell, g checker.Group) string {
+	var out []string
+	for _, p := range c.FailedProperties {
+		if p.Group() == g {
+			out = append(out, string(p))
+		}
+	}
+	if len(out) == 0 {
+		return "a " + string(g) + " property"
+	}
+	return strings.Join(out, ", ")
+}
+
 func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
 
 // markOutcome files a cell that did not pass as its test case's failure,
@@ -177,13 +225,8 @@ func seconds(s float64) string { return fmt.Sprintf("%.3f", s) }
 // go to the suite's system-out instead.
 func markOutcome(tc *junitCase, suite *junitSuite, c *results.Cell, details string) bool {
 	switch c.Outcome {
-	case results.Regression:
-		tc.Failure = &junitMessage{Type: "regression", Body: details,
-			Message: fmt.Sprintf("expected safe, %d incident(s), %d violation(s)", len(c.Incidents), c.Violations)}
-		suite.Failures++
-	case results.Missed:
-		tc.Failure = &junitMessage{Type: "missed", Body: details,
-			Message: "expected unsafe, but no violation was detected: the harness missed a known bug"}
+	case results.Regression, results.Missed:
+		tc.Failure = &junitMessage{Type: string(c.Outcome), Body: details, Message: failureMessage(c)}
 		suite.Failures++
 	case results.HarnessError:
 		tc.Error = &junitMessage{Type: "harness", Message: c.Error, Body: details}
@@ -192,8 +235,14 @@ func markOutcome(tc *junitCase, suite *junitSuite, c *results.Cell, details stri
 		tc.Error = &junitMessage{Type: "unknown", Message: "the checker could not decide (budget exhausted)", Body: details}
 		suite.Errors++
 	case results.Inconclusive:
-		tc.Error = &junitMessage{Type: "inconclusive", Body: details,
-			Message: "below the evidence floor: " + strings.Join(c.Evidence.Short, "; ")}
+		msg := "below the evidence floor: " + strings.Join(c.Evidence.Short, "; ")
+		switch {
+		case c.Why != "" && len(c.Evidence.Short) == 0:
+			msg = c.Why
+		case c.Why != "":
+			msg += "; " + c.Why
+		}
+		tc.Error = &junitMessage{Type: "inconclusive", Body: details, Message: msg}
 		suite.Errors++
 	case results.Interrupted:
 		tc.Error = &junitMessage{Type: "interrupted", Body: details,

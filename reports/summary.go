@@ -17,8 +17,10 @@ import (
 	"github.com/lockchaos/lockchaos/results"
 )
 
-// FormatVersion of summary.json.
-const FormatVersion = 1
+// FormatVersion of summary.json. Format 2 (docs/schema/summary.v2.json)
+// gave each cell an expectation and a verdict per property group (safety,
+// liveness); ReadJSON still reads format 1, whose cells were all safety.
+const FormatVersion = 2
 
 // ErrMalformed wraps errors reading a summary.
 var ErrMalformed = errors.New("reports: malformed summary")
@@ -128,18 +130,38 @@ func ReadJSON(path string) (*Summary, error) {
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, path, err)
 	}
-	if s.Format != FormatVersion {
-		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads %d", ErrMalformed, path, s.Format, FormatVersion)
+	if s.Format < 1 || s.Format > FormatVersion {
+		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads formats 1 to %d", ErrMalformed, path, s.Format, FormatVersion)
 	}
 	// Summaries of earlier versions gave a harness error the verdict of
 	// the history it left (often an empty "pass"); a cell that did not run
 	// has none (results.Cell.ShownVerdict).
 	for _, c := range s.Cells {
 		if c.Outcome == results.HarnessError {
-			c.Verdict = ""
+			c.Verdict, c.SafetyVerdict, c.LivenessVerdict = "", "", ""
 		}
 	}
+	if s.Format == 1 {
+		upgradeFormat1(&s)
+	}
 	return &s, nil
+}
+
+// upgradeFormat1 reads a format 1 summary as format 2: every property
+// was a safety one, so a cell's verdict and outcome were its safety
+// group's, and nothing was judged of liveness (expected live, the only
+// liveness there was). The aggregates are counted again, per group.
+func upgradeFormat1(s *Summary) {
+	for _, c := range s.Cells {
+		c.Liveness = results.Live
+		c.SafetyVerdict = c.Verdict
+		switch c.Outcome {
+		case results.Met, results.Regression, results.Missed, results.Unknown, results.Inconclusive:
+			c.SafetyOutcome = c.Outcome
+		}
+	}
+	s.Aggregates = results.Aggregates(s.Cells)
+	s.Format = FormatVersion
 }
 
 // writeFile writes through a temp file and a rename, so a reader (or a

@@ -5,84 +5,40 @@ package results
 
 import (
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/history"
 )
 
-// Expectation is what a cell must show.
-type Expectation string
-
-// Expectations.
-const (
-	// Safe cells must pass every run: a failure is a regression.
-	Safe Expectation = "safe"
-	// Unsafe cells must be detected: a pass means the harness missed a
-	// known bug.
-	Unsafe Expectation = "unsafe"
-	// Either is reported, not gated.
-	Either Expectation = "either"
-	// NotApplicable cells are listed but not run.
-	NotApplicable Expectation = "n/a"
-)
-
-// Expectations lists the valid expectations, for messages.
-var Expectations = []Expectation{Safe, Unsafe, Either, NotApplicable}
-
-// Valid reports whether e is one of Expectations.
-func (e Expectation) Valid() bool {
-	switch e {
-	case Safe, Unsafe, Either, NotApplicable:
-		return true
-	}
-	return false
-}
-
-// Outcome compares a cell's verdict with its expectation.
-type Outcome string
-
-// Outcomes.
-const (
-	Met          Outcome = "met"          // safe and passed, unsafe and detected, or either
-	Regression   Outcome = "regression"   // a safe cell failed
-	Missed       Outcome = "missed"       // an unsafe cell passed: the harness missed a known bug
-	Unknown      Outcome = "unknown"      // the checker could not decide
-	Inconclusive Outcome = "inconclusive" // a pass below the evidence floor: the danger never (or too rarely) happened
-	HarnessError Outcome = "error"        // the cell could not run: no verdict (see ShownVerdict)
-	Skipped      Outcome = "skipped"      // not applicable, or interrupted before it ran
-	Interrupted  Outcome = "interrupted"  // Ctrl-C or SIGTERM mid-cell: partial history, checked
-)
-
-// Compare turns a verdict into an outcome for an expectation. A decisive
-// violation always counts; a pass counts only with enough evidence.
-func Compare(e Expectation, v checker.Status, ev checker.Evidence) Outcome {
-	switch {
-	case v == checker.Unknown:
-		return Unknown
-	case v == checker.Pass && !ev.Enough:
-		return Inconclusive
-	case e == Either:
-		return Met
-	case e == Safe && v == checker.Pass, e == Unsafe && v == checker.Fail:
-		return Met
-	case e == Safe:
-		return Regression
-	}
-	return Missed
-}
-
 // Cell is everything a run learned about one cell.
 type Cell struct {
-	Scenario    string         `json:"scenario"`
-	Description string         `json:"description,omitempty"`
-	Lock        string         `json:"lock"`
-	LockTraits  string         `json:"lock_traits,omitempty"`
-	Expect      Expectation    `json:"expectation"`
-	Verdict     checker.Status `json:"verdict,omitempty"`
-	Outcome     Outcome        `json:"outcome"`
-	Violations  int            `json:"violations"` // decisive ones
+	Scenario    string `json:"scenario"`
+	Description string `json:"description,omitempty"`
+	Lock        string `json:"lock"`
+	LockTraits  string `json:"lock_traits,omitempty"`
+	// Expect is the safety expectation (the whole of it before format 2
+	// of summary.json), Liveness the liveness one ("" in older summaries:
+	// live), MayFail the only properties allowed to fail (Expected puts
+	// them together).
+	Expect   Expectation        `json:"expectation"`
+	Liveness Expectation        `json:"liveness_expectation,omitempty"`
+	MayFail  []checker.Property `json:"may_fail,omitempty"`
+	// Verdict is over every decisive property; SafetyVerdict and
+	// LivenessVerdict over each group's ("" liveness: nothing judged).
+	Verdict         checker.Status `json:"verdict,omitempty"`
+	SafetyVerdict   checker.Status `json:"safety_verdict,omitempty"`
+	LivenessVerdict checker.Status `json:"liveness_verdict,omitempty"`
+	// Failed are the properties that failed decisively, over every part.
+	FailedProperties []checker.Property `json:"failed_properties,omitempty"`
+	// Outcome is the cell's, SafetyOutcome and LivenessOutcome each
+	// group's ("" liveness: not judged, and not needed; see
+	// Expect.Compare); Why says what the words alone do not.
+	Outcome         Outcome `json:"outcome"`
+	SafetyOutcome   Outcome `json:"safety_outcome,omitempty"`
+	LivenessOutcome Outcome `json:"liveness_outcome,omitempty"`
+	Why             string  `json:"why,omitempty"`
+	Violations      int     `json:"violations"` // decisive ones
 	// Incidents group the violations by cause; their count leads.
 	Incidents []checker.Incident `json:"incidents,omitempty"`
 	Overlaps  int                `json:"overlaps"`
@@ -146,9 +102,18 @@ func (r *Cell) ShownVerdict() string {
 	return string(r.Verdict)
 }
 
-// Summary is one line for people.
+// Summary is one line for people: "gc-pause/token: fail (expected
+// unsafe): met, ..." while liveness is live and judged nothing, else each
+// group with its expectation: "pod-crash/no-ttl: safety pass (safe),
+// liveness fail (stuck): met".
 func (r *Cell) Summary() string {
 	s := fmt.Sprintf("%s/%s: %s (expected %s): %s", r.Scenario, r.Lock, r.ShownVerdict(), r.Expect, r.Outcome)
+	if r.Grouped() {
+		s = fmt.Sprintf("%s/%s: safety %s, liveness %s: %s", r.Scenario, r.Lock, r.SafetyText(), r.LivenessText(), r.Outcome)
+	}
+	if r.Why != "" {
+		s += ": " + r.Why
+	}
 	if r.Violations > 0 {
 		s += fmt.Sprintf(", %d incident(s) (%d violation(s)), first at %s",
 			len(r.Incidents), r.Violations, history.Seconds(r.Stats.FirstViolation))
@@ -165,113 +130,6 @@ func (r *Cell) Summary() string {
 		s += ": " + r.Error
 	}
 	return s
-}
-
-// Aggregate summarises the repeats of one cell.
-type Aggregate struct {
-	Scenario string      `json:"scenario"`
-	Lock     string      `json:"lock"`
-	Expect   Expectation `json:"expectation"`
-	Runs     int         `json:"runs"`
-	Failed   int         `json:"failed"`  // runs whose verdict was fail
-	Unknown  int         `json:"unknown"` // runs the checker could not decide
-	Errors   int         `json:"errors"`  // runs the harness could not complete
-	Met      int         `json:"met"`
-	// Decisive runs had a verdict that counts: a violation, or a pass above
-	// the evidence floor. Inconclusive runs did not, and are not in Decisive.
-	Decisive     int `json:"decisive"`
-	Inconclusive int `json:"inconclusive"`
-	// MedianFirstViolation over the failing runs, or -1.
-	MedianFirstViolation time.Duration `json:"median_first_violation_ns"`
-	// When runs share a seed (run --same-seed): SameSeedRuns is how many
-	// ran (not skipped) with the first run's seed, SameVerdict how many of
-	// them gave the most common verdict, and SameEvidence how many gave the
-	// most common verdict and evidence counts together (fault windows,
-	// exercised moments, cycles, decisive violations). Zero otherwise.
-	SameSeedRuns int `json:"same_seed_runs,omitempty"`
-	SameVerdict  int `json:"same_verdict,omitempty"`
-	SameEvidence int `json:"same_evidence,omitempty"`
-}
-
-// Aggregates groups results by cell, in order.
-func Aggregates(cells []*Cell) []Aggregate {
-	var out []Aggregate
-	idx := map[string]int{}
-	firsts := map[string][]int64{}
-	for _, r := range cells {
-		k := r.Name()
-		i, ok := idx[k]
-		if !ok {
-			i = len(out)
-			idx[k] = i
-			out = append(out, Aggregate{Scenario: r.Scenario, Lock: r.Lock, Expect: r.Expect, MedianFirstViolation: -1})
-		}
-		a := &out[i]
-		a.Runs++
-		switch {
-		case r.Outcome == HarnessError:
-			a.Errors++
-		case r.Verdict == checker.Fail:
-			a.Failed++
-			a.Decisive++
-			firsts[k] = append(firsts[k], r.Stats.FirstViolation)
-		case r.Verdict == checker.Unknown:
-			a.Unknown++
-		case r.Outcome == Inconclusive:
-			a.Inconclusive++
-		case r.Verdict == checker.Pass:
-			a.Decisive++
-		}
-		if r.Outcome == Met {
-			a.Met++
-		}
-	}
-	for k, fs := range firsts {
-		sort.Slice(fs, func(i, j int) bool { return fs[i] < fs[j] })
-		out[idx[k]].MedianFirstViolation = time.Duration(fs[len(fs)/2])
-	}
-	sameSeed(cells, idx, out)
-	return out
-}
-
-// sameSeed fills the agreement counts of cells whose runs share a seed.
-func sameSeed(cells []*Cell, idx map[string]int, out []Aggregate) {
-	type fingerprint struct {
-		verdict                              checker.Status
-		fired, exercised, cycles, violations int
-	}
-	seeds := map[string]int64{}
-	verdicts := map[string]map[checker.Status]int{}
-	prints := map[string]map[fingerprint]int{}
-	runs := map[string]int{}
-	for _, r := range cells {
-		k := r.Name()
-		if r.Outcome == Skipped {
-			continue
-		}
-		if s, ok := seeds[k]; !ok {
-			seeds[k] = r.RunSeed
-			verdicts[k], prints[k] = map[checker.Status]int{}, map[fingerprint]int{}
-		} else if s != r.RunSeed {
-			continue
-		}
-		runs[k]++
-		verdicts[k][r.Verdict]++
-		prints[k][fingerprint{r.Verdict, r.Evidence.Fired, r.Evidence.Exercised, r.Evidence.Cycles, r.Violations}]++
-	}
-	for k, n := range runs {
-		if n < 2 {
-			continue
-		}
-		a := &out[idx[k]]
-		a.SameSeedRuns = n
-		for _, c := range verdicts[k] {
-			a.SameVerdict = max(a.SameVerdict, c)
-		}
-		for _, c := range prints[k] {
-			a.SameEvidence = max(a.SameEvidence, c)
-		}
-	}
 }
 
 // Replay is a simulated finding rerun on a real backend: the same cell with

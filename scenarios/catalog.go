@@ -22,9 +22,12 @@ import (
 	"github.com/lockchaos/lockchaos/results"
 )
 
-// Expectation is what a cell must show (results.Expectation, re-exported
-// so a scenario reads naturally).
-type Expectation = results.Expectation
+// Expectation is what a cell must show of one property group, Expect of
+// both (results', re-exported so a scenario reads naturally).
+type (
+	Expectation = results.Expectation
+	Expect      = results.Expect
+)
 
 // Expectations.
 const (
@@ -32,6 +35,8 @@ const (
 	Unsafe        = results.Unsafe
 	Either        = results.Either
 	NotApplicable = results.NotApplicable
+	Live          = results.Live
+	Stuck         = results.Stuck
 )
 
 // Sentinel errors.
@@ -88,8 +93,11 @@ type Scenario struct {
 	// indefinite acquires).
 	Floor FloorOverride `yaml:",inline" json:"floor,omitempty"`
 	// Expect maps a lock name to its expectation; a lock not listed does
-	// not run in this scenario.
-	Expect map[string]Expectation `yaml:"expect" json:"expect"`
+	// not run in this scenario. In YAML one word speaks of safety (token:
+	// safe; liveness live), a mapping of both groups (no-ttl: {safety:
+	// safe, liveness: stuck}), unsafe the only properties allowed to fail
+	// (naive: {unsafe: [mutual-exclusion]}).
+	Expect map[string]Expect `yaml:"expect" json:"expect"`
 }
 
 // WithDefaults fills zero fields.
@@ -179,8 +187,8 @@ func (s Scenario) validate(declared map[string]bool) error {
 		if _, err := lockimpl.Lookup(lock); err != nil && !declared[lock] {
 			return bad("expect: %v", err)
 		}
-		if !e.Valid() {
-			return bad("expect %s: %q is not one of %v", lock, e, results.Expectations)
+		if err := e.Validate(); err != nil {
+			return bad("expect %s: %v", lock, err)
 		}
 	}
 	return nil
@@ -265,25 +273,30 @@ func (s Scenario) scaled(k float64) Scenario {
 // ms is shorthand for the catalog.
 func ms(n int) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// expect maps each built-in Redis lock to its expectation in a scenario;
-// "" leaves a lock out of it.
-func expect(naive, token, watchdog, redlock, fenced Expectation) map[string]Expectation {
-	m := map[string]Expectation{}
-	for lock, e := range map[string]Expectation{lockimpl.NameNaive: naive, lockimpl.NameToken: token,
+// expect maps each built-in Redis lock to its expectation in a scenario:
+// one word (Safe) speaks of safety, with liveness live; andLive and
+// andStuck (or an Expect) say both; nil leaves a lock out of it.
+func expect(naive, token, watchdog, redlock, fenced results.Expecter) map[string]Expect {
+	m := map[string]Expect{}
+	for lock, e := range map[string]results.Expecter{lockimpl.NameNaive: naive, lockimpl.NameToken: token,
 		lockimpl.NameTokenWatchdog: watchdog, lockimpl.NameRedlock: redlock, lockimpl.NameFenced: fenced} {
-		if e != "" {
-			m[lock] = e
+		if e != nil {
+			m[lock] = e.Expected()
 		}
 	}
 	return m
 }
+
+// andLive and andStuck pair a safety expectation with a liveness one.
+func andLive(safety Expectation) Expect  { return Expect{Safety: safety, Liveness: Live} }
+func andStuck(safety Expectation) Expect { return Expect{Safety: safety, Liveness: Stuck} }
 
 // Catalog returns the built-in scenarios (DESIGN section 5), in order.
 // Times are scaled down: a TTL of hundreds of milliseconds, cells of
 // about two seconds, faults firing several times per cell.
 func Catalog() []Scenario {
 	baseline := expect(Safe, Safe, Safe, Safe, Safe)
-	baseline[lockimpl.NameMutex] = Unsafe
+	baseline[lockimpl.NameMutex] = andLive(Unsafe)
 	return []Scenario{
 		{
 			Name:        "baseline",
@@ -335,7 +348,7 @@ func Catalog() []Scenario {
 			WorkMin: ms(100), WorkMax: ms(250),
 			Faults: []faults.Spec{{Kind: "node-restart"}},
 			GapMin: ms(10), GapMax: ms(40),
-			Expect: map[string]Expectation{lockimpl.NameRedlock: Unsafe},
+			Expect: map[string]Expect{lockimpl.NameRedlock: andLive(Unsafe)},
 		},
 		{
 			Name:        "node-restart-delayed",
@@ -343,13 +356,13 @@ func Catalog() []Scenario {
 			WorkMin:     ms(20), WorkMax: ms(60),
 			Faults: []faults.Spec{{Kind: "node-restart-delayed"}},
 			GapMin: ms(20), GapMax: ms(60),
-			Expect: map[string]Expectation{lockimpl.NameRedlock: Safe},
+			Expect: map[string]Expect{lockimpl.NameRedlock: andLive(Safe)},
 		},
 		{
 			Name:        "minority-partition",
 			Description: "one of three Redlock nodes is unreachable (silently) for 2x TTL at a time",
 			Faults:      []faults.Spec{{Kind: "minority-partition"}},
-			Expect:      map[string]Expectation{lockimpl.NameRedlock: Safe},
+			Expect:      map[string]Expect{lockimpl.NameRedlock: andLive(Safe)},
 		},
 	}
 }

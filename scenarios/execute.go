@@ -31,8 +31,11 @@ var errInterrupted = errors.New("interrupted")
 //	sc, _ := scenarios.Get("gc-pause")
 //	res := scenarios.Run(ctx, sc, mySpec, scenarios.Unsafe, scenarios.Options{})
 //	if res.Failed() { t.Fatal(res.Summary()) }
-func Run(ctx context.Context, sc Scenario, lock lockimpl.Spec, expect Expectation, opts Options) *results.Cell {
-	return RunCell(ctx, Cell{Scenario: sc, Lock: lock, Expect: expect}, opts)
+//
+// expect is one word (safety; liveness live) or a whole Expect:
+// scenarios.Expect{Safety: scenarios.Safe, Liveness: scenarios.Stuck}.
+func Run(ctx context.Context, sc Scenario, lock lockimpl.Spec, expect results.Expecter, opts Options) *results.Cell {
+	return RunCell(ctx, Cell{Scenario: sc, Lock: lock, Expect: expect.Expected()}, opts)
 }
 
 // RunCell plans a cell and executes it.
@@ -46,9 +49,10 @@ func RunCell(ctx context.Context, cell Cell, opts Options) *results.Cell {
 func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	start := time.Now()
 	res := &results.Cell{Scenario: p.Scenario.Name, Description: p.Scenario.Description, Lock: p.Lock.Name,
-		LockTraits: p.Lock.Describe(), Expect: p.Expect, RunSeed: p.RunSeed, CellSeed: p.CellSeed,
+		LockTraits: p.Lock.Describe(), RunSeed: p.RunSeed, CellSeed: p.CellSeed,
 		TTL: p.Scenario.TTL, Topology: string(p.Topology), History: p.History, Rerun: p.Rerun,
 		TimeScale: p.TimeScale, Planned: p.Scenario.Duration, Backend: p.Backend.Name(), Simulated: p.Simulated()}
+	res.SetExpect(p.Expect)
 	defer func() { res.Elapsed = time.Since(start) }()
 	switch {
 	case p.Err != nil:
@@ -81,20 +85,21 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		case run.h != nil:
 			judge(ctx, p, part, run.h, res)
 		}
-		if err != nil || res.Verdict == checker.Fail || ctx.Err() != nil {
+		if err != nil || p.Expect.Settled(res.Verdicts()) || ctx.Err() != nil {
 			break // decided, or nothing more can run
 		}
 	}
 	switch {
 	case res.Outcome == results.HarnessError:
-		res.Verdict = "" // the cell asked for did not run: no verdict (results.Cell.ShownVerdict)
+		// The cell asked for did not run: no verdict (results.Cell.ShownVerdict).
+		res.Verdict, res.SafetyVerdict, res.LivenessVerdict = "", "", ""
 	case res.Outcome != "":
 	case ctx.Err() != nil && res.Verdict != checker.Fail:
 		// Cut short between parts: what ran was checked, but it is not
 		// the cell that was asked for.
 		res.Outcome, res.Error = results.Interrupted, "interrupted mid-cell; the parts that ran were checked"
 	default:
-		res.Outcome = results.Compare(p.Expect, res.Verdict, res.Evidence)
+		res.Decide()
 	}
 	return res
 }
@@ -371,7 +376,8 @@ func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 		LockNodes: p.Lock.Nodes, RecoverWithin: p.RecoverWithin, AcquireWithin: p.AcquireWithin,
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
 			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
-			"expectation": string(p.Expect), "backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})
+			"expectation": string(p.Expect.Safety), "liveness_expectation": string(p.Expect.Liveness),
+			"backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}

@@ -57,9 +57,9 @@ func Select(list []Scenario, scenarioNames, lockNames []string) ([]Cell, error) 
 			switch {
 			case ok || !wantLock[lock.Name]:
 			case lock.Nodes == 0:
-				e, ok = Unsafe, true // an in-process lock is unsafe everywhere
+				e, ok = andLive(Unsafe), true // an in-process lock is unsafe everywhere
 			case !known[lock.Name]:
-				e, ok = Either, true
+				e, ok = Expect{Safety: Either, Liveness: Either}, true // not gated, in either group
 			}
 			if !ok {
 				continue

@@ -34,12 +34,12 @@ func TestHostileNamesNeverLeaveOut(t *testing.T) {
 		sc.Name = n
 		l := token
 		l.Name = n
-		cells = append(cells, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe},
-			scenarios.Cell{Scenario: base, Lock: l, Expect: scenarios.Safe})
+		cells = append(cells, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe.Expected()},
+			scenarios.Cell{Scenario: base, Lock: l, Expect: scenarios.Safe.Expected()})
 		names = append(names, "", "")
 	}
 	for _, n := range []string{"../history.jsonl", "..", "a/h.jsonl"} {
-		cells = append(cells, scenarios.Cell{Scenario: base, Lock: token, Expect: scenarios.Safe})
+		cells = append(cells, scenarios.Cell{Scenario: base, Lock: token, Expect: scenarios.Safe.Expected()})
 		names = append(names, n)
 	}
 	for i, c := range cells {
@@ -74,7 +74,7 @@ func TestHostileNamesNeverLeaveOut(t *testing.T) {
 func TestEveryPlannedPathIsUnderOut(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	good := scenarios.NewPlan(scenarios.Cell{Scenario: short("baseline", 300*time.Millisecond), Lock: lock(lockimpl.NameToken),
-		Expect: scenarios.Safe}, scenarios.Options{OutDir: out, PartLength: 100 * time.Millisecond, InParts: true})
+		Expect: scenarios.Safe.Expected()}, scenarios.Options{OutDir: out, PartLength: 100 * time.Millisecond, InParts: true})
 	if good.Err != nil || len(good.Parts) < 3 {
 		t.Fatalf("plan: %v, %d parts", good.Err, len(good.Parts))
 	}

@@ -22,7 +22,7 @@ import (
 type Cell struct {
 	Scenario Scenario
 	Lock     lockimpl.Spec
-	Expect   Expectation
+	Expect   Expect
 }
 
 // Name is "scenario/lock".
@@ -123,7 +123,7 @@ func (o Options) Validate() error {
 type Plan struct {
 	Scenario Scenario // defaults filled, overrides and scaling applied
 	Lock     lockimpl.Spec
-	Expect   Expectation
+	Expect   Expect // defaults filled (Expect.Expected)
 	// Skip says why the cell does not run ("" when it does).
 	Skip     string
 	Topology deployment.Topology
@@ -227,7 +227,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		scale = 1
 	}
 	sc = sc.scaled(scale)
-	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect, RunSeed: opts.Seed,
+	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect.Expected(), RunSeed: opts.Seed,
 		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: be, TimeScale: scale,
 		Floor: opts.Floor.Apply(sc.Floor.Apply(history.DefaultFloor))}
 	p.MaxDuration = opts.MaxDuration
@@ -242,7 +242,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	if p.Skip == "" {
 		p.Skip = unsupported(p, needs, be)
 	}
-	if cell.Expect == NotApplicable && p.Skip == "" {
+	if p.Expect.Safety == NotApplicable && p.Skip == "" {
 		p.Skip = "not applicable: the scenario marks " + cell.Lock.Name + " n/a"
 	}
 	p.Fencing = workload.FenceOff
@@ -263,6 +263,9 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	p.Parts = parts(p, opts)
 	if p.Err == nil && p.History != "" {
 		p.Err = outside(opts.OutDir, p)
+	}
+	if err := p.Expect.Validate(); err != nil && p.Err == nil {
+		p.Err = fmt.Errorf("%w: cell %s: %w", ErrInvalid, cell.Name(), err)
 	}
 	if p.Err != nil {
 		p.History = ""

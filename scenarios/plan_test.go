@@ -70,7 +70,7 @@ func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 		{"mixed", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "failover fails over by the harness's hand; under Sentinel the Sentinels fail over"},
 	}
 	for _, c := range cases {
-		p := scenarios.NewPlan(scenarios.Cell{Scenario: get(c.scenario), Lock: c.lock, Expect: scenarios.Either}, scenarios.Options{Seed: 5})
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: get(c.scenario), Lock: c.lock, Expect: scenarios.Either.Expected()}, scenarios.Options{Seed: 5})
 		if p.Topology != c.topology || p.Nodes != c.nodes || p.Fencing != c.fencing || !strings.Contains(p.Skip, c.skip) || (c.skip == "") != (p.Skip == "") {
 			t.Errorf("%s/%s: topology %s x%d, fencing %s, skip %q; want %s x%d, %s, skip containing %q",
 				c.scenario, c.lock.Name, p.Topology, p.Nodes, p.Fencing, p.Skip, c.topology, c.nodes, c.fencing, c.skip)
@@ -80,7 +80,7 @@ func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 
 func TestPlanDefaultsSeedsPathsAndRerun(t *testing.T) {
 	sc, _ := scenarios.Get("gc-pause")
-	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe}
+	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()}
 	p := scenarios.NewPlan(cell, scenarios.Options{Seed: 42, OutDir: "out", Duration: 3 * time.Second, RerunFlags: " --duration 3s"})
 	if p.Scenario.TTL != lockimpl.DefaultTTL || p.Scenario.Duration != 3*time.Second || p.Scenario.Clients != 8 {
 		t.Errorf("defaults: ttl %v duration %v clients %d", p.Scenario.TTL, p.Scenario.Duration, p.Scenario.Clients)
@@ -105,7 +105,7 @@ func TestPlanDefaultsSeedsPathsAndRerun(t *testing.T) {
 	// Node-killing scenarios stretch every time, the TTL included, for a
 	// slow backend; the rest keep theirs.
 	nr, _ := scenarios.Get("node-restart-delayed")
-	slow := scenarios.NewPlan(scenarios.Cell{Scenario: nr, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.Safe}, scenarios.Options{Backend: slowBackend{}})
+	slow := scenarios.NewPlan(scenarios.Cell{Scenario: nr, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.Safe.Expected()}, scenarios.Options{Backend: slowBackend{}})
 	if slow.Scenario.TTL != 6*lockimpl.DefaultTTL || slow.Scenario.Duration != 12*time.Second {
 		t.Errorf("node-restart on a slow backend: ttl %v duration %v", slow.Scenario.TTL, slow.Scenario.Duration)
 	}
@@ -147,7 +147,7 @@ func (noClock) StartNode(context.Context, backend.NodeConfig) (backend.RedisNode
 // compiler, or a backend without clock control. Never a failure.
 func TestClockScenarioSkipsWithTheReasonWithoutClockControl(t *testing.T) {
 	sc := scenarios.Scenario{Name: "jump", Faults: []faults.Spec{{Kind: "clock-jump"}},
-		Expect: map[string]scenarios.Expectation{lockimpl.NameToken: scenarios.Unsafe}}
+		Expect: map[string]scenarios.Expect{lockimpl.NameToken: scenarios.Unsafe.Expected()}}
 	for _, c := range []struct {
 		backend backend.Backend
 		want    string
@@ -155,7 +155,7 @@ func TestClockScenarioSkipsWithTheReasonWithoutClockControl(t *testing.T) {
 		{noCompiler{}, "skipped: backend: no clock control: clock faults need a C compiler"},
 		{noClock{}, "skipped: this scenario moves node clocks, which the docker backend cannot do"},
 	} {
-		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
 			scenarios.Options{Seed: 5, Backend: c.backend})
 		if !strings.HasPrefix(p.Skip, c.want) || !p.Clock {
 			t.Errorf("%s: skip %q (clock %v), want it to start with %q", c.backend.Name(), p.Skip, p.Clock, c.want)
@@ -176,7 +176,7 @@ func (oldRedis) Supports(n backend.Needs) error {
 // A power-loss scenario skips, with the reason, where it cannot cut an AOF.
 func TestPowerLossScenarioSkipsWithTheReason(t *testing.T) {
 	sc := scenarios.Scenario{Name: "pl", Fsync: "everysec", Faults: []faults.Spec{{Kind: "power-loss"}},
-		Expect: map[string]scenarios.Expectation{lockimpl.NameToken: scenarios.Unsafe}}
+		Expect: map[string]scenarios.Expect{lockimpl.NameToken: scenarios.Unsafe.Expected()}}
 	for _, c := range []struct {
 		backend backend.Backend
 		want    string
@@ -185,7 +185,7 @@ func TestPowerLossScenarioSkipsWithTheReason(t *testing.T) {
 		{noClock{}, "skipped: this scenario cuts a node's append-only file as a power loss would, which the docker backend cannot do"},
 		{process.Backend{}, ""},
 	} {
-		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
 			scenarios.Options{Seed: 5, Backend: c.backend})
 		if !strings.HasPrefix(p.Skip, c.want) || (c.want == "") != (p.Skip == "") || !p.Persistence {
 			t.Errorf("%s: skip %q, want it to start with %q", c.backend.Name(), p.Skip, c.want)

@@ -32,12 +32,12 @@ func (p *panickyLock) Acquire(ctx context.Context, key string) (lockimpl.Lease, 
 
 func TestPanickingLockIsAHarnessErrorAndOtherCellsGoOn(t *testing.T) {
 	sc := short("baseline", 2*time.Second)
-	panicky := scenarios.Cell{Scenario: sc, Expect: scenarios.Safe, Lock: lockimpl.Spec{Name: "panicky", Nodes: 1,
+	panicky := scenarios.Cell{Scenario: sc, Expect: scenarios.Safe.Expected(), Lock: lockimpl.Spec{Name: "panicky", Nodes: 1,
 		New: func(env lockimpl.Env) (lockimpl.Locker, error) {
 			tok, err := lockimpl.NewToken(env.Clients[0], lockimpl.TokenConfig{TTL: env.TTL})
 			return &panickyLock{inner: tok}, err
 		}}}
-	healthy := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe}
+	healthy := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}
 	start := time.Now()
 	rs := scenarios.RunMatrix(context.Background(), []scenarios.Cell{panicky, healthy}, scenarios.MatrixOptions{Parallel: 2})
 	if rs[0].Outcome != results.HarnessError || !strings.Contains(rs[0].Error, "nil map write") {
@@ -63,7 +63,7 @@ func TestHangingLockTimesTheCellOut(t *testing.T) {
 	block := make(chan struct{})
 	defer close(block) // let the stuck goroutines go at the end of the test
 	sc := short("baseline", 500*time.Millisecond)
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: sc, Expect: scenarios.Safe,
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: sc, Expect: scenarios.Safe.Expected(),
 		Lock: lockimpl.Spec{Name: "hangs", Nodes: 1, New: func(lockimpl.Env) (lockimpl.Locker, error) { return hangingLock{block}, nil }}},
 		scenarios.Options{CellTimeout: 2 * time.Second})
 	if res.Outcome != results.HarnessError || !strings.Contains(res.Error, "timed out") {

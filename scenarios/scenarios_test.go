@@ -42,18 +42,19 @@ func TestCatalogIsValidAndMatchesTheDesign(t *testing.T) {
 			t.Fatal(err)
 		}
 		for i, e := range strings.Fields(row) {
-			if got := string(s.Expect[locks[i]]); got != e {
+			// One word: the safety DESIGN names, with liveness live.
+			if got := s.Expect[locks[i]].String(); got != e {
 				t.Errorf("%s/%s: expectation %q, DESIGN says %q", name, locks[i], got, e)
 			}
 		}
 	}
 	for name, e := range map[string]scenarios.Expectation{"node-restart": scenarios.Unsafe, "node-restart-delayed": scenarios.Safe, "minority-partition": scenarios.Safe} {
 		s, _ := scenarios.Get(name)
-		if len(s.Expect) != 1 || s.Expect[lockimpl.NameRedlock] != e {
+		if len(s.Expect) != 1 || s.Expect[lockimpl.NameRedlock].String() != string(e) {
 			t.Errorf("%s: %v, want redlock %s only", name, s.Expect, e)
 		}
 	}
-	if b, _ := scenarios.Get("baseline"); b.Expect[lockimpl.NameMutex] != scenarios.Unsafe {
+	if b, _ := scenarios.Get("baseline"); b.Expect[lockimpl.NameMutex].String() != "unsafe" {
 		t.Error("mutex must be unsafe in baseline")
 	}
 }
@@ -100,7 +101,7 @@ func TestSelectAndShard(t *testing.T) {
 		t.Fatal("shard 5/4 accepted")
 	}
 	mutexEverywhere, _ := scenarios.Select(scenarios.Catalog(), []string{"gc-pause"}, []string{"mutex"})
-	if len(mutexEverywhere) != 1 || mutexEverywhere[0].Expect != scenarios.Unsafe {
+	if len(mutexEverywhere) != 1 || mutexEverywhere[0].Expect.String() != "unsafe" {
 		t.Fatalf("--lock mutex in gc-pause: %+v", mutexEverywhere)
 	}
 }
@@ -148,7 +149,7 @@ func TestYAMLScenarios(t *testing.T) {
 		"no scenarios key": "scenario: []\n",
 	}
 	wantLine := map[string]string{"unknown field": "bad.yaml:3:", "bad duration": "bad.yaml:3:", "unknown lock": "bad.yaml:4:",
-		"bad expectation": "bad.yaml:2:", "unknown fault": "bad.yaml:2:", "duplicate": "bad.yaml:4:", "not yaml": "bad.yaml:", "no scenarios key": "bad.yaml:1:"}
+		"bad expectation": "bad.yaml:3:", "unknown fault": "bad.yaml:2:", "duplicate": "bad.yaml:4:", "not yaml": "bad.yaml:", "no scenarios key": "bad.yaml:1:"}
 	for name, body := range bad {
 		_, err := scenarios.Load([]byte(body), "bad.yaml")
 		if err == nil || !strings.Contains(err.Error(), wantLine[name]) {
@@ -181,7 +182,7 @@ func short(name string, d time.Duration) scenarios.Scenario {
 
 func TestBaselineCellMeetsAndWritesACheckableHistory(t *testing.T) {
 	dir := t.TempDir()
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", 600*time.Millisecond), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe},
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", 600*time.Millisecond), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()},
 		scenarios.Options{Seed: 7, OutDir: dir})
 	if res.Outcome != results.Met || res.Verdict != checker.Pass {
 		t.Fatalf("%s", res.Summary())
@@ -203,7 +204,7 @@ func TestBaselineCellMeetsAndWritesACheckableHistory(t *testing.T) {
 }
 
 func TestUnsafeCellIsDetected(t *testing.T) {
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
 		scenarios.Options{Seed: 3})
 	if res.Outcome != results.Met || res.Violations == 0 || res.Faults == 0 {
 		t.Fatalf("%s (fault windows %d)", res.Summary(), res.Faults)
@@ -211,7 +212,7 @@ func TestUnsafeCellIsDetected(t *testing.T) {
 }
 
 func TestFencedLockSurvivesPausesBecauseTheResourceChecksFences(t *testing.T) {
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe},
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe.Expected()},
 		scenarios.Options{Seed: 3})
 	if res.Outcome != results.Met {
 		t.Fatalf("%s", res.Summary())
@@ -223,7 +224,7 @@ func TestFencedLockSurvivesPausesBecauseTheResourceChecksFences(t *testing.T) {
 
 func TestNotApplicableCellIsSkipped(t *testing.T) {
 	s, _ := scenarios.Get("failover")
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: s, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.NotApplicable}, scenarios.Options{})
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: s, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.NotApplicable.Expected()}, scenarios.Options{})
 	if res.Outcome != results.Skipped || res.Failed() || !strings.Contains(res.Error, "not applicable") {
 		t.Fatalf("%+v", res)
 	}
@@ -232,7 +233,7 @@ func TestNotApplicableCellIsSkipped(t *testing.T) {
 func TestCancelledRunSkipsCellsThatHaveNotStarted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := scenarios.RunCell(ctx, scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe}, scenarios.Options{})
+	res := scenarios.RunCell(ctx, scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}, scenarios.Options{})
 	if res.Outcome != results.Skipped {
 		t.Fatalf("%+v", res)
 	}
@@ -240,7 +241,7 @@ func TestCancelledRunSkipsCellsThatHaveNotStarted(t *testing.T) {
 
 func TestMissingRedisIsAHarnessError(t *testing.T) {
 	t.Setenv("LOCKCHAOS_REDIS_SERVER", filepath.Join(t.TempDir(), "no-redis"))
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe}, scenarios.Options{})
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}, scenarios.Options{})
 	if res.Outcome != results.HarnessError || !strings.Contains(res.Error, "apt-get install redis-server") {
 		t.Fatalf("%+v", res)
 	}

@@ -36,8 +36,8 @@ func TestSentinelFailoverLosesAFreshKeyUnlessTheLockWaitsForTheReplica(t *testin
 	}
 	sc := critique(t, "sentinel-failover")
 	cells := []scenarios.Cell{
-		{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe},
-		{Scenario: sc, Lock: lock(lockimpl.NameTokenWait), Expect: scenarios.Safe},
+		{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
+		{Scenario: sc, Lock: lock(lockimpl.NameTokenWait), Expect: scenarios.Safe.Expected()},
 	}
 	res := make([]*results.Cell, len(cells))
 	var wg sync.WaitGroup

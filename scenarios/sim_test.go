@@ -71,7 +71,7 @@ func TestSimPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: tc.lock, Expect: scenarios.Unsafe},
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: tc.lock, Expect: scenarios.Unsafe.Expected()},
 			scenarios.Options{Backend: b, TimeScale: 3, NodeOpTime: time.Second})
 		if tc.skip == "" && p.Skip != "" || !strings.Contains(p.Skip, tc.skip) {
 			t.Errorf("%s/%s: skip %q, want %q", tc.scenario, tc.lock.Name, p.Skip, tc.skip)

@@ -31,7 +31,8 @@ func fold(p *Plan, part Part, run partRun, res *results.Cell) {
 		res.Report, res.Checked, res.History = rep, run.h, part.History
 		res.Results, res.Stats = rep.Results, rep.Stats
 	}
-	res.Verdict = worse(res.Verdict, rep.Verdict)
+	res.Verdict = results.Worse(res.Verdict, rep.Verdict)
+	res.AddVerdicts(results.VerdictsOf(rep.Results))
 	res.Incidents = append(res.Incidents, rep.Incidents...)
 	res.Evidence = res.Evidence.Add(rep.Evidence)
 	res.Ran += time.Duration(run.sum.End)
@@ -48,47 +49,72 @@ func fold(p *Plan, part Part, run partRun, res *results.Cell) {
 	}
 }
 
-// worse combines verdicts: fail over unknown over pass ("" is none yet).
-func worse(a, b checker.Status) checker.Status {
-	rank := map[checker.Status]int{"": 0, checker.Pass: 1, checker.Unknown: 2, checker.Fail: 3}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
-}
-
-// decided reports whether the history so far already answers the cell: a
-// decisive violation, or, once the planned duration has passed, enough
-// evidence for a pass. The windows are judged on a copy; the history gets
-// its judgments once, at the end.
+// decided reports whether the history so far already answers the cell
+// (results.Expect.Settled: a regression, or a decisive violation in every
+// group that expects one), or, once the planned duration has passed,
+// whether it has enough evidence for its verdicts. The windows are judged
+// on a copy; the history gets its judgments once, at the end.
 //
 // A continuous part is decided by the checker following it, only by a
 // violation (or by its failing): it runs its whole length otherwise.
 func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, st *streamer, elapsed time.Duration) bool {
+	look := lookFor(p.Expect)
 	if st != nil {
 		select {
 		case <-st.done: // the checker stopped early: the cell reports why
 			return true
 		default:
 		}
-		return st.failed.Load()
+		// The streamer knows of a violation, not of its group.
+		return st.failed.Load() && look != lookGroups
 	}
 	opts := checker.Options{Budget: time.Second, MaxViolations: 1}
 	if len(p.Parts) > 1 || elapsed < part.Duration {
-		// Only a decisive violation can end the cell now. A cell expected
-		// safe has none to look for: were it to regress, the check at its
-		// end finds the violation all the same, and a look costs a check
-		// of the history so far (eight looks were 11% of a simulated safe
-		// cell's CPU).
-		if p.Expect == results.Safe {
+		// Only a decisive violation can end the cell now.
+		switch look {
+		case lookNone:
 			return false
+		case lookAny:
+			return checker.Decide(ctx, rec.Snapshot(), opts) == checker.Fail
 		}
-		return checker.Decide(ctx, rec.Snapshot(), opts) == checker.Fail
+		rep := checker.Check(ctx, rec.Snapshot(), opts)
+		return p.Expect.Settled(results.VerdictsOf(rep.Results))
 	}
 	snap := rec.Snapshot()
 	faults.Append(snap, faults.Judge(snap, p.Scenario.TTL))
 	rep := checker.Check(ctx, snap, opts)
-	return rep.Verdict == checker.Fail || rep.Verdict == checker.Pass && rep.Evidence.Enough
+	return p.Expect.Settled(results.VerdictsOf(rep.Results)) || rep.Evidence.Enough && rep.Verdict != checker.Unknown
+}
+
+// look is how a running cell is looked at before its planned end.
+type look int
+
+const (
+	// lookNone: a cell expected safe and live has no violation to look
+	// for: were it to regress, the check at its end finds the violation
+	// all the same, and a look costs a check of the history so far (eight
+	// looks were 11% of a simulated safe cell's CPU).
+	lookNone look = iota
+	// lookAny: any decisive violation decides the cell (checker.Decide).
+	lookAny
+	// lookGroups: only one in every group that expects one, or one no
+	// group allows, decides it; the look needs each group's verdict.
+	lookGroups
+)
+
+// lookFor is how a cell expecting e is looked at: any violation decides
+// it when at most one group expects one and the other is held to pass.
+func lookFor(e Expect) look {
+	fails := func(x Expectation) bool { return x == Unsafe || x == Stuck }
+	switch {
+	case len(e.MayFail) > 0:
+		return lookGroups
+	case e.Safety == Safe && e.Liveness == Live:
+		return lookNone
+	case fails(e.Safety) && e.Liveness == Live, e.Safety == Safe && fails(e.Liveness), !fails(e.Safety) && !fails(e.Liveness):
+		return lookAny
+	}
+	return lookGroups
 }
 
 // supervise closes stop once the cell is decided (see decided), looking

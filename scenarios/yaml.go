@@ -30,8 +30,13 @@ import (
 //	    expect:
 //	      token: unsafe
 //	      fenced: safe
+//	      no-ttl: {safety: safe, liveness: stuck}
+//	      naive: {unsafe: [mutual-exclusion, foreign-release]}
 //
-// Fields are those of Scenario (durations as "300ms", "2s"). An unknown
+// An expectation in one word speaks of safety (safe, unsafe, either,
+// n/a), the cell expected live; a mapping says both groups (safety, and
+// liveness: live, stuck or either), and unsafe lists the only properties
+// allowed to fail, which implies safety unsafe. Fields are those of Scenario (durations as "300ms", "2s"). An unknown
 // field is an error naming the field it most likely meant; a field written
 // as 0 where 0 means the default (ttl: 0s, clients: 0) is an error too:
 // leave it out for the default. Names become folders under --out, so they
@@ -64,10 +69,10 @@ type File struct {
 type LockDecl struct {
 	drivers.Driver `yaml:",inline"`
 	// Expect maps a scenario (built-in or from a file) to the lock's
-	// expectation there. The lock runs in these scenarios only; without
-	// Expect it runs in every scenario, ungated ("either"), when named in
-	// --lock.
-	Expect map[string]Expectation `yaml:"expect"`
+	// expectation there, in either form (see File). The lock runs in these
+	// scenarios only; without Expect it runs in every scenario, ungated
+	// ("either"), when named in --lock.
+	Expect map[string]Expect `yaml:"expect"`
 }
 
 // Register registers the file's driver locks, so scenarios and the command
@@ -95,7 +100,7 @@ func (f *File) Apply(list []Scenario) ([]Scenario, error) {
 			}
 			exp := maps.Clone(out[j].Expect)
 			if exp == nil {
-				exp = map[string]Expectation{}
+				exp = map[string]Expect{}
 			}
 			exp[l.Name] = l.Expect[name]
 			out[j].Expect = exp
@@ -205,9 +210,8 @@ func (f *File) loadLocks(doc *yaml.Node) (map[string]bool, *lineError) {
 		}
 		f.expectLines = append(f.expectLines, lines)
 		for sc, e := range l.Expect {
-			if !e.Valid() {
-				return nil, &lineError{max(lines[sc], m.Line), fmt.Errorf("%w: lock %s: expect %s: %q is not one of %v",
-					ErrInvalid, l.Name, sc, e, results.Expectations)}
+			if err := e.Validate(); err != nil {
+				return nil, &lineError{max(lines[sc], m.Line), fmt.Errorf("%w: lock %s: expect %s: %w", ErrInvalid, l.Name, sc, err)}
 			}
 		}
 		declared[l.Name] = true
@@ -258,6 +262,10 @@ func (f *File) at(lines []int, i int) string {
 // yamlError turns yaml.v3's "yaml: line 7: ..." into "file:7: ...", its
 // Go type names into words.
 func yamlError(name string, err error) error {
+	var le *results.LineError
+	if errors.As(err, &le) {
+		return fmt.Errorf("%s:%d: %w: %w", name, le.Line, ErrInvalid, le.Err)
+	}
 	msg := err.Error()
 	var te *yaml.TypeError
 	if errors.As(err, &te) && len(te.Errors) > 0 {

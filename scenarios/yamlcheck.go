@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"regexp"
@@ -70,10 +71,41 @@ func checkFields(doc *yaml.Node) *lineError {
 				return err
 			}
 		}
+		inScenario := func(lock string) string { return lock + " in scenario " + itemName(sc, i) }
+		if err := checkExpect(value(sc, "expect"), inScenario); err != nil {
+			return err
+		}
 	}
 	for i, l := range items(doc, "locks") {
 		if err := unknownField(l, lockFields, "in lock "+itemName(l, i)); err != nil {
 			return err
+		}
+		if err := checkExpect(value(l, "expect"), func(sc string) string { return sc + " of lock " + itemName(l, i) }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkExpect finds the first mistake in an expect mapping (a scenario's,
+// whose keys are locks, or a lock's, whose keys are scenarios), at its
+// line: an unknown field of an expectation's mapping, with the field it
+// most likely meant, or an expectation that cannot be held to. label names
+// an entry in a message ("token in scenario x").
+func checkExpect(exp *yaml.Node, label func(key string) string) *lineError {
+	if exp == nil || exp.Kind != yaml.MappingNode {
+		return nil // the decoder describes another shape
+	}
+	for k := 0; k+1 < len(exp.Content); k += 2 {
+		what := label(exp.Content[k].Value)
+		v := exp.Content[k+1]
+		if err := unknownField(v, results.ExpectFields, "in expect "+what); err != nil {
+			return err
+		}
+		var e results.Expect
+		var le *results.LineError
+		if err := e.UnmarshalYAML(v); errors.As(err, &le) {
+			return &lineError{le.Line, fmt.Errorf("%w: expect %s: %w", ErrInvalid, what, le.Err)}
 		}
 	}
 	return nil
@@ -221,22 +253,22 @@ var typeErrorText = regexp.MustCompile("cannot unmarshal !!(\\w+)(?: `(.*)`)? in
 
 // The types a scenarios file's values decode into, in words.
 var typeWords = map[string]string{
-	"[]scenarios.Scenario":           "a list of scenarios (- name: ...)",
-	"scenarios.Scenario":             "a scenario (name: ..., expect: ...)",
-	"[]scenarios.LockDecl":           "a list of locks (- name: ...)",
-	"scenarios.LockDecl":             "a lock (name: ..., command: ...)",
-	"[]faults.Spec":                  "a list of faults (- kind: ...)",
-	"faults.Spec":                    "a fault (kind: ...)",
-	"map[string]results.Expectation": "a mapping of names to expectations (name: safe)",
-	"results.Expectation":            "an expectation (" + expectationList() + ")",
-	"time.Duration":                  "a duration (such as 300ms or 2s)",
-	"int":                            "a whole number",
-	"*int":                           "a whole number",
-	"*float64":                       "a number",
-	"bool":                           "true or false",
-	"string":                         "a string",
-	"deployment.Topology":            "a topology name",
-	"netfault.Direction":             "a direction",
+	"[]scenarios.Scenario":      "a list of scenarios (- name: ...)",
+	"scenarios.Scenario":        "a scenario (name: ..., expect: ...)",
+	"[]scenarios.LockDecl":      "a list of locks (- name: ...)",
+	"scenarios.LockDecl":        "a lock (name: ..., command: ...)",
+	"[]faults.Spec":             "a list of faults (- kind: ...)",
+	"faults.Spec":               "a fault (kind: ...)",
+	"map[string]results.Expect": "a mapping of names to expectations (name: safe)",
+	"results.Expect":            "an expectation (" + expectationList() + ", or {safety: ..., liveness: ...})",
+	"time.Duration":             "a duration (such as 300ms or 2s)",
+	"int":                       "a whole number",
+	"*int":                      "a whole number",
+	"*float64":                  "a number",
+	"bool":                      "true or false",
+	"string":                    "a string",
+	"deployment.Topology":       "a topology name",
+	"netfault.Direction":        "a direction",
 }
 
 func expectationList() string {

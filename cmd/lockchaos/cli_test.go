@@ -113,7 +113,7 @@ func TestCompletionOffersTheRegisteredValues(t *testing.T) {
 			[]string{"token,redlock", "token,redis-py", "token,rueidislock"}, noFiles},
 		{[]string{"run", "--lock-driver", "py=python3 d.py", "--lock", "p"}, []string{"py"}, noFiles},
 		{[]string{"run", "--backend", ""}, []string{"auto", "process", "docker", "external", "sim"}, noFiles},
-		{[]string{"run", "--expect", "safe,"}, []string{"safe,unsafe", "safe,either", "safe,n/a"}, noFiles},
+		{[]string{"run", "--expect", "safe,"}, []string{"safe,unsafe", "safe,either", "safe,n/a", "safe,live", "safe,stuck"}, noFiles},
 		{[]string{"run", "--seed", ""}, nil, noFiles},
 		{[]string{"run", "--scenarios-file", ""}, []string{"yaml", "yml"}, fileExt},
 		{[]string{"list", "--scenarios-file", ""}, []string{"yaml", "yml"}, fileExt},

@@ -56,8 +56,16 @@ func cmdCompare(dirs []string, stdout, stderr io.Writer) int {
 	return printComparison(stdout, sums[0], sums[1])
 }
 
-// finding is what a run found in one cell, over its repeats.
+// finding is what a run found in one cell, over its repeats, with how
+// often liveness was found stuck where it was judged.
 func finding(a results.Aggregate) string {
+	if a.LivenessJudged > 0 {
+		return safetyFinding(a) + fmt.Sprintf(", stuck %d/%d", a.LivenessFailed, a.LivenessJudged)
+	}
+	return safetyFinding(a)
+}
+
+func safetyFinding(a results.Aggregate) string {
 	switch {
 	case a.Failed > 0:
 		return fmt.Sprintf("fail %d/%d", a.Failed, a.Runs)
@@ -71,17 +79,26 @@ func finding(a results.Aggregate) string {
 	return "not decided"
 }
 
-// kind is the part of a finding two runs must share to agree.
+// kind is the part of a finding two runs must share to agree: whether
+// some run failed (safety), passed decisively, or neither, and whether
+// liveness was found stuck, live, or not judged.
 func kind(a results.Aggregate, present bool) string {
+	live := ""
+	switch {
+	case a.LivenessFailed > 0:
+		live = ", stuck"
+	case a.LivenessJudged > 0:
+		live = ", live"
+	}
 	switch {
 	case !present:
 		return "absent"
-	case a.Failed > 0:
-		return "fail"
+	case a.SafetyFailed > 0:
+		return "fail" + live
 	case a.Decisive > 0:
-		return "pass"
+		return "pass" + live
 	}
-	return "none"
+	return "none" + live
 }
 
 // aggregatesRun is a run's aggregates by cell name, of the cells that ran.
@@ -113,7 +130,7 @@ func printComparison(w io.Writer, a, b *reports.Summary) int {
 		}
 		return "not in this run"
 	}
-	fmt.Fprintf(w, "%-22s %-15s %-7s %-22s %-22s %s\n", "SCENARIO", "LOCK", "EXPECT", trim(label(a), 22), trim(label(b), 22), "")
+	fmt.Fprintf(w, "%-22s %-15s %-14s %-24s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", trim(label(a), 24), trim(label(b), 24), "")
 	differ := 0
 	seen := map[string]bool{}
 	for _, s := range []*reports.Summary{a, b} {
@@ -137,7 +154,8 @@ func printComparison(w io.Writer, a, b *reports.Summary) int {
 			default:
 				note = "agrees"
 			}
-			fmt.Fprintf(w, "%-22s %-15s %-7s %-22s %-22s %s\n", c.Scenario, c.Lock, c.Expect,
+			e := c.Expected()
+			fmt.Fprintf(w, "%-22s %-15s %-14s %-24s %-24s %s\n", c.Scenario, c.Lock, string(e.Safety)+"/"+string(e.Liveness),
 				status(a, am, name), status(b, bm, name), note)
 		}
 	}

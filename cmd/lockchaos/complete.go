@@ -66,26 +66,43 @@ func lockChoices(files, lockDrivers []string) []cobra.Completion {
 	return out
 }
 
-// expectationDocs say what each expectation asks of a cell.
+// expectationDocs say what each expectation asks of a cell's group.
 var expectationDocs = map[results.Expectation]string{
 	results.Safe:          "must pass",
 	results.Unsafe:        "must be detected",
 	results.Either:        "reported, not gated",
 	results.NotApplicable: "not run",
+	results.Live:          "must keep working: a stopped holder's lock is freed, pods acquire while a majority is up",
+	results.Stuck:         "must be caught stuck",
+}
+
+// expectationWords are what --expect takes: the safety words, then the
+// liveness ones (either is both).
+func expectationWords() []results.Expectation {
+	out := slices.Clone(results.Expectations)
+	for _, e := range results.LivenessExpectations {
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func expectationChoices() []cobra.Completion {
-	out := make([]cobra.Completion, 0, len(results.Expectations))
-	for _, e := range results.Expectations {
+	words := expectationWords()
+	out := make([]cobra.Completion, 0, len(words))
+	for _, e := range words {
 		out = append(out, cobra.CompletionWithDesc(string(e), expectationDocs[e]))
 	}
 	return out
 }
 
-// expectationNames is "safe, unsafe, either, n/a", for messages.
+// expectationNames is "safe, unsafe, either, n/a, live, stuck", for
+// messages.
 func expectationNames() string {
-	names := make([]string, len(results.Expectations))
-	for i, e := range results.Expectations {
+	words := expectationWords()
+	names := make([]string, len(words))
+	for i, e := range words {
 		names[i] = string(e)
 	}
 	return strings.Join(names, ", ")
@@ -93,11 +110,15 @@ func expectationNames() string {
 
 // expectationLegend is the list command's closing line.
 func expectationLegend() string {
-	parts := make([]string, 0, len(results.Expectations)+1)
-	for _, e := range results.Expectations {
-		parts = append(parts, fmt.Sprintf("%s (%s)", e, expectationDocs[e]))
+	legend := func(es []results.Expectation) string {
+		parts := make([]string, 0, len(es))
+		for _, e := range es {
+			parts = append(parts, fmt.Sprintf("%s (%s)", e, expectationDocs[e]))
+		}
+		return strings.Join(parts, ", ")
 	}
-	return strings.Join(append(parts, "- (not in this scenario)"), ", ")
+	return "safety " + legend(results.Expectations) + "; liveness " + legend(results.LivenessExpectations) +
+		"; - (not in this scenario)"
 }
 
 func backendChoices() []cobra.Completion {

@@ -17,9 +17,10 @@ import (
 
 const listUsage = `Usage: lockchaos list [--json] [--scenarios-file FILE]
 
-Lists the scenarios with their faults and expectations per lock, the locks
-and the fault kinds. With --json, one JSON document with the same content
-(format 1: {"format", "scenarios", "locks", "fault_kinds"}).
+Lists the scenarios with their faults and expectations per lock (safety and
+liveness: "unsafe/live"), the locks and the fault kinds. With --json, one
+JSON document with the same content (format 2: {"format", "scenarios",
+"locks", "fault_kinds"}; each expectation {"safety", "liveness", "unsafe"}).
 
 Examples:
   lockchaos list --scenarios-file my.yaml
@@ -70,16 +71,24 @@ func cmdList(rest, files, lockDrivers []string, asJSON bool, stdout, stderr io.W
 		fmt.Fprintf(stdout, " %-14s", l)
 	}
 	fmt.Fprintln(stdout)
+	var only []string // the cells that single out the properties allowed to fail
 	for _, s := range catalog {
 		fmt.Fprintf(stdout, "%-22s", s.Name)
 		for _, l := range locks {
-			e := string(s.Expect[l])
-			if e == "" {
-				e = "-"
+			e, ok := s.Expect[l]
+			w := "-"
+			if ok {
+				w = listedExpect(e)
 			}
-			fmt.Fprintf(stdout, " %-14s", e)
+			if len(e.MayFail) > 0 {
+				only = append(only, fmt.Sprintf("  %s/%s: only %s may fail", s.Name, l, e.SafetyText()))
+			}
+			fmt.Fprintf(stdout, " %-14s", w)
 		}
 		fmt.Fprintln(stdout)
+	}
+	if len(only) > 0 {
+		fmt.Fprintln(stdout, "* "+strings.TrimSpace(strings.Join(only, "\n")))
 	}
 	fmt.Fprintln(stdout, "\nScenarios:")
 	for _, s := range catalog {
@@ -103,9 +112,28 @@ func cmdList(rest, files, lockDrivers []string, asJSON bool, stdout, stderr io.W
 	for _, k := range faults.Kinds() {
 		fmt.Fprintf(stdout, "  %-22s %s\n", k.Name, k.Doc)
 	}
-	fmt.Fprintln(stdout, "\nExpectations: "+expectationLegend())
+	fmt.Fprintln(stdout, "\nExpectations, safety/liveness: "+expectationLegend())
 	return exitOK
 }
+
+// listedExpect is an expectation in the listing's table: safety/liveness
+// ("unsafe/live"), a * where only some properties may fail (listed under
+// the table), the one word of an n/a cell.
+func listedExpect(e scenarios.Expect) string {
+	e = e.Expected()
+	if e.Safety == scenarios.NotApplicable {
+		return string(e.Safety)
+	}
+	w := string(e.Safety)
+	if len(e.MayFail) > 0 {
+		w += "*"
+	}
+	return w + "/" + string(e.Liveness)
+}
+
+// listFormat is `list --json`'s format: 2 since expectations have a
+// group each (docs/schema/list.v2.json).
+const listFormat = 2
 
 // listing is `list --json`: the scenarios with defaults filled, the locks
 // with their traits, the fault kinds with what they need.
@@ -134,7 +162,7 @@ type listedKind struct {
 }
 
 func listJSON(stdout, stderr io.Writer, catalog []scenarios.Scenario) int {
-	l := listing{Format: 1}
+	l := listing{Format: listFormat}
 	for _, s := range catalog {
 		l.Scenarios = append(l.Scenarios, s.WithDefaults())
 	}

@@ -167,8 +167,11 @@ func TestListJSONHasEveryScenarioLockAndFaultKind(t *testing.T) {
 	var l struct {
 		Format    int `json:"format"`
 		Scenarios []struct {
-			Name   string            `json:"name"`
-			Expect map[string]string `json:"expect"`
+			Name   string `json:"name"`
+			Expect map[string]struct {
+				Safety   string `json:"safety"`
+				Liveness string `json:"liveness"`
+			} `json:"expect"`
 		} `json:"scenarios"`
 		Locks      []struct{ Name string } `json:"locks"`
 		FaultKinds []struct {
@@ -182,12 +185,15 @@ func TestListJSONHasEveryScenarioLockAndFaultKind(t *testing.T) {
 	names := map[string]bool{}
 	for _, s := range l.Scenarios {
 		names[s.Name] = true
+		if s.Name == "gc-pause" && (s.Expect["token"].Safety != "unsafe" || s.Expect["token"].Liveness != "live") {
+			t.Errorf("gc-pause/token expects %+v, want safety unsafe, liveness live", s.Expect["token"])
+		}
 	}
 	kinds := map[string]map[string]any{}
 	for _, k := range l.FaultKinds {
 		kinds[k.Name] = k.Needs
 	}
-	if l.Format != 1 || !names["gc-pause"] || !names["clock-jump"] || len(l.Locks) < 6 || kinds["clock-jump"]["clock"] != true {
+	if l.Format != 2 || !names["gc-pause"] || !names["clock-jump"] || len(l.Locks) < 6 || kinds["clock-jump"]["clock"] != true {
 		t.Fatalf("listing %+v", l)
 	}
 }

@@ -19,7 +19,8 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		fmt.Fprintf(w, "\nSIMULATED: backend %s, miniredis in virtual time; these are not results from real Redis "+
 			"(replay a finding on real Redis with --backend process)\n", s.Backend)
 	}
-	fmt.Fprintf(w, "\n%-22s %-15s %-7s %-8s %-13s %-24s %s\n", "SCENARIO", "LOCK", "EXPECT", "VERDICT", "OUTCOME", "EVIDENCE", "DETAILS")
+	fmt.Fprintf(w, "\n%-22s %-15s %-17s %-20s %-13s %-24s %s\n", "SCENARIO", "LOCK", "SAFETY (EXPECTED)", "LIVENESS (EXPECTED)",
+		"OUTCOME", "EVIDENCE", "DETAILS")
 	unstarted := 0
 	for _, c := range s.Cells {
 		if notStarted(c) {
@@ -30,6 +31,8 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		switch {
 		case c.Error != "":
 			detail = c.Error
+		case c.Why != "":
+			detail = c.Why
 		case c.Violations > 0:
 			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s",
 				len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
@@ -38,31 +41,31 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		default:
 			detail = fmt.Sprintf("ran %.1f s", c.Ran.Seconds())
 		}
-		verdict := c.ShownVerdict() // "-" for a harness error: never a pass
 		evidence := "-"
-		if verdict != results.NoVerdict {
+		if c.ShownVerdict() != results.NoVerdict { // "-" for a harness error: never a pass
 			evidence = c.Evidence.Summary()
 		}
 		seed := ""
 		if s.Repeat > 1 {
 			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
 		}
-		fmt.Fprintf(w, "%-22s %-15s %-7s %-8s %s %-24s %s%s\n", c.Scenario, c.Lock, c.Expect, verdict,
+		fmt.Fprintf(w, "%-22s %-15s %-17s %-20s %s %-24s %s%s\n", c.Scenario, c.Lock, c.SafetyText(), c.LivenessText(),
 			paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
 	}
 	if unstarted > 0 {
 		fmt.Fprintf(w, "(%d run(s) not started: interrupted before they ran)\n", unstarted)
 	}
 	if s.Repeat > 1 {
-		fmt.Fprintf(w, "\n%-22s %-15s %-7s %-14s %-12s %s\n",
-			"SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION")
+		fmt.Fprintf(w, "\n%-22s %-15s %-14s %-14s %-12s %-22s %s\n",
+			"SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION", "PER GROUP")
 		for _, a := range s.Aggregates {
 			med := "-"
 			if a.MedianFirstViolation >= 0 {
 				med = a.MedianFirstViolation.Round(time.Millisecond).String()
 			}
-			fmt.Fprintf(w, "%-22s %-15s %-7s %4d/%-9s %-12d %s\n", a.Scenario, a.Lock, a.Expect,
-				a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med)
+			e := a.Expected()
+			fmt.Fprintf(w, "%-22s %-15s %-14s %4d/%-9s %-12d %-22s %s\n", a.Scenario, a.Lock, string(e.Safety)+"/"+string(e.Liveness),
+				a.Failed, fmt.Sprintf("%d decisive", a.Decisive), a.Inconclusive, med, a.GroupsText())
 		}
 		printSameSeed(w, s.Aggregates)
 	}

@@ -17,9 +17,12 @@ results: each DIR holds a summary.json and the cells' histories. Several
 DIRs (the shards of one run) are merged into one matrix.
 
 With --markdown, writes instead a Markdown table (a row per lock, a column
-per scenario, each cell's expectation and how many runs failed) between
-the lines <!-- lockchaos:table --> and <!-- /lockchaos:table --> of FILE,
-or to standard output with "-".
+per scenario, each cell's expectation and how many runs failed; beside it a
+liveness column where liveness was judged or expected other than live:
+how many runs found the lock stuck) between the lines
+<!-- lockchaos:table --> and <!-- /lockchaos:table --> of FILE, or to
+standard output with "-". Summaries of format 1 (before liveness) are read
+as safety alone.
 
 Examples:
   lockchaos report out/chaos

@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 	"time"
 
@@ -30,8 +31,10 @@ const runUsage = `Usage: lockchaos run [flags]
 Runs the scenario matrix (scenario x lock) on real Redis with faults (or,
 with --backend sim, simulated: miniredis in virtual time, for sweeps; never
 the gate), checks every cell's history and compares it with its
-expectation: a safe cell must pass, an unsafe cell must be detected. Writes
-summary.json, junit.xml and each cell's history under --out.
+expectation, group by group: a safe cell must pass, an unsafe cell must be
+detected; a live cell must keep working (a stopped holder's lock freed, pods
+acquiring while a majority of nodes is up), a stuck cell must be caught
+stuck. Writes summary.json, junit.xml and each cell's history under --out.
 
 Examples:
   lockchaos run                                   # the default matrix
@@ -42,8 +45,8 @@ Examples:
   lockchaos run --backend sim --repeat 1000       # a simulated seed sweep
   lockchaos run --backend sim --replay-on process # ... its findings rerun on real Redis
 
-Exit codes: 0 every cell met its expectation; 1 a safe cell failed or an
-unsafe cell was not detected; 2 usage or config error; 3 the harness could
+Exit codes: 0 every cell met its expectation; 1 a safe (or live) cell failed
+or an unsafe (or stuck) cell was not detected; 2 usage or config error; 3 the harness could
 not run; 4 a cell was inconclusive; 130/143 interrupted (partial results are
 written).
 
@@ -204,21 +207,23 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 }
 
 // keepExpected keeps the cells whose expectation --expect names (all
-// when it names none).
+// when it names none): a safety word matches a cell's safety, live and
+// stuck its liveness; either matches either group.
 func keepExpected(cells []scenarios.Cell, expects []string) ([]scenarios.Cell, error) {
 	if len(expects) == 0 {
 		return cells, nil
 	}
 	want := map[results.Expectation]bool{}
 	for _, e := range expects {
-		if !results.Expectation(e).Valid() {
+		if !slices.Contains(expectationWords(), results.Expectation(e)) {
 			return nil, fmt.Errorf("--expect %q (valid: %s)", e, expectationNames())
 		}
 		want[results.Expectation(e)] = true
 	}
 	var kept []scenarios.Cell
 	for _, c := range cells {
-		if want[c.Expect] {
+		e := c.Expect.Expected()
+		if want[e.Safety] || want[e.Liveness] {
 			kept = append(kept, c)
 		}
 	}

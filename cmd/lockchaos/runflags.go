@@ -19,8 +19,8 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.Var(&c.lockDrivers, "lock-driver", "a lock served by a driver process, "+
 		"NAME=COMMAND (repeatable; docs/driver-protocol.md); runs only when named in --lock, "+
 		"then in every scenario, reported as either (not gated)")
-	fs.Var(&c.expects, "expect", "only cells with these expectations (safe, "+
-		"unsafe, either, n/a), e.g. --expect safe for a false-positive soak")
+	fs.Var(&c.expects, "expect", "only cells with these expectations (safety: safe, "+
+		"unsafe, either, n/a; liveness: live, stuck), e.g. --expect safe for a false-positive soak")
 	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
 	fs.Var(positiveDuration{&c.duration}, "duration", "override each scenario's duration (positive; default: each scenario's own)")
 	fs.Var(positiveInt{&c.clients, scenarios.MaxClients}, "clients", fmt.Sprintf("override each scenario's number of clients, "+

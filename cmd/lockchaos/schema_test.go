@@ -60,7 +60,7 @@ func validate(t *testing.T, s *jsonschema.Schema, what string, doc []byte) {
 // the versioned schemas under docs/schema: what a CI step parses is what
 // is documented.
 func TestRunJSONStreamAndSummaryMatchTheirSchemas(t *testing.T) {
-	stream, summary := compileSchema(t, "run-stream.v1.json"), compileSchema(t, "summary.v1.json")
+	stream, summary := compileSchema(t, "run-stream.v1.json"), compileSchema(t, "summary.v2.json")
 	out := t.TempDir()
 	code, stdout, stderr := runCLI("run", "--scenario", "baseline,failover", "--lock", "token,redlock", "--duration", "300ms",
 		"--seed", "5", "--json", "--out", out)
@@ -99,7 +99,7 @@ func TestRunJSONStreamAndSummaryMatchTheirSchemas(t *testing.T) {
 
 // `list --json` and `check --json` match their schemas too.
 func TestListAndCheckJSONMatchTheirSchemas(t *testing.T) {
-	list, check := compileSchema(t, "list.v1.json"), compileSchema(t, "check.v1.json")
+	list, check := compileSchema(t, "list.v2.json"), compileSchema(t, "check.v1.json")
 	code, stdout, stderr := runCLI("list", "--json", "--scenarios-file", "../../scenarios/critiques.yaml")
 	if code != exitOK {
 		t.Fatalf("list: exit %d, %s", code, stderr)

@@ -46,7 +46,7 @@ func TestRunBackendSimFromTheBinary(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	validate(t, compileSchema(t, "summary.v1.json"), "summary.json", b)
+	validate(t, compileSchema(t, "summary.v2.json"), "summary.json", b)
 	var sum reports.Summary
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
@@ -227,7 +227,7 @@ func TestReplayOnProcess(t *testing.T) {
 		t.Errorf("no replay line:\n%s", out)
 	}
 	b, _ := os.ReadFile(filepath.Join(dir, "summary.json"))
-	validate(t, compileSchema(t, "summary.v1.json"), "summary.json", b)
+	validate(t, compileSchema(t, "summary.v2.json"), "summary.json", b)
 	var sum reports.Summary
 	if err := json.Unmarshal(b, &sum); err != nil {
 		t.Fatal(err)
