@@ -30,7 +30,7 @@ type cellView struct {
 	Groups                                                           []violationGroup
 	Timeline                                                         template.HTML
 	Legend                                                           liveLegend
-	Liveness                                                         *livenessView
+	LiveSection                                                      *livenessView
 	Zooms                                                            []zoomView
 	Stats                                                            []statRow
 	Porcupine                                                        []porcupineLink
@@ -103,7 +103,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		rs = rep.Results
 		v.Evidence = &rep.Evidence
 		v.Incidents = rep.Incidents
-		v.Liveness = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
+		v.LiveSection = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
 		tl := buildTimeline(h, rep)
 		v.Timeline, v.Legend = tl.svg(0, h.End, opts.Width), tl.legend()
 		for _, w := range zoomWindows(rep, h.End) {
