@@ -27,9 +27,11 @@ type cellView struct {
 	OutcomeNote, Error, Rerun, HistoryLink, HistoryName, Recheck     string
 	RunSeed, CellSeed                                                int64
 	Events                                                           int
-	Results                                                          []checker.Result
+	Results                                                          []resultRow
 	Groups                                                           []violationGroup
 	Timeline                                                         template.HTML
+	Legend                                                           liveLegend
+	LiveSection                                                      *livenessView
 	Zooms                                                            []zoomView
 	Stats                                                            []statRow
 	Porcupine                                                        []porcupineLink
@@ -89,8 +91,9 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 	pageDir := filepath.Dir(page)
 	v := cellView{CSS: template.CSS(css), Simulated: c.Simulated, Backend: c.Backend, Scenario: c.Scenario, Lock: c.Lock,
 		Expect: c.Expected().String(), Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNote(c),
-		Error: c.Error, Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed, Results: c.Results,
+		Error: c.Error, Rerun: c.Rerun, RunSeed: c.RunSeed, CellSeed: c.CellSeed,
 		Safety: c.SafetyText(), Liveness: c.LivenessText()}
+	rs := c.Results
 	v.IndexLink = relLink(pageDir, filepath.Join(dir, "index.html"))
 	v.Description = c.Description
 	v.TimeScale, v.Planned, v.Ran = max(c.TimeScale, 1), c.Planned, c.Ran.Round(time.Millisecond)
@@ -107,11 +110,12 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		if c.Verdict != "" && rep.Verdict != c.Verdict {
 			v.Recheck = fmt.Sprintf("re-checking the history for this page gave %s, the run said %s", rep.Verdict, c.Verdict)
 		}
-		v.Results = rep.Results
+		rs = rep.Results
 		v.Evidence = &rep.Evidence
 		v.Incidents = rep.Incidents
+		v.LiveSection = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
 		tl := buildTimeline(h, rep)
-		v.Timeline = tl.svg(0, h.End, opts.Width)
+		v.Timeline, v.Legend = tl.svg(0, h.End, opts.Width), tl.legend()
 		for _, w := range zoomWindows(rep, h.End) {
 			v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
 		}
@@ -121,9 +125,29 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		}
 		v.Porcupine = links
 	}
-	// Decisive properties first: they are the verdict.
+	v.Groups = violationGroups(rs)
+	if c.Outcome == results.HarnessError {
+		v.Partial, rs = true, withoutPasses(rs)
+	}
+	v.Results = resultRows(rs)
+	st := c.Stats
+	if rep != nil {
+		st = rep.Stats
+	}
+	v.Stats = statRows(st, c)
+	var buf bytes.Buffer
+	if err := cellTmpl.Execute(&buf, v); err != nil {
+		return fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
+	}
+	return writeFile(page, buf.Bytes())
+}
+
+// violationGroups lists each property's violations, decisive properties
+// first: they are the verdict.
+func violationGroups(rs []checker.Result) []violationGroup {
+	var out []violationGroup
 	for _, decisive := range []bool{true, false} {
-		for _, r := range v.Results {
+		for _, r := range rs {
 			if r.Decisive != decisive || r.ViolationCount == 0 {
 				continue
 			}
@@ -137,22 +161,10 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 				}
 			}
 			g.Uncounted = r.ViolationCount - len(r.Violations)
-			v.Groups = append(v.Groups, g)
+			out = append(out, g)
 		}
 	}
-	if c.Outcome == results.HarnessError {
-		v.Partial, v.Results = true, withoutPasses(v.Results)
-	}
-	st := c.Stats
-	if rep != nil {
-		st = rep.Stats
-	}
-	v.Stats = statRows(st, c)
-	var buf bytes.Buffer
-	if err := cellTmpl.Execute(&buf, v); err != nil {
-		return fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
-	}
-	return writeFile(page, buf.Bytes())
+	return out
 }
 
 // cellEvidence returns the cell's history and the checker's report on it:

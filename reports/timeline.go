@@ -20,6 +20,8 @@ type timeline struct {
 	overlaps []checker.Overlap
 	faults   []faultWindow
 	marks    []mark
+	// keyRows are the keys with liveness stretches, drawn under the lanes.
+	keyRows []keyRow
 }
 
 type faultWindow struct {
@@ -42,6 +44,12 @@ const (
 	markRenewOK
 	markRenewRefused
 	markRenewIndefinite
+	markCrashed
+	markAbandoned
+	markRestart
+	markRecovered
+	markRecoveredLate
+	markBound
 )
 
 type mark struct {
@@ -71,6 +79,11 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 		case e.Kind == history.Fault:
 			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault(), targets: strings.Join(e.Targets(), ", "),
 				label: faultLabel(e, clocks)})
+			if m, ok := restartMark(e); ok {
+				t.marks = append(t.marks, m)
+			}
+		case e.Kind == history.Abandon:
+			t.marks = append(t.marks, abandonMark(e))
 		case e.Kind == history.Acquire && e.Outcome == history.Refused:
 			t.marks = append(t.marks, mark{client: e.Client, at: e.Call, kind: markRefused,
 				title: "acquire refused at " + history.Seconds(e.Call)})
@@ -102,6 +115,7 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 			}
 		}
 	}
+	t.addLiveness(rep.Liveness)
 	return t
 }
 
@@ -129,13 +143,14 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 	for i, c := range t.clients {
 		lane[c] = i
 	}
-	height := topMargin + len(t.clients)*(laneHeight+laneGap) + axisHeight
+	rows := len(t.clients) + len(t.keyRows)
+	height := topMargin + rows*(laneHeight+laneGap) + axisHeight
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" `+
 		`viewBox="0 0 %d %d" role="img" aria-label="timeline from %s to %s">`,
 		width, height, width, height, esc(history.Seconds(from)), esc(history.Seconds(to)))
 	b.WriteString(`<rect x="0" y="0" width="100%" height="100%" fill="#fff"/>`)
-	lanesBottom := topMargin + len(t.clients)*(laneHeight+laneGap)
+	lanesBottom := topMargin + rows*(laneHeight+laneGap)
 	// Fault windows, shaded across every lane, labelled on top.
 	for _, f := range t.faults {
 		if f.end < from || f.start > to {
@@ -154,6 +169,7 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 		fmt.Fprintf(&b, `<text x="4" y="%d" font-size="11" fill="#333">client %d</text>`, y+12, c)
 		fmt.Fprintf(&b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#eee"/>`, leftMargin, y+laneHeight/2, width-10, y+laneHeight/2)
 	}
+	t.drawKeyRows(&b, from, to, x, topMargin+len(t.clients)*(laneHeight+laneGap), width)
 	visible := 0
 	for _, h := range t.holds {
 		if h.Start <= to && h.End >= from {
@@ -310,6 +326,8 @@ func (t *timeline) drawMarks(b *strings.Builder, from, to int64, x func(int64) f
 				`text-anchor="middle">!<title>%s</title></text>`, px, y+laneHeight-3, esc(m.title))
 		case markRenewOK, markRenewRefused, markRenewIndefinite:
 			drawRenewal(b, m, px, y)
+		default:
+			drawLiveMark(b, m, px, y)
 		}
 	}
 }
