@@ -297,7 +297,12 @@ func andStuck(safety Expectation) Expect { return Expect{Safety: safety, Livenes
 func Catalog() []Scenario {
 	baseline := expect(Safe, Safe, Safe, Safe, Safe)
 	baseline[lockimpl.NameMutex] = andLive(Unsafe)
-	return []Scenario{
+	baseline = lifetimeLocks(baseline, andLive(Safe), andLive(Safe))
+	// Cut off, a holder's release is lost (its connection does not
+	// survive the partition): no-ttl's key stays for good, long-ttl's for
+	// ten TTLs; the others' leases lapse within one.
+	partition := lifetimeLocks(expect(Either, Either, Unsafe, Either, Safe), andStuck(Safe), andStuck(Safe))
+	return append([]Scenario{
 		{
 			Name:        "baseline",
 			Description: "no faults; work well under the TTL",
@@ -328,7 +333,7 @@ func Catalog() []Scenario {
 			Name:        "client-partition",
 			Description: "a holder is silently cut off from Redis during a long (2x TTL) critical section",
 			Faults:      []faults.Spec{{Kind: "client-partition"}},
-			Expect:      expect(Either, Either, Unsafe, Either, Safe),
+			Expect:      partition,
 		},
 		{
 			Name:        "failover",
@@ -360,11 +365,13 @@ func Catalog() []Scenario {
 		},
 		{
 			Name:        "minority-partition",
-			Description: "one of three Redlock nodes is unreachable (silently) for 2x TTL at a time",
-			Faults:      []faults.Spec{{Kind: "minority-partition"}},
-			Expect:      map[string]Expect{lockimpl.NameRedlock: andLive(Safe)},
+			Description: "one of three Redlock nodes is unreachable (silently) for 4x TTL at a time",
+			// Longer than fault-tolerant's bound (three call timeouts), so a
+			// lock that needs every node is seen refusing everyone.
+			Faults: []faults.Spec{{Kind: "minority-partition", Duration: ms(1200)}},
+			Expect: map[string]Expect{lockimpl.NameRedlock: andLive(Safe)},
 		},
-	}
+	}, livenessScenarios()...)
 }
 
 // Names lists the catalog's scenario names.

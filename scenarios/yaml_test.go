@@ -39,7 +39,7 @@ func TestYAMLUnknownFieldsSayWhatWasMeant(t *testing.T) {
 			"(did you mean signals_loss?); valid: name, doc, command, nodes, fencing, renews, signals_loss, expect",
 		"scenarios:\n  - name: x\n    tll: 1s\n    expect: {token: safe}\n": "f.yaml:3: scenarios: unknown field tll in scenario x " +
 			"(did you mean ttl?); valid: name, description, topology, ttl, duration, clients, keys, work_min, work_max, call_timeout, " +
-			"fsync, faults, first_fault, gap_min, gap_max, min_exercised, min_cycles, max_indefinite, expect",
+			"fsync, faults, first_fault, gap_min, gap_max, recover_within, min_exercised, min_cycles, max_indefinite, expect",
 		"scenarios:\n  - name: x\n    colour: red\n    expect: {token: safe}\n": "f.yaml:3: scenarios: unknown field colour in scenario x; " +
 			"valid: name, description,",
 		"scenarios:\n  - name: x\n    Min_Cycles: 3\n    expect: {token: safe}\n": "f.yaml:3: scenarios: unknown field Min_Cycles " +
@@ -71,7 +71,7 @@ func TestYAMLUnknownScenarioInALocksExpectHasItsLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.Apply(scenarios.Catalog())
-	want := `f.yaml:6: scenarios: unknown scenario "slow-holdr" in the expect of lock i24-expect (did you mean slow-holder?); valid: baseline,`
+	want := `f.yaml:6: scenarios: unknown scenario "slow-holdr" in the expect of lock i24-expect (did you mean slow-holder?); valid: abandoned-lease, baseline,`
 	if !errors.Is(err, scenarios.ErrUnknownScenario) || !strings.HasPrefix(err.Error(), want) {
 		t.Fatalf("got %v\nwant %s...", err, want)
 	}

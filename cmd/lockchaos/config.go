@@ -43,6 +43,7 @@ type runConfig struct {
 
 	// Each cell's options (cellOptions). timeScale 0 measures the machine.
 	duration, budget, maxDuration, partLength time.Duration
+	recoverWithin                             time.Duration
 	clients                                   int
 	inParts                                   bool
 	timeScale                                 float64
@@ -95,7 +96,8 @@ type timing struct {
 func (c runConfig) cellOptions(t target, notify func(string)) scenarios.Options {
 	return scenarios.Options{Seed: c.seed, OutDir: c.out, Duration: c.duration, Clients: c.clients, Budget: c.budget,
 		Backend: t.be, Rerun: c.rerun(t), ToxiproxyAPI: c.toxAPI, Notify: notify,
-		TimeScale: t.scale, NodeOpTime: t.nodeOp, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength, InParts: c.inParts}
+		TimeScale: t.scale, NodeOpTime: t.nodeOp, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength, InParts: c.inParts,
+		RecoverWithin: c.recoverWithin}
 }
 
 // rerunBackend is the --backend a rerun line of a cell run on be names:
@@ -154,6 +156,9 @@ func (c runConfig) rerunFlags(t target) []string {
 	}
 	if c.partLength > 0 {
 		add("--part-length", c.partLength.String())
+	}
+	if c.recoverWithin > 0 {
+		add("--recover-within", c.recoverWithin.String())
 	}
 	if c.inParts {
 		f = append(f, "--in-parts")

@@ -83,7 +83,8 @@ func (c runConfig) checkTimes() error {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"--duration", c.duration}, {"--max-duration", c.maxDuration}, {"--part-length", c.partLength}} {
+	}{{"--duration", c.duration}, {"--max-duration", c.maxDuration}, {"--part-length", c.partLength},
+		{"--recover-within", c.recoverWithin}} {
 		if d.v < 0 {
 			return fmt.Errorf("%s %v: want a positive duration", d.flag, d.v)
 		}

@@ -53,6 +53,9 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.Var(positiveDuration{&c.maxDuration}, "max-duration", "how long a cell below its evidence floor may run on "+
 		"(default 5x its duration); at least every selected cell's duration, and raised to a cell's duration "+
 		"where the time scale stretches that further")
+	fs.Var(positiveDuration{&c.recoverWithin}, "recover-within", "deadlock-free's recovery bound for every cell: after a holder "+
+		"crashes, hangs or is cut off, another pod must acquire its key within it (default: each scenario's recover_within, "+
+		"else twice its TTL plus 60ms of retry slack)")
 	fs.Var(positiveDuration{&c.partLength}, "part-length", "a cell longer than this is long: "+
 		"one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
 	fs.BoolVar(&c.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, "+
