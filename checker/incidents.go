@@ -99,7 +99,10 @@ func incidentsFrom(vs []Violation, windows []history.Event, moment map[int64]str
 	var out []Incident
 	byWindow := map[int64]int{}
 	for _, v := range vs {
-		w, ok := windowBefore(exercised, v.At, slack)
+		w, ok := windowNamed(windows, v)
+		if !ok {
+			w, ok = windowBefore(exercised, v.At, slack)
+		}
 		if !ok {
 			w, ok = windowBefore(windows, v.At, slack)
 		}
@@ -139,6 +142,23 @@ func (in *Incident) add(v Violation) {
 		}
 	}
 	in.Properties = append(in.Properties, p)
+}
+
+// windowNamed returns the window a violation names among its events (a
+// liveness violation names the window that stopped the holder or took
+// the node down: its bound, not a TTL, says how long after it it shows).
+func windowNamed(ws []history.Event, v Violation) (history.Event, bool) {
+	if v.Property.Group() != GroupLiveness {
+		return history.Event{}, false
+	}
+	for _, id := range v.Events {
+		for _, w := range ws {
+			if w.ID == id {
+				return w, true
+			}
+		}
+	}
+	return history.Event{}, false
 }
 
 // windowBefore returns the latest window that began at or before t and
