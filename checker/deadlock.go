@@ -83,9 +83,11 @@ func (k *keyLive) abandoned(p *point) {
 		}
 	}
 	for _, w := range k.ft.stops {
+		// The earliest abandon in the window gives its cause, whichever
+		// key's sweep sees it first.
 		if x, _ := w.StoppedHolder(); x == p.by {
-			if _, ok := k.l.abandonErr[w.ID]; !ok {
-				k.l.abandonErr[w.ID] = p.err
+			if a, ok := k.l.abandonErr[w.ID]; !ok || p.t < a.t || p.t == a.t && p.id < a.id {
+				k.l.abandonErr[w.ID] = abandonAt{p.t, p.id, p.err}
 			}
 		}
 	}
@@ -191,6 +193,12 @@ func (k *keyLive) finishMoments(end int64) {
 	k.moments = nil
 }
 
+// abandonAt is the earliest abandon by a stopping window's pod in it.
+type abandonAt struct {
+	t, id int64
+	err   string
+}
+
 // unclaimed are the stopping windows whose pod held nothing when they
 // opened: recorded, not judged.
 func (l *live) unclaimed() {
@@ -200,7 +208,7 @@ func (l *live) unclaimed() {
 		if !ok || l.claimed[w.ID] {
 			continue
 		}
-		cause := l.abandonErr[w.ID]
+		cause := l.abandonErr[w.ID].err
 		if cause == "" {
 			cause = CutOff
 		}

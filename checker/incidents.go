@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,7 +71,12 @@ func incidentViolations(results []Result) []Violation {
 			break
 		}
 	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
+	// A total order: violations at one instant (on two keys, say) come in
+	// another order from a check in chunks, and the first names the incident.
+	slices.SortStableFunc(vs, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.At, b.At), strings.Compare(a.Key, b.Key), cmp.Compare(a.Start, b.Start),
+			strings.Compare(a.Summary, b.Summary))
+	})
 	return vs
 }
 

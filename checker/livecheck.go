@@ -36,8 +36,8 @@ type live struct {
 	stops      int
 	downs      int
 	keys       map[string]*keyLive
-	claimed    map[int64]bool   // stopping windows whose pod held a key when they opened
-	abandonErr map[int64]string // stopping window -> why its pod abandoned (crashed, abandoned)
+	claimed    map[int64]bool      // stopping windows whose pod held a key when they opened
+	abandonErr map[int64]abandonAt // stopping window -> its pod's first abandon in it (crashed, abandoned)
 	// spansJudged are the spans of node-down windows in which some key
 	// was tried by an eligible pod with a majority up (by first window).
 	spansJudged map[int64]bool
@@ -70,7 +70,7 @@ func newLive(h history.Header, maxViolations int) *live {
 	return &live{ttl: int64(ttl), nodes: h.LockNodes, maxViolations: maxViolations,
 		recoverWithin: cmp.Or(h.RecoverWithin, history.DefaultRecoverWithin(ttl, history.DefaultRetrySlack)),
 		acquireWithin: cmp.Or(h.AcquireWithin, history.DefaultAcquireWithin(defaultCallTimeout, history.DefaultRetrySlack)),
-		keys:          map[string]*keyLive{}, windowIDs: map[int64]bool{}, claimed: map[int64]bool{}, abandonErr: map[int64]string{},
+		keys:          map[string]*keyLive{}, windowIDs: map[int64]bool{}, claimed: map[int64]bool{}, abandonErr: map[int64]abandonAt{},
 		spansJudged: map[int64]bool{}}
 }
 
