@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"cmp"
+
 	"github.com/lockchaos/lockchaos/history"
 )
 
@@ -204,9 +206,12 @@ func (k *keyLive) event(e *history.Event) {
 		}
 		p := point{t: e.Call, prio: pEnd, id: e.ID, h: h, by: e.Client}
 		if e.Kind == history.Abandon {
-			p.err = e.Err
+			// An abandon is a cause even of a pod that held nothing here.
+			p.err = cmp.Or(e.Err, history.Crashed)
 		}
-		k.apply(p, now)
+		if h != nil || p.err != "" {
+			k.apply(p, now)
+		}
 	case history.Renew:
 		if e.Outcome != history.Ok {
 			return
