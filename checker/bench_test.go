@@ -167,3 +167,35 @@ func TestGeneratedHistoryPassesAndMutatedFails(t *testing.T) {
 		t.Fatal("stale read in a 20k history not caught")
 	}
 }
+
+// BenchmarkCheckLiveness1M is the liveness properties' cost on a large
+// history: 1,000,000 events over 10 keys and over one, with pods crashing
+// under their leases every 60 cycles and a lock node of three going down
+// for a second (every stopped holder and node-down window is a moment
+// the sweep follows), checked whole. BenchmarkCheck1M is the same size
+// without such windows (the sweep does not run); compare the two. Run:
+//
+//	go test -run '^$' -bench 'BenchmarkCheck1M|BenchmarkCheckLiveness1M' -benchtime 3x ./checker/
+func BenchmarkCheckLiveness1M(b *testing.B) {
+	for _, keys := range []int{10, 1} {
+		b.Run(fmt.Sprintf("keys=%d", keys), func(b *testing.B) {
+			h := liveShaped(1_000_000, keys, liveShapes[4]) // crash-and-node-down
+			runtime.GC()
+			b.ResetTimer()
+			var peak uint64
+			var rep *checker.Report
+			for range b.N {
+				peak = max(peak, peakHeap(func() {
+					rep = checker.Check(context.Background(), h, checker.Options{Budget: time.Minute})
+				}))
+			}
+			df, ft := rep.Result(checker.DeadlockFree), rep.Result(checker.FaultTolerant)
+			if df.Judged == 0 || ft.Judged == 0 {
+				b.Fatalf("nothing judged: %+v %+v", df, ft)
+			}
+			b.ReportMetric(float64(peak)/(1<<20), "peak-heap-MiB")
+			b.ReportMetric(float64(df.Elapsed+ft.Elapsed)/1e6, "liveness-ms")
+			b.ReportMetric(float64(df.Judged+ft.Judged), "moments")
+		})
+	}
+}

@@ -1,8 +1,11 @@
 package checker
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/lockchaos/lockchaos/history"
@@ -61,11 +64,15 @@ func Check(ctx context.Context, h *history.History, opts Options) *Report {
 // so those extras, a quarter of a check, are not paid on every look.
 func Decide(ctx context.Context, h *history.History, opts Options) Status {
 	evs := sortedEvents(h)
-	return Verdict(properties(ctx, h, evs, holdsOf(evs), opts.withDefaults(), nil))
+	results, _ := properties(ctx, h, evs, holdsOf(evs), opts.withDefaults(), nil)
+	return Verdict(results)
 }
 
-// properties runs every property's check; the order is the report's.
-func properties(ctx context.Context, h *history.History, evs []history.Event, holds []Hold, opts Options, c *carry) []Result {
+// properties runs every property's check; the order is the report's. The
+// liveness figures come with them (those of a whole history; a chunk's
+// are the carry's until the file ends).
+func properties(ctx context.Context, h *history.History, evs []history.Event, holds []Hold, opts Options,
+	c *carry) ([]Result, Liveness) {
 	deadline := time.Now().Add(opts.Budget)
 	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
 	// The resource gets a fresh budget: a slow lock check must not starve it.
@@ -78,7 +85,31 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 		}
 	}
 	fo := checkFenceOrder(evs, h.Header.Fencing, opts, c)
-	return []Result{me, res, fr, fo}
+	df, ft, lv := checkLiveness(h, evs, opts, c)
+	return []Result{me, res, fr, fo, df, ft}, lv
+}
+
+// checkLiveness judges deadlock-free and fault-tolerant: a whole history
+// (c nil) swept and finished, keeping the first violations by time; a
+// chunk added to the sweep the carry keeps, with what it settled (the rest
+// is settled when the file ends, in Report.finish).
+func checkLiveness(h *history.History, evs []history.Event, opts Options, c *carry) (df, ft Result, lv Liveness) {
+	if c != nil {
+		if c.live == nil {
+			c.live = newLive(h.Header, opts.MaxViolations)
+		}
+		c.live.add(evs, false)
+		df, ft = c.live.drain()
+		return df, ft, Liveness{}
+	}
+	l := newLive(h.Header, math.MaxInt)
+	l.add(evs, true)
+	df, ft, lv = l.finish(h.End)
+	for _, r := range []*Result{&df, &ft} {
+		slices.SortStableFunc(r.Violations, func(a, b Violation) int { return cmp.Compare(a.At, b.At) })
+		r.Violations = r.Violations[:min(len(r.Violations), opts.MaxViolations)]
+	}
+	return df, ft, lv
 }
 
 // check is Check over a whole history (c nil) or one chunk of a history
@@ -91,8 +122,9 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 	}
 	evs := sortedEvents(h)
 	holds := holdsOf(evs)
+	results, lv := properties(ctx, h, evs, holds, opts, c)
 	rep := &Report{Lock: lock, Backend: h.Header.Backend, Simulated: h.Header.Simulated,
-		Results: properties(ctx, h, evs, holds, opts, c), Holds: holds}
+		Results: results, Liveness: lv, Holds: holds}
 	rep.Verdict = Verdict(rep.Results)
 	rep.Stats = computeStats(h, evs, holds, c)
 	rep.Stats.Overlaps = rep.Results[0].ViolationCount

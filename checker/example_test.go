@@ -55,6 +55,8 @@ func ExampleCheck() {
 	//   - client 1 held order:1 from 0.031 s to 0.036 s while client 0 held it from 0.001 s; both read 0 and wrote 1: one increment lost
 	// foreign-release: pass
 	// fence-order: pass (not counted: not applicable: the resource checks no fences)
+	// deadlock-free: pass
+	// fault-tolerant: pass
 }
 
 // A saved history is checked the same way. This one, from the package's

@@ -91,7 +91,8 @@ func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) 
 			if e.Outcome == history.Ok {
 				open[k] = true
 			}
-		case history.Lost:
+		case history.Lost, history.Abandon:
+			// A lost lease or a stopped holder holds nothing after.
 			delete(open, k)
 		case history.Release:
 			if open[k] {

@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -69,7 +71,12 @@ func incidentViolations(results []Result) []Violation {
 			break
 		}
 	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
+	// A total order: violations at one instant (on two keys, say) come in
+	// another order from a check in chunks, and the first names the incident.
+	slices.SortStableFunc(vs, func(a, b Violation) int {
+		return cmp.Or(cmp.Compare(a.At, b.At), strings.Compare(a.Key, b.Key), cmp.Compare(a.Start, b.Start),
+			strings.Compare(a.Summary, b.Summary))
+	})
 	return vs
 }
 
@@ -99,7 +106,10 @@ func incidentsFrom(vs []Violation, windows []history.Event, moment map[int64]str
 	var out []Incident
 	byWindow := map[int64]int{}
 	for _, v := range vs {
-		w, ok := windowBefore(exercised, v.At, slack)
+		w, ok := windowNamed(windows, v)
+		if !ok {
+			w, ok = windowBefore(exercised, v.At, slack)
+		}
 		if !ok {
 			w, ok = windowBefore(windows, v.At, slack)
 		}
@@ -139,6 +149,23 @@ func (in *Incident) add(v Violation) {
 		}
 	}
 	in.Properties = append(in.Properties, p)
+}
+
+// windowNamed returns the window a violation names among its events (a
+// liveness violation names the window that stopped the holder or took
+// the node down: its bound, not a TTL, says how long after it it shows).
+func windowNamed(ws []history.Event, v Violation) (history.Event, bool) {
+	if v.Property.Group() != GroupLiveness {
+		return history.Event{}, false
+	}
+	for _, id := range v.Events {
+		for _, w := range ws {
+			if w.ID == id {
+				return w, true
+			}
+		}
+	}
+	return history.Event{}, false
 }
 
 // windowBefore returns the latest window that began at or before t and

@@ -23,9 +23,12 @@ type Stats struct {
 	StaleFence        int     `json:"stale_fence_rejected"`
 	ReleasesNotHeld   int     `json:"releases_not_held"`
 	LostSignals       int     `json:"lost_signals"`
-	RenewalsOK        int     `json:"renewals_ok"`
-	RenewalsFailed    int     `json:"renewals_failed"`
-	Overlaps          int     `json:"overlaps"`
+	// Abandoned counts holders that stopped for good holding a lease
+	// (history.Abandon: a crashed pod, a hung worker).
+	Abandoned      int `json:"abandoned"`
+	RenewalsOK     int `json:"renewals_ok"`
+	RenewalsFailed int `json:"renewals_failed"`
+	Overlaps       int `json:"overlaps"`
 	// LongestFree is the longest stretch with nobody holding a key while
 	// some client was trying to acquire it (a liveness cost of faults).
 	LongestFree    int64  `json:"longest_free_while_trying_ns"`
@@ -75,6 +78,8 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carr
 			}
 		case history.Lost:
 			s.LostSignals++
+		case history.Abandon:
+			s.Abandoned++
 		case history.Renew:
 			if e.Outcome == history.Ok {
 				s.RenewalsOK++

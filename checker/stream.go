@@ -171,7 +171,7 @@ func (q *quiet) Applied(e *history.Event, returned bool) {
 		if returned && e.Outcome == history.Ok {
 			k.holds[e.Client] = true
 		}
-	case history.Release, history.Lost:
+	case history.Release, history.Lost, history.Abandon:
 		delete(k.holds, e.Client)
 	}
 	if k.inFlight == 0 && len(k.holds) == 0 {
@@ -209,6 +209,9 @@ type carry struct {
 	noted      map[Property]int        // violations whose windows are among the candidates
 	// maxViolations is Options.MaxViolations: no more are kept per property.
 	maxViolations int
+	// live is the liveness sweep, which carries its own state over cuts
+	// (stopped holders not yet resolved, free stretches, leases left).
+	live *live
 }
 
 func newCarry() *carry {
@@ -237,7 +240,7 @@ func (c *carry) keepWindows(evs []history.Event, results []Result, ttl time.Dura
 		c.noted[r.Property] += len(r.Violations)
 		for _, v := range r.Violations {
 			for _, w := range all {
-				if w.Call <= v.At && w.Return+slack >= v.At {
+				if w.Call <= v.At && w.Return+slack >= v.At || slices.Contains(v.Events, w.ID) {
 					c.candidates[w.ID] = w
 				}
 			}
@@ -246,7 +249,8 @@ func (c *carry) keepWindows(evs []history.Event, results []Result, ttl time.Dura
 	c.windows = lastOf(all, keptWindows)
 	for id := range c.moments {
 		_, candidate := c.candidates[id]
-		if !candidate && !slices.ContainsFunc(c.windows, func(w history.Event) bool { return w.ID == id }) {
+		// A liveness window's violation may be settled chunks later.
+		if !candidate && !c.live.has(id) && !slices.ContainsFunc(c.windows, func(w history.Event) bool { return w.ID == id }) {
 			delete(c.moments, id)
 		}
 	}
@@ -298,6 +302,7 @@ func (r *Report) merge(o *Report, maxViolations int) {
 			}
 		}
 		a.ViolationCount += b.ViolationCount
+		a.Judged += b.Judged
 		a.Elapsed += b.Elapsed
 		a.Operations += b.Operations
 		a.Segments += b.Segments
@@ -314,6 +319,7 @@ func (r *Report) merge(o *Report, maxViolations int) {
 	s.StaleFence += t.StaleFence
 	s.ReleasesNotHeld += t.ReleasesNotHeld
 	s.LostSignals += t.LostSignals
+	s.Abandoned += t.Abandoned
 	s.RenewalsOK += t.RenewalsOK
 	s.RenewalsFailed += t.RenewalsFailed
 	s.Overlaps += t.Overlaps
@@ -338,6 +344,7 @@ func (r *Report) merge(o *Report, maxViolations int) {
 // finish computes what only the whole file gives: client count, latency
 // percentiles, the rate, and the evidence held to its floor.
 func (r *Report) finish(c *carry, end int64, faulty bool, ttl time.Duration) {
+	r.finishLiveness(c, end)
 	s := &r.Stats
 	s.Duration = end
 	s.Clients = len(c.clients)
@@ -359,4 +366,38 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(keys)
 	return keys
+}
+
+// finishLiveness adds what the liveness sweep settled at the file's end
+// (the stopped holders nobody recovered from, the notes, the figures),
+// and the windows its violations name, for the incidents.
+func (r *Report) finishLiveness(c *carry, end int64) {
+	if c.live == nil {
+		return
+	}
+	df, ft, lv := c.live.finish(end)
+	r.Liveness = lv
+	for _, o := range []Result{df, ft} {
+		a := r.Result(o.Property)
+		a.Violations = append(a.Violations, o.Violations[:min(len(o.Violations), c.maxViolations-len(a.Violations))]...)
+		a.ViolationCount += o.ViolationCount
+		a.Judged += o.Judged
+		a.Operations += o.Operations
+		a.Elapsed += o.Elapsed
+		a.Note = o.Note
+		if a.ViolationCount > 0 {
+			a.Status = Fail
+		}
+		for _, v := range o.Violations {
+			if r.Stats.FirstViolation < 0 || v.At < r.Stats.FirstViolation {
+				r.Stats.FirstViolation = v.At
+			}
+			for _, w := range c.live.windows {
+				if slices.Contains(v.Events, w.ID) {
+					c.candidates[w.ID] = w
+				}
+			}
+		}
+	}
+	r.Verdict = Verdict(r.Results)
 }

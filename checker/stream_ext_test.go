@@ -21,7 +21,10 @@ type namedHistory struct {
 
 // agreementCases are the histories two ways of checking must agree on:
 // every testdata history, every generated shape on one key and on ten,
-// and the recorded histories with each mutation applied.
+// every liveness shape on one key and on three (a crash recovered from
+// across a cut, a key stuck to the end, node-down windows), the liveness
+// tables' histories, and the recorded histories with each mutation
+// applied.
 func agreementCases(t *testing.T) []namedHistory {
 	var cases []namedHistory
 	files, _ := filepath.Glob(filepath.Join("testdata", "*.jsonl"))
@@ -32,6 +35,17 @@ func agreementCases(t *testing.T) []namedHistory {
 		for _, keys := range []int{1, 10} {
 			cases = append(cases, namedHistory{fmt.Sprintf("%s-%dkeys", s.name, keys), shaped(5_000, keys, s)})
 		}
+	}
+	for _, s := range liveShapes {
+		for _, keys := range []int{1, 3} {
+			cases = append(cases, namedHistory{fmt.Sprintf("%s-%dkeys", s.name, keys), liveShaped(5_000, keys, s)})
+		}
+	}
+	for _, c := range dfCases() {
+		cases = append(cases, namedHistory{"deadlock-free/" + c.name, c.h})
+	}
+	for _, c := range ftCases() {
+		cases = append(cases, namedHistory{"fault-tolerant/" + c.name, c.h})
 	}
 	for _, name := range []string{"recorded-token.jsonl", "recorded-fenced-3keys.jsonl"} {
 		for _, m := range mutations {

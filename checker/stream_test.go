@@ -14,7 +14,8 @@ import (
 // sameReport says how a report from CheckFile over several chunks differs
 // from Check's over the whole history, in what CheckFile promises to keep:
 // the verdict, every property's status, counts and violations (as a set,
-// when all were kept), the statistics, the evidence and the incidents.
+// when all were kept), the statistics, the evidence, the liveness figures
+// and the incidents.
 func sameReport(whole, streamed *Report, maxViolations int) []string {
 	var diffs []string
 	diff := func(what string, a, b any) {
@@ -34,11 +35,16 @@ func sameReport(whole, streamed *Report, maxViolations int) []string {
 		diff(p+" decisive", a.Decisive, b.Decisive)
 		diff(p+" violations", a.ViolationCount, b.ViolationCount)
 		diff(p+" operations", a.Operations, b.Operations)
+		diff(p+" judged", a.Judged, b.Judged)
+		if a.Property.Group() == GroupLiveness {
+			diff(p+" note", a.Note, b.Note)
+		}
 		if a.ViolationCount <= maxViolations {
 			diff(p+" violation list", summaries(a.Violations), summaries(b.Violations))
 		}
 	}
 	diff("stats", whole.Stats, streamed.Stats)
+	diff("liveness", whole.Liveness, streamed.Liveness)
 	w, s := whole.Evidence, streamed.Evidence
 	diff("evidence", []any{w.Fired, w.Judged, w.Exercised, w.Cycles, w.Acquires, w.Indefinite, w.Enough, w.Short},
 		[]any{s.Fired, s.Judged, s.Exercised, s.Cycles, s.Acquires, s.Indefinite, s.Enough, s.Short})

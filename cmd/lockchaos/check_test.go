@@ -160,3 +160,55 @@ func TestCheckJudgesWhatTheFileLeftUnjudged(t *testing.T) {
 		}
 	}
 }
+
+// check lists the liveness properties with how many moments each judged,
+// and for a stopped holder what became of its key, against the bound and
+// in TTLs; a history with nothing liveness reads gets no liveness block.
+func TestCheckPrintsLiveness(t *testing.T) {
+	ms := func(n int64) int64 { return n * int64(time.Millisecond) }
+	h := &history.History{Header: history.Header{Format: history.FormatVersion, Scenario: "pod-crash", Lock: "no-ttl",
+		Clients: 3, TTL: 300 * time.Millisecond, LockNodes: 1, Faults: []string{"pod-crash"}}}
+	add := func(e history.Event) {
+		e.ID = int64(len(h.Events))
+		h.Events = append(h.Events, e)
+		h.End = max(h.End, e.Return)
+	}
+	add(history.Event{Kind: history.Acquire, Client: 2, Key: "order:1", Call: ms(100), Return: ms(101), Outcome: history.Ok, Token: "a"})
+	for i := int64(0); i < 53; i++ {
+		if i == 10 {
+			add(history.Event{Kind: history.Fault, Client: -1, Call: ms(410), Return: ms(412), Outcome: history.Ok,
+				Window: history.NewWindow("pod-crash", []string{"client2", history.StopsHolder}, "")})
+			add(history.Event{Kind: history.Abandon, Client: 2, Key: "order:1", Call: ms(411), Return: ms(411), Outcome: history.Ok,
+				Err: history.Crashed})
+		}
+		at := 120 + 30*i
+		add(history.Event{Kind: history.Acquire, Client: int(i % 2), Key: "order:1", Call: ms(at), Return: ms(at + 1), Outcome: history.Refused})
+	}
+	path := filepath.Join(t.TempDir(), "stuck.jsonl")
+	if err := history.WriteFile(path, h); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errOut := runCLI("check", path)
+	if code != exitViolation {
+		t.Fatalf("exit %d, want %d\n%s%s", code, exitViolation, out, errOut)
+	}
+	for _, want := range []string{
+		"deadlock-free          fail    1 violation(s), 1 judged",
+		"fault-tolerant         pass    0 violation(s), 0 judged",
+		"client 2 crashed at 0.410 s holding order:1 (TTL 300 ms); clients 0 and 1 kept trying; nobody acquired order:1 " +
+			"for 1.271 s, to the end of the cell (bound 660 ms): stuck",
+		"liveness: recover within 660 ms (2.20 TTLs), acquire within 810 ms",
+		"  - client 2 crashed at 0.410 s holding order:1: stuck: nobody acquired it for 1.271 s (4.24 TTLs), to the end (bound 660 ms)",
+		"recovery, 1 judged: max 1.271 s (4.24 TTLs)\n",
+		"1 lease(s) abandoned",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	code, out, _ = runCLI("check", testdata("pass.jsonl"))
+	if code != exitOK || !strings.Contains(out, "deadlock-free          pass    0 violation(s), 0 judged") ||
+		!strings.Contains(out, "note: no holder stopped while another pod tried: nothing to judge") || strings.Contains(out, "liveness:") {
+		t.Fatalf("a history with nothing to judge: exit %d\n%s", code, out)
+	}
+}
