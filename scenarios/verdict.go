@@ -75,15 +75,29 @@ func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, st 
 		case lookNone:
 			return false
 		case lookAny:
-			return checker.Decide(ctx, rec.Snapshot(), opts) == checker.Fail
+			snap := rec.Snapshot()
+			if checker.Decide(ctx, snap, opts) != checker.Fail {
+				return false
+			}
+			return !awaitsLiveness(p, checker.Check(ctx, snap, opts))
 		}
 		rep := checker.Check(ctx, rec.Snapshot(), opts)
-		return p.Expect.Settled(results.VerdictsOf(rep.Results))
+		return p.Expect.Settled(results.VerdictsOf(rep.Results)) && !awaitsLiveness(p, rep)
 	}
 	snap := rec.Snapshot()
 	faults.Append(snap, faults.Judge(snap, p.Scenario.TTL))
 	rep := checker.Check(ctx, snap, opts)
 	return p.Expect.Settled(results.VerdictsOf(rep.Results)) || rep.Evidence.Enough && rep.Verdict != checker.Unknown
+}
+
+// awaitsLiveness says a cell whose safety is already decided must run on
+// for its liveness: the liveness group has judged moments that pass but
+// too few to count, and the cell expects it live. Ending at the first
+// safety violation would leave a gated liveness expectation unshown (a
+// partition's first window is both).
+func awaitsLiveness(p *Plan, rep *checker.Report) bool {
+	return p.Expect.Expected().Liveness == Live && !rep.Evidence.Enough &&
+		checker.GroupVerdict(rep.Results, checker.GroupLiveness) == checker.Pass
 }
 
 // look is how a running cell is looked at before its planned end.
