@@ -12,6 +12,8 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -74,6 +76,34 @@ func TestGoDriverRunsABuiltInLockInAProcess(t *testing.T) {
 	}
 	if res := run(t, d, "gc-pause", results.Unsafe); res.Outcome != results.Met || res.Violations == 0 {
 		t.Fatalf("gc-pause by SIGSTOP: %s", res.Summary())
+	}
+}
+
+// TestCrashedDriverIsKilledAndRestarted: a pod-crash SIGKILLs a driver
+// pod's whole process group, and its restart starts a new driver process
+// that goes on acquiring; the key its dead predecessor held is freed by
+// its TTL, and no process is left behind.
+func TestCrashedDriverIsKilledAndRestarted(t *testing.T) {
+	d := drivers.Driver{Name: "proc-token", Command: goDriver + " --lock token"}
+	res := run(t, d, "pod-crash-restart", results.Safe)
+	if res.Outcome != results.Met || res.LivenessVerdict != checker.Pass {
+		t.Fatalf("pod-crash-restart: %s", res.Summary())
+	}
+	crashed := map[int]int64{}
+	reacquired := 0
+	for _, e := range history.ByCall(res.Checked) {
+		switch {
+		case e.Kind == history.Abandon && e.Err == history.Crashed:
+			crashed[e.Client] = e.Call
+		case e.Kind == history.Acquire && e.Outcome == history.Ok:
+			if at, ok := crashed[e.Client]; ok && e.Call > at {
+				reacquired++
+				delete(crashed, e.Client)
+			}
+		}
+	}
+	if reacquired == 0 {
+		t.Fatalf("no crashed driver pod acquired again after its restart: %s", res.Summary())
 	}
 }
 
