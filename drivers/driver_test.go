@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
-	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
