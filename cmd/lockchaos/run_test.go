@@ -86,7 +86,7 @@ func TestRunUsageErrors(t *testing.T) {
 		args []string
 		says string
 	}{
-		{[]string{"run", "--scenario", "gc-pouse"}, "valid: baseline"},
+		{[]string{"run", "--scenario", "gc-pouse"}, "valid: abandoned-lease, baseline"},
 		{[]string{"run", "--lock", "spinlock"}, "valid: mutex, naive"},
 		{[]string{"run", "--shard", "3"}, "want i/n"},
 		{[]string{"run", "--shard", "5/4"}, "shard 5/4"},
