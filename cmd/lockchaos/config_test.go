@@ -245,8 +245,8 @@ var rerunRoles = map[string]string{
 	"duration": "carried", "clients": "carried", "files": "carried", "timeScale": "carried (as measured or given)",
 	"budget": "carried", "floor": "carried", "maxDuration": "carried", "partLength": "carried", "inParts": "carried",
 	"recoverWithin": "carried", "lockDrivers": "carried (the one declaring the cell's lock)",
-	"backend":     "carried when named (--backend, the simulation, a replay's backend); after auto the rerun finds Redis with auto",
-	"image":       "carried with the docker backend", "addrs": "carried with the external backend",
+	"backend": "carried when named (--backend, the simulation, a replay's backend); after auto the rerun finds Redis with auto",
+	"image":   "carried with the docker backend", "addrs": "carried with the external backend",
 	// Nothing to choose for one cell and one seed, or not the cell's.
 	"expects": "one cell", "shard": "one cell", "parallel": "one cell", "repeat": "one seed", "sameSeed": "one seed",
 	"keepHistories": "one seed", "replayOn": "one seed", "out": "output", "asJSON": "output", "cpuProfile": "output",
