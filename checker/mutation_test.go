@@ -166,11 +166,12 @@ func crashForGood(t *testing.T, h *history.History) {
 		}
 		kept = append(kept, e)
 	}
-	h.Events = append(kept,
+	kept = append(kept,
 		history.Event{Kind: history.Fault, Client: -1, Call: t0, Return: t0 + 1000, Outcome: history.Ok,
 			Window: history.NewWindow("pod-crash", []string{fmt.Sprintf("client%d", a.Client), history.StopsHolder}, "")},
 		history.Event{Kind: history.Abandon, Client: a.Client, Key: a.Key, Call: t0 + 500, Return: t0 + 500, Outcome: history.Ok,
 			Err: history.Crashed})
+	h.Events = kept
 	h.Header.TTL, h.Header.RecoverWithin = 20*time.Millisecond, 50*time.Millisecond
 	// A recorder numbers its lines in time order; the chunk reader relies on it.
 	slices.SortStableFunc(h.Events, func(x, y history.Event) int { return cmp.Compare(x.Call, y.Call) })
