@@ -192,6 +192,10 @@ func (k *keyLive) closeFree(t int64, by int, acquire int64) {
 	l.waiting += waiting
 	bound := l.acquireWithin
 	stuck := waiting > bound
+	// Every wait counts toward the share; a stretch is kept for the
+	// timeline from a tenth of the bound (a Redlock waiting out its down
+	// node each cycle shows), not every release-to-acquire gap of a busy
+	// key, which would be thousands per window.
 	if stuck || waiting >= bound/10 {
 		l.stretch(Stretch{Key: k.key, Start: f.tryFrom, End: t, Stuck: stuck})
 	}

@@ -237,6 +237,9 @@ func (l *live) figures(spans []downSpan) Liveness {
 	slices.SortFunc(lv.Stretches, func(a, b Stretch) int {
 		return cmp.Or(cmp.Compare(a.Start, b.Start), strings.Compare(a.Key, b.Key), cmp.Compare(a.End, b.End))
 	})
+	// The share is per key: each span a key was tried in counts its
+	// majority-up time once for that key (two keys free for the same
+	// second are two seconds of waiting over two of window).
 	up := map[int64]int64{}
 	for _, s := range spans {
 		up[s.id] = s.up

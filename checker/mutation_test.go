@@ -1,8 +1,12 @@
 package checker_test
 
 import (
+	"cmp"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/history"
@@ -135,6 +139,47 @@ var mutations = []mutation{
 		caught: []checker.Property{checker.MutualExclusion, checker.ForeignRelease},
 		phrase: "removed a lock it no longer held",
 	},
+	{
+		name:   "a holder crashes and nobody gets its key again",
+		apply:  crashForGood,
+		caught: []checker.Property{checker.DeadlockFree},
+		phrase: "to the end of the cell (bound 50 ms): stuck",
+	},
+}
+
+// crashForGood crashes the first holder that released (its pod-crash
+// window, its abandon in place of the release) and leaves its key taken:
+// every later acquire of the key is refused, and what the holders did
+// with it is gone. The recorded cell is 0.4 s long, so the header gives a
+// bound it can show (a scenario's recover_within).
+func crashForGood(t *testing.T, h *history.History) {
+	a, _ := consecutiveHolds(t, h)
+	t0 := a.Start + 1000
+	kept := h.Events[:0]
+	for _, e := range h.Events {
+		switch {
+		case e.Key != a.Key || e.Call < t0:
+		case e.Kind == history.Acquire && e.Client != a.Client:
+			e.Outcome, e.Token, e.Fence = history.Refused, "", 0
+		default:
+			continue // the key's holds, reads and writes after the crash
+		}
+		kept = append(kept, e)
+	}
+	kept = append(kept,
+		history.Event{Kind: history.Fault, Client: -1, Call: t0, Return: t0 + 1000, Outcome: history.Ok,
+			Window: history.NewWindow("pod-crash", []string{fmt.Sprintf("client%d", a.Client), history.StopsHolder}, "")},
+		history.Event{Kind: history.Abandon, Client: a.Client, Key: a.Key, Call: t0 + 500, Return: t0 + 500, Outcome: history.Ok,
+			Err: history.Crashed})
+	h.Events = kept
+	h.Header.TTL, h.Header.RecoverWithin = 20*time.Millisecond, 50*time.Millisecond
+	// A recorder numbers its lines in time order; the chunk reader relies on it.
+	slices.SortStableFunc(h.Events, func(x, y history.Event) int { return cmp.Compare(x.Call, y.Call) })
+	h.End = 0
+	for i := range h.Events {
+		h.Events[i].ID = int64(i)
+		h.End = max(h.End, h.Events[i].Return)
+	}
 }
 
 func TestMutationsOfRecordedHistoriesAreCaught(t *testing.T) {

@@ -1,6 +1,7 @@
 // Package checker decides whether a recorded history kept its promises.
 //
-// Four properties are checked, each into a Result value (never an error):
+// Six properties are checked, each into a Result value (never an error);
+// the first four are safety, the last two liveness (Property.Group):
 //
 //   - mutual-exclusion: no two clients' believed-held intervals on one key
 //     overlap. The formal verdict is porcupine with a lock model over each
@@ -13,6 +14,16 @@
 //   - foreign-release: a release that removed a lock another client held.
 //   - fence-order: the resource never accepted a fence lower than one it
 //     had accepted (counted only where the resource checks fences).
+//   - deadlock-free: after a holder stopped (crashed, hung, cut off: a
+//     history.StopsHolder window), another pod that kept trying got the
+//     key within the recovery bound.
+//   - fault-tolerant: while a majority of the lock's nodes was up (some
+//     taken down: history.DownTarget windows) and a key was free, the
+//     pods that tried got it within the acquire bound.
+//
+// A liveness property judges only moments that happened (a holder
+// stopped while another pod tried; a pod tried with a majority up): with
+// none, it passes with Judged 0 and a note saying so.
 //
 // Large histories are cut at quiescent points (no operation in flight on
 // the key) and the segments are checked in order with the model state

@@ -206,6 +206,11 @@ func TestCheckPrintsLiveness(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
+	_, js, _ := runCLI("check", "--json", path)
+	validate(t, compileSchema(t, "check.v1.json"), "check --json stuck.jsonl", []byte(js))
+	if !strings.Contains(js, `"stuck": true`) || !strings.Contains(js, `"property": "deadlock-free"`) {
+		t.Errorf("check --json lacks the stuck recovery:\n%s", js)
+	}
 	code, out, _ = runCLI("check", testdata("pass.jsonl"))
 	if code != exitOK || !strings.Contains(out, "deadlock-free          pass    0 violation(s), 0 judged") ||
 		!strings.Contains(out, "note: no holder stopped while another pod tried: nothing to judge") || strings.Contains(out, "liveness:") {
