@@ -40,13 +40,13 @@ func (c *client) live(ctx, runCtx context.Context) bool {
 	defer cancel()
 	irun, cancelRun := context.WithCancel(runCtx)
 	defer cancelRun()
-	if c.fate.Crashed != nil {
+	if crashed := c.fate.Crashed; crashed != nil {
 		// A crash ends every call in flight at once, as a killed process's.
 		stop := make(chan struct{})
 		defer close(stop)
 		go func() {
 			select {
-			case <-c.fate.Crashed:
+			case <-crashed:
 				cancel()
 				cancelRun()
 			case <-stop:
