@@ -9,6 +9,11 @@ CHAOS_OUT    ?= out/chaos
 CHAOS_FLAGS  ?=
 
 PERF_OUT     ?= out/perf
+# make chaos's scenarios (the gate, ~35 s); the liveness rows (a holder that
+# crashes, restarts or hangs) run in make chaos-liveness. A bare
+# `lockchaos run` runs them all.
+CHAOS_SCENARIOS := baseline,slow-holder,gc-pause,slow-reply,client-partition,failover,node-restart,node-restart-delayed,minority-partition
+LIVENESS        := pod-crash,pod-crash-restart,abandoned-lease
 # The scenarios of scenarios/critiques.yaml.
 CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew,power-loss-everysec,power-loss-always,sentinel-failover,sentinel-partition
 SOAK_RUNS    ?= 40
@@ -21,6 +26,7 @@ CC := gcc
 endif
 
 .PHONY: chaos-sim chaos-sim-vs-process
+.PHONY: chaos-liveness chaos-liveness-loaded
 .PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image perf detection soak
 
 all: test
@@ -30,12 +36,22 @@ all: test
 # run picks the docker backend by itself.
 chaos: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
-	bin/lockchaos run --out $(CHAOS_OUT) $(CHAOS_FLAGS)
+	bin/lockchaos run --scenario $(CHAOS_SCENARIOS) --out $(CHAOS_OUT) $(CHAOS_FLAGS)
 
 ## chaos-loaded: the same gate while CPU burners (2 per core) compete, as on a shared CI runner
 chaos-loaded: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
-	.ci/with-burners bin/lockchaos run --out $(CHAOS_OUT)-loaded $(CHAOS_FLAGS)
+	.ci/with-burners bin/lockchaos run --scenario $(CHAOS_SCENARIOS) --out $(CHAOS_OUT)-loaded $(CHAOS_FLAGS)
+
+## chaos-liveness: the liveness rows (pod-crash, pod-crash-restart, abandoned-lease): every lock with a TTL recovers, no-ttl, long-ttl and a hung watchdog are caught stuck
+chaos-liveness: build
+	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
+	bin/lockchaos run --scenario $(LIVENESS) --out $(CHAOS_OUT)-liveness $(CHAOS_FLAGS)
+
+## chaos-liveness-loaded: the liveness rows with CPU burners (2 per core) competing
+chaos-liveness-loaded: build
+	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
+	.ci/with-burners bin/lockchaos run --scenario $(LIVENESS) --out $(CHAOS_OUT)-liveness-loaded $(CHAOS_FLAGS)
 
 ## chaos-libs: the library rows (redis-py, rueidislock, a built-in lock in a driver process) as driver processes
 chaos-libs: build
