@@ -343,16 +343,5 @@ func listText(words []string) string {
 	return strings.Join(words[:len(words)-1], ", ") + " and " + words[len(words)-1]
 }
 
-// durText: "660 ms", "1.590 s"; below a millisecond, in µs or ns (a
-// history built by hand may count in nanoseconds).
-func durText(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.3f s", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
-	case d >= time.Microsecond:
-		return fmt.Sprintf("%d µs", d.Round(time.Microsecond).Microseconds())
-	}
-	return fmt.Sprintf("%d ns", d.Nanoseconds())
-}
+// durText is history.Span: the sentences' one way to write a duration.
+func durText(d time.Duration) string { return history.Span(d) }

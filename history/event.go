@@ -357,6 +357,21 @@ type History struct {
 // Seconds renders a history time for people: "1.204 s".
 func Seconds(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
 
+// Span renders a duration as every sentence about a history writes it:
+// "660 ms", "1.590 s"; below a millisecond in µs or ns (a history built by
+// hand may count in nanoseconds).
+func Span(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3f s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%d µs", d.Round(time.Microsecond).Microseconds())
+	}
+	return fmt.Sprintf("%d ns", d.Nanoseconds())
+}
+
 // Validate checks one merged event for fields that cannot be right.
 func (e Event) Validate() error {
 	if !e.Kind.valid() {

@@ -290,16 +290,5 @@ func stopVerb(cause string) string {
 
 func clientWord(c int) string { return fmt.Sprintf("client %d", c) }
 
-// durText is a duration as the checker's sentences write it: "310 ms",
-// "1.590 s".
-func durText(d time.Duration) string {
-	switch {
-	case d >= time.Second:
-		return fmt.Sprintf("%.3f s", d.Seconds())
-	case d >= time.Millisecond:
-		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
-	case d >= time.Microsecond:
-		return fmt.Sprintf("%d µs", d.Round(time.Microsecond).Microseconds())
-	}
-	return fmt.Sprintf("%d ns", d.Nanoseconds())
-}
+// durText is history.Span: the sentences' one way to write a duration.
+func durText(d time.Duration) string { return history.Span(d) }
