@@ -80,17 +80,22 @@ func livenessSection(rep *checker.Report, hd history.Header, ttl time.Duration) 
 	}
 	l := rep.Liveness
 	v := &livenessView{}
-	judged := false
+	judged, recovered := false, false
 	for _, rc := range l.Recoveries {
 		if !rc.Judged {
 			v.Unjudged = append(v.Unjudged, unjudgedText(rc))
 			continue
 		}
 		judged = true
+		recovered = recovered || rc.Recovered
 		v.Rows = append(v.Rows, recoveryRowOf(rc, ttl))
 	}
 	if judged {
-		v.Median, v.Max = inTTLs(l.MedianRecovery, ttl), inTTLs(l.MaxRecovery, ttl)
+		// A median over no recovery is no figure: a stuck cell shows its max.
+		v.Median, v.Max = "none recovered", inTTLs(l.MaxRecovery, ttl)
+		if recovered {
+			v.Median = inTTLs(l.MedianRecovery, ttl)
+		}
 	}
 	if l.FreeWhileTrying >= 0 && (l.FreeWhileTrying > 0 || judgedAny(rep, checker.FaultTolerant)) {
 		v.FreeWhileTrying = fmt.Sprintf("%.1f%%", 100*l.FreeWhileTrying)

@@ -79,6 +79,26 @@ func TestCellPageLateRecoveryAndFreeWhileTrying(t *testing.T) {
 	validPage(t, page)
 }
 
+// A cell whose only judged holder left its key stuck has no median to
+// show: the page says none recovered and gives the max.
+func TestCellPageStuckOnlyHasNoMedian(t *testing.T) {
+	h, rep := livenessCell()
+	var stuck []checker.Recovery
+	for _, rc := range rep.Liveness.Recoveries {
+		if rc.Judged && !rc.Recovered {
+			stuck = append(stuck, rc)
+		}
+	}
+	if len(stuck) == 0 {
+		t.Fatal("the fixture has no stuck recovery")
+	}
+	rep.Liveness.Recoveries, rep.Liveness.MedianRecovery = stuck, 0
+	page := livenessPage(t, h, rep)
+	if !strings.Contains(page, "<li>recovery: median none recovered, max") || strings.Contains(page, "median 0 ns") {
+		t.Errorf("a stuck-only cell's recovery line: %s", page[strings.Index(page, "recovery:"):][:120])
+	}
+}
+
 // A cell in which no holder stopped and no liveness property judged
 // anything has no liveness section and no liveness legend; its liveness
 // properties read "nothing to judge".
