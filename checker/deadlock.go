@@ -28,8 +28,15 @@ type moment struct {
 	// triers are the other clients with an attempt in flight after t0
 	// (before the key was acquired again), each at its first such call.
 	triers map[int]int64
-	// late: another client was still trying once the bound had passed.
-	late bool
+	// lastTry is the latest return of another client's attempt on the key.
+	lastTry int64
+	// phantom is the latest call of another client's attempt that may
+	// have taken the key without its pod hearing so (it ended
+	// indefinite), phantomBy its client: a pod that won the key and never
+	// heard so never releases it either, so the bound runs again from
+	// there.
+	phantom   int64
+	phantomBy int
 }
 
 // CutOff is a Recovery's Cause when the holder was cut off (a partition):
@@ -49,8 +56,13 @@ func (k *keyLive) stopped(w *history.Event, x int) {
 			return
 		}
 	}
-	k.l.claimed[w.ID] = true
-	m := &moment{w: w, x: x, t0: w.Call, hold: h, abandon: -1, triers: map[int]int64{}}
+	k.begin(&moment{w: w, x: x, t0: w.Call, hold: h, abandon: -1})
+}
+
+// begin follows a new moment, with the attempts already in flight.
+func (k *keyLive) begin(m *moment) {
+	k.l.claimed[m.w.ID] = true
+	m.triers, m.phantom, m.phantomBy = map[int]int64{}, m.t0, -1
 	for _, a := range k.inflight {
 		m.tried(a, k.l.recoverWithin)
 	}
@@ -71,12 +83,21 @@ func (m *moment) tried(a attempt, bound time.Duration) {
 	if first, ok := m.triers[a.client]; !ok || a.call < first {
 		m.triers[a.client] = a.call
 	}
-	m.late = m.late || a.ret > m.t0+int64(bound)
+	m.lastTry = max(m.lastTry, a.ret)
+	if a.indefinite && a.call > m.phantom {
+		m.phantom, m.phantomBy = a.call, a.client
+	}
 }
 
 // abandoned takes an abandon: the cause of the moments its pod's window
 // opened, and of its windows whether or not it held this key.
 func (k *keyLive) abandoned(p *point) {
+	if w := k.abandoning[p.by]; w != nil && p.h != nil && p.t >= w.Call {
+		// A crash or a hang: the moment is the hold it abandoned, from the
+		// abandon (a hung worker may abandon a lease taken after the
+		// window opened).
+		k.begin(&moment{w: w, x: p.by, t0: p.t, hold: p.h, cause: p.err, abandon: p.id})
+	}
 	for _, m := range k.moments {
 		if m.x == p.by && m.cause == "" && p.t >= m.w.Call && p.t <= m.w.Return {
 			m.cause, m.abandon = p.err, p.id
@@ -118,6 +139,12 @@ func (l *live) resolve(key string, m *moment, by int, at, acquire int64) {
 		cause = CutOff
 	}
 	rc := Recovery{Client: m.x, Key: key, Cause: cause, At: m.t0, By: by, Bound: bound, After: time.Duration(at - m.t0)}
+	// Taken for certain only until the last acquire that may have won it.
+	from := m.t0
+	if m.phantom > m.t0 && (by < 0 || m.phantom < at) {
+		from = m.phantom
+	}
+	certain := time.Duration(at - from)
 	if by >= 0 {
 		rc.Recovered, rc.RecoveredAt = true, at
 	}
@@ -132,18 +159,22 @@ func (l *live) resolve(key string, m *moment, by int, at, acquire int64) {
 	switch {
 	case len(triers) == 0:
 		rc.Why = fmt.Sprintf("nobody else tried %s after %s stopped", key, clientText(m.x))
-	case by < 0 && rc.After <= bound:
+	case by < 0 && certain <= bound && from > m.t0:
+		rc.Why = fmt.Sprintf("%s's acquire at %s may have won %s without %s hearing so (it ended indefinite), and the cell "+
+			"ended %s later, before the %s bound", clientText(m.phantomBy), history.Seconds(from), key,
+			clientText(m.phantomBy), durText(certain), durText(bound))
+	case by < 0 && certain <= bound:
 		rc.Why = fmt.Sprintf("the cell ended %s after %s, before the %s bound", durText(rc.After), stopped, durText(bound))
-	case by < 0 && !m.late:
+	case by < 0 && m.lastTry <= from+int64(bound):
 		rc.Why = fmt.Sprintf("nobody was still trying %s when the %s bound had passed after %s", key, durText(bound), stopped)
 	default:
 		rc.Judged = true
 		l.df.judged++
 	}
 	l.df.ops++
-	if rc.Judged && rc.After > bound {
+	if rc.Judged && certain > bound {
 		rc.Stuck = true
-		l.dfViolation(key, m, rc, triers, acquire)
+		l.dfViolation(key, m, rc, triers, acquire, from)
 	}
 	if rc.Judged {
 		l.stretch(Stretch{Key: key, Start: m.t0, End: at, Stuck: rc.Stuck})
@@ -152,7 +183,7 @@ func (l *live) resolve(key string, m *moment, by int, at, acquire int64) {
 }
 
 // dfViolation words a stopped holder whose key stayed taken past the bound.
-func (l *live) dfViolation(key string, m *moment, rc Recovery, triers []int, acquire int64) {
+func (l *live) dfViolation(key string, m *moment, rc Recovery, triers []int, acquire, from int64) {
 	events := []int64{m.w.ID}
 	if m.abandon >= 0 {
 		events = append(events, m.abandon)
@@ -169,8 +200,12 @@ func (l *live) dfViolation(key string, m *moment, rc Recovery, triers []int, acq
 		tail = fmt.Sprintf("nobody acquired %s for %s, to the end of the cell (bound %s): stuck", key,
 			durText(rc.After), durText(rc.Bound))
 	}
+	if from > m.t0 {
+		tail += fmt.Sprintf(" (counted from %s, when %s's acquire, which ended indefinite, may have won it)",
+			history.Seconds(from), clientText(m.phantomBy))
+	}
 	l.df.add(Violation{Property: DeadlockFree, Key: key, Clients: append([]int{m.x}, triers...), Events: events,
-		At: m.t0 + int64(rc.Bound), Start: m.t0, End: end, Summary: head + tail}, l.maxViolations)
+		At: from + int64(rc.Bound), Start: m.t0, End: end, Summary: head + tail}, l.maxViolations)
 }
 
 // stoppedVerb says what happened to a holder, by its Recovery's Cause.

@@ -223,3 +223,66 @@ func TestRecoveryFigures(t *testing.T) {
 		t.Fatalf("recoveries out of order or not stuck: %+v", lv.Recoveries)
 	}
 }
+
+// A crash or a hang is judged from the pod's abandon, for the hold it
+// abandoned: a hung worker that released its lease when the window opened
+// and abandoned the next one leaves that one stuck. An acquire that ended
+// indefinite may have won the key for a pod that never heard so (and so
+// never releases it): the key is taken for certain only from there.
+func TestDeadlockFreeFromAbandonsAndIndefiniteAcquires(t *testing.T) {
+	const k = "order:1"
+	ok, ind := history.Ok, history.Indefinite
+	crash := func() *lb {
+		return newLB(crashHeader()).acq(3, k, 100, 101, ok).
+			window("pod-crash", 410, 412, "client3", history.StopsHolder, history.AbandonsTarget).
+			point(history.Abandon, 3, k, 411, history.Crashed)
+	}
+	for _, c := range []struct {
+		name     string
+		h        *history.History
+		at       int64
+		stuck    bool
+		judged   bool
+		text     string // in the violation's sentence, or the recovery's Why
+		wantNote bool
+	}{
+		{name: "the next lease abandoned",
+			h: newLB(crashHeader()).acq(3, k, 100, 101, ok).
+				window("abandoned-lease", 410, 445, "client3", history.StopsHolder, history.AbandonsTarget).
+				rel(3, k, 420, 421, ok).acq(2, k, 425, 426, ok).rel(2, k, 430, 431, ok).
+				acq(3, k, 440, 441, ok).point(history.Abandon, 3, k, 442, history.Abandoned).
+				tries(k, 450, 1990, 30, 1, 2).end(2000).done(),
+			at: ms(442), stuck: true, judged: true, text: "client 3 hung (its lease abandoned) at 0.442 s holding order:1"},
+		{name: "an indefinite acquire restarts the bound, and the cell ends within it",
+			h:  crash().tries(k, 420, 700, 40, 1).acq(2, k, 720, 1000, ind).tries(k, 1010, 1300, 40, 1).end(1310).done(),
+			at: ms(411), text: "client 2's acquire at 0.720 s may have won order:1"},
+		{name: "an indefinite acquire, then the key stays taken past the bound",
+			h:  crash().tries(k, 420, 700, 40, 1).acq(2, k, 720, 1000, ind).tries(k, 1010, 1990, 40, 1).end(2000).done(),
+			at: ms(411), stuck: true, judged: true, text: "(counted from 0.720 s, when client 2's acquire, which ended indefinite, may have won it)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			rep := checker.Check(context.Background(), c.h, checker.Options{})
+			lv := rep.Liveness
+			if len(lv.Recoveries) != 1 {
+				t.Fatalf("recoveries %+v, want one", lv.Recoveries)
+			}
+			rc := lv.Recoveries[0]
+			if rc.At != c.at || rc.Stuck != c.stuck || rc.Judged != c.judged {
+				t.Fatalf("recovery %+v, want at %d stuck %v judged %v", rc, c.at, c.stuck, c.judged)
+			}
+			r := rep.Result(checker.DeadlockFree)
+			got := rc.Why
+			if c.stuck {
+				if r.Status != checker.Fail || len(r.Violations) != 1 {
+					t.Fatalf("deadlock-free %+v, want one violation", r)
+				}
+				got = r.Violations[0].Summary
+			} else if r.Status != checker.Pass {
+				t.Fatalf("deadlock-free %s, want pass (nothing certain to judge)", r.Status)
+			}
+			if !strings.Contains(got, c.text) {
+				t.Errorf("%q lacks %q", got, c.text)
+			}
+		})
+	}
+}

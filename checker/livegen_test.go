@@ -102,7 +102,7 @@ func liveShaped(n, keys int, s liveShape) *history.History {
 // 20 ms and gets the key a TTL later, or (stuck) never: the retries then
 // come at the history's end. It returns when the key's next cycle starts.
 func crashAndRetry(b *lb, key string, c, other int, t float64, stuck bool, rng *rand.Rand) float64 {
-	b.window("pod-crash", t, t+1, fmt.Sprintf("client%d", c), history.StopsHolder)
+	b.window("pod-crash", t, t+1, fmt.Sprintf("client%d", c), history.StopsHolder, history.AbandonsTarget)
 	b.point(history.Abandon, c, key, t+0.5, history.Crashed)
 	if stuck {
 		return t

@@ -2,6 +2,7 @@ package checker
 
 import (
 	"cmp"
+	"slices"
 
 	"github.com/lockchaos/lockchaos/history"
 )
@@ -135,6 +136,8 @@ type attempt struct {
 	call, ret int64
 	// eligible: its pod was targeted by no fault window open at its call.
 	eligible bool
+	// indefinite: it may have taken the key without its pod hearing so.
+	indefinite bool
 }
 
 // clientHolds are one client's latest two holds on a key: the current
@@ -153,12 +156,16 @@ type keyLive struct {
 	expiryAt int64 // the latest expiry point pushed
 	inflight map[int64]attempt
 	moments  []*moment // deadlock-free: stopped holders not yet resolved
-	ft       ftState
+	// abandoning are the open windows that stop their pod through an
+	// abandon (history.AbandonsTarget), by pod.
+	abandoning map[int]*history.Event
+	ft         ftState
 }
 
 func newKeyLive(l *live, key string) *keyLive {
 	return &keyLive{key: key, l: l, clients: map[int]*clientHolds{}, inflight: map[int64]attempt{},
-		ft: ftState{down: map[string]int{}, targeted: map[int]int{}, span: -1, judged: map[int64]bool{}, windows: map[int64]struct{}{}}}
+		abandoning: map[int]*history.Event{},
+		ft:         ftState{down: map[string]int{}, targeted: map[int]int{}, span: -1, judged: map[int64]bool{}, windows: map[int64]struct{}{}}}
 }
 
 // advance handles every point before t: no event still to come can
@@ -230,7 +237,7 @@ func (k *keyLive) event(e *history.Event) {
 // hold it starts (closing, as HoldsOf does, one the client still had).
 func (k *keyLive) acquire(e *history.Event, now bool) {
 	if !now {
-		a := attempt{id: e.ID, client: e.Client, call: e.Call, ret: e.Return}
+		a := attempt{id: e.ID, client: e.Client, call: e.Call, ret: e.Return, indefinite: e.Outcome == history.Indefinite}
 		k.pts.push(point{t: e.Call, prio: pCall, id: e.ID, a: a})
 		k.pts.push(point{t: e.Return, prio: pReturn, id: e.ID, a: a})
 	}
@@ -313,11 +320,19 @@ func (k *keyLive) handle(p *point) {
 func (k *keyLive) windowOpened(p *point) {
 	w := &k.l.windows[p.w]
 	if x, ok := w.StoppedHolder(); ok {
-		k.stopped(w, x)
+		if slices.Contains(w.Targets(), history.AbandonsTarget) {
+			k.abandoning[x] = w // its moment starts at the pod's abandon
+		} else {
+			k.stopped(w, x)
+		}
 	}
 	k.ftWindow(w, 1, p.t)
 }
 
 func (k *keyLive) windowClosed(p *point) {
-	k.ftWindow(&k.l.windows[p.w], -1, p.t)
+	w := &k.l.windows[p.w]
+	if x, ok := w.StoppedHolder(); ok && k.abandoning[x] == w {
+		delete(k.abandoning, x)
+	}
+	k.ftWindow(w, -1, p.t)
 }

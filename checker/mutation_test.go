@@ -168,7 +168,7 @@ func crashForGood(t *testing.T, h *history.History) {
 	}
 	kept = append(kept,
 		history.Event{Kind: history.Fault, Client: -1, Call: t0, Return: t0 + 1000, Outcome: history.Ok,
-			Window: history.NewWindow("pod-crash", []string{fmt.Sprintf("client%d", a.Client), history.StopsHolder}, "")},
+			Window: history.NewWindow("pod-crash", []string{fmt.Sprintf("client%d", a.Client), history.StopsHolder, history.AbandonsTarget}, "")},
 		history.Event{Kind: history.Abandon, Client: a.Client, Key: a.Key, Call: t0 + 500, Return: t0 + 500, Outcome: history.Ok,
 			Err: history.Crashed})
 	h.Events = kept

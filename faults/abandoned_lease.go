@@ -33,7 +33,7 @@ func (f AbandonedLease) Inject(ctx context.Context, env *Env) error {
 	if err != nil {
 		return nil // the cell ended first
 	}
-	end := env.window(f.Name(), podTarget(pod), history.StopsHolder)
+	end := env.window(f.Name(), podTarget(pod), history.StopsHolder, history.AbandonsTarget)
 	defer end()
 	if _, err := env.Pods.Abandon(ctx, pod); err != nil {
 		return nil // the cell ended before the worker hung

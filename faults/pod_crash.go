@@ -41,7 +41,7 @@ func (f PodCrash) Inject(ctx context.Context, env *Env) error {
 	if err != nil {
 		return nil // the cell ended first
 	}
-	targets := []string{podTarget(pod), history.StopsHolder}
+	targets := []string{podTarget(pod), history.StopsHolder, history.AbandonsTarget}
 	if f.Restart > 0 {
 		targets = append(targets, fmt.Sprintf("%s%v", history.RestartTarget, f.Restart))
 	}

@@ -226,6 +226,11 @@ const (
 	// hung worker, a partition): deadlock-free is judged from the
 	// window's start.
 	StopsHolder = "stops-holder"
+	// AbandonsTarget marks a StopsHolder window that stops its pod
+	// through an Abandon event (a crash, a hang): deadlock-free is judged
+	// from that event, for the hold it abandoned, which may begin after
+	// the window opened (a hung worker abandons its next lease).
+	AbandonsTarget = "abandons"
 	// DownTarget prefixes a lock node taken from every pod for the
 	// window ("down=node1": killed, or cut off from all): fault-tolerant
 	// is judged while a majority of the lock's nodes is still up.
