@@ -165,7 +165,8 @@ type keyLive struct {
 func newKeyLive(l *live, key string) *keyLive {
 	return &keyLive{key: key, l: l, clients: map[int]*clientHolds{}, inflight: map[int64]attempt{},
 		abandoning: map[int]*history.Event{},
-		ft:         ftState{down: map[string]int{}, targeted: map[int]int{}, span: -1, judged: map[int64]bool{}, windows: map[int64]struct{}{}}}
+		ft: ftState{down: map[string]int{}, targeted: map[int]int{}, span: -1, judged: map[int64]bool{},
+			windows: map[int64]struct{}{}}}
 }
 
 // advance handles every point before t: no event still to come can

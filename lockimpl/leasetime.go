@@ -58,8 +58,9 @@ var noTTLSpec = Spec{
 }
 
 var longTTLSpec = Spec{
-	Name:  NameLongTTL,
-	Doc:   fmt.Sprintf("the token lock with a static TTL of %dx the cell's and no watchdog: a dead holder's key outlives it", LongTTLFactor),
+	Name: NameLongTTL,
+	Doc: fmt.Sprintf("the token lock with a static TTL of %dx the cell's and no watchdog: a dead holder's key outlives it",
+		LongTTLFactor),
 	Nodes: 1,
 	New: func(env Env) (Locker, error) {
 		return NewToken(env.Clients[0], TokenConfig{TTL: LongTTLFactor * orDefault(env.TTL)})

@@ -95,7 +95,7 @@ func TestCellPageStuckOnlyHasNoMedian(t *testing.T) {
 	rep.Liveness.Recoveries, rep.Liveness.MedianRecovery = stuck, 0
 	page := livenessPage(t, h, rep)
 	if !strings.Contains(page, "<li>recovery: median none recovered, max") || strings.Contains(page, "median 0 ns") {
-		t.Errorf("a stuck-only cell's recovery line: %s", page[strings.Index(page, "recovery:"):][:120])
+		t.Errorf("a stuck-only cell's page lacks its recovery line or shows a median of nothing")
 	}
 }
 
