@@ -87,7 +87,8 @@ func decided(ctx context.Context, p *Plan, part Part, rec *history.Recorder, st 
 	snap := rec.Snapshot()
 	faults.Append(snap, faults.Judge(snap, p.Scenario.TTL))
 	rep := checker.Check(ctx, snap, opts)
-	return p.Expect.Settled(results.VerdictsOf(rep.Results)) || rep.Evidence.Enough && rep.Verdict != checker.Unknown
+	return p.Expect.Settled(results.VerdictsOf(rep.Results)) && !awaitsLiveness(p, rep) ||
+		rep.Evidence.Enough && rep.Verdict != checker.Unknown
 }
 
 // awaitsLiveness says a cell whose safety is already decided must run on
