@@ -297,7 +297,6 @@ func andStuck(safety Expectation) Expect { return Expect{Safety: safety, Livenes
 func Catalog() []Scenario {
 	baseline := expect(Safe, Safe, Safe, Safe, Safe)
 	baseline[lockimpl.NameMutex] = andLive(Unsafe)
-	baseline = lifetimeLocks(baseline, andLive(Safe), andLive(Safe))
 	// Cut off, a holder's release is lost (its connection does not
 	// survive the partition): no-ttl's key stays for good, long-ttl's for
 	// ten TTLs; the others' leases lapse within one.
