@@ -113,6 +113,9 @@ func (c *Control) Crash(ctx context.Context, pod int) (string, error) {
 	conns, kills := c.conns[pod], c.crashHooks[pod]
 	delete(c.conns, pod)
 	delete(c.crashHooks, pod)
+	// Its pause hooks stop and continue a process that is now dead (and
+	// whose pid may be reused): the next incarnation registers its own.
+	delete(c.hooks, pod)
 	c.mu.Unlock()
 	for conn := range conns {
 		_ = conn.Close()
