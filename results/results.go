@@ -44,12 +44,16 @@ type Cell struct {
 	Overlaps  int                `json:"overlaps"`
 	Results   []checker.Result   `json:"results,omitempty"`
 	Stats     checker.Stats      `json:"stats"`
-	RunSeed   int64              `json:"run_seed"`
-	CellSeed  int64              `json:"cell_seed"`
-	TTL       time.Duration      `json:"ttl_ns,omitempty"`
-	Topology  string             `json:"topology,omitempty"`
-	Faults    int                `json:"fault_windows"`
-	Evidence  checker.Evidence   `json:"evidence"`
+	// LivenessFigures are what the cell showed of its lock's liveness (each
+	// stopped holder's recovery against the bound, the stretches nobody
+	// held a key while someone tried), when there was any.
+	LivenessFigures *checker.Liveness `json:"liveness,omitempty"`
+	RunSeed         int64             `json:"run_seed"`
+	CellSeed        int64             `json:"cell_seed"`
+	TTL             time.Duration     `json:"ttl_ns,omitempty"`
+	Topology        string            `json:"topology,omitempty"`
+	Faults          int               `json:"fault_windows"`
+	Evidence        checker.Evidence  `json:"evidence"`
 	// TimeScale is the factor every time of the cell was stretched by.
 	TimeScale float64 `json:"time_scale,omitempty"`
 	// Planned is the duration the scenario asked for; Ran is how long the

@@ -116,3 +116,29 @@ func TestLivenessRowsMeetTheirExpectations(t *testing.T) {
 		})
 	}
 }
+
+// TestCellCarriesItsLivenessFigures: a cell's result (and so
+// summary.json) carries each stopped holder's recovery and the figures;
+// a cell in which nothing stopped carries none.
+func TestCellCarriesItsLivenessFigures(t *testing.T) {
+	run := func(scenario, lockName string) *results.Cell {
+		sc, err := scenarios.Get(scenario)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return scenarios.Run(context.Background(), sc, lock(lockName), sc.Expect[lockName],
+			scenarios.Options{Seed: 2, Backend: simBackend(t)})
+	}
+	if res := run("baseline", lockimpl.NameToken); res.LivenessFigures != nil {
+		t.Errorf("baseline carries liveness figures: %+v", res.LivenessFigures)
+	}
+	res := run("pod-crash", lockimpl.NameNoTTL)
+	lv := res.LivenessFigures
+	if lv == nil || len(lv.Recoveries) == 0 || !lv.Recoveries[0].Stuck || lv.MaxRecovery <= lv.RecoverWithin {
+		t.Fatalf("pod-crash/no-ttl figures %+v (%s)", lv, res.Summary())
+	}
+	res = run("pod-crash", lockimpl.NameToken)
+	if lv := res.LivenessFigures; lv == nil || lv.MedianRecovery <= 0 || lv.MedianRecovery > lv.RecoverWithin {
+		t.Fatalf("pod-crash/token figures %+v (%s)", lv, res.Summary())
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
@@ -34,6 +35,7 @@ func fold(p *Plan, part Part, run partRun, res *results.Cell) {
 	res.Verdict = results.Worse(res.Verdict, rep.Verdict)
 	res.AddVerdicts(results.VerdictsOf(rep.Results))
 	res.Incidents = append(res.Incidents, rep.Incidents...)
+	res.LivenessFigures = addLiveness(res.LivenessFigures, rep.Liveness)
 	res.Evidence = res.Evidence.Add(rep.Evidence)
 	res.Ran += time.Duration(run.sum.End)
 	res.CheckedChunks += run.sum.Chunks
@@ -169,4 +171,36 @@ func cellError(ctx context.Context, p *Plan, runErr, schedErr, closeErr error) e
 		return fmt.Errorf("%w: %w", errInterrupted, ctx.Err())
 	}
 	return nil
+}
+
+// addLiveness folds a part's liveness figures into the cell's: nil while
+// no part had any, a long cell's recoveries together (the first 200) and
+// their median and max over every part.
+func addLiveness(cell *checker.Liveness, part checker.Liveness) *checker.Liveness {
+	if len(part.Recoveries) == 0 && len(part.Stretches) == 0 && part.FreeWhileTrying < 0 {
+		return cell
+	}
+	if cell == nil {
+		l := part
+		return &l
+	}
+	if n := 200 - len(cell.Recoveries); n > 0 {
+		cell.Recoveries = append(cell.Recoveries, part.Recoveries[:min(n, len(part.Recoveries))]...)
+	}
+	if n := 200 - len(cell.Stretches); n > 0 {
+		cell.Stretches = append(cell.Stretches, part.Stretches[:min(n, len(part.Stretches))]...)
+	}
+	var recovered []time.Duration
+	for _, rc := range cell.Recoveries {
+		if rc.Judged && rc.Recovered {
+			recovered = append(recovered, rc.After)
+		}
+	}
+	slices.Sort(recovered)
+	if len(recovered) > 0 {
+		cell.MedianRecovery = recovered[len(recovered)/2]
+	}
+	cell.MaxRecovery = max(cell.MaxRecovery, part.MaxRecovery)
+	cell.FreeWhileTrying = max(cell.FreeWhileTrying, part.FreeWhileTrying)
+	return cell
 }
