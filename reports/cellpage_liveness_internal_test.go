@@ -104,13 +104,7 @@ func TestCellPageStuckOnlyHasNoMedian(t *testing.T) {
 // properties read "nothing to judge".
 func TestCellPageWithoutLivenessHasNoSection(t *testing.T) {
 	h, rep := livenessCell()
-	var plain []history.Event
-	for _, e := range h.Events {
-		if e.Kind != history.Abandon && e.Kind != history.Fault {
-			plain = append(plain, e)
-		}
-	}
-	h.Events = plain
+	withoutStops(h)
 	rep.Liveness = checker.Liveness{FreeWhileTrying: -1, RecoverWithin: 660 * time.Millisecond}
 	rep.Results = []checker.Result{{Property: checker.MutualExclusion, Status: checker.Pass, Decisive: true},
 		{Property: checker.DeadlockFree, Status: checker.Pass, Decisive: true, Note: "no holder stopped: nothing to judge"},

@@ -119,10 +119,9 @@ func TestTimelineMarksLiveness(t *testing.T) {
 	}
 }
 
-// A history without liveness moments draws none of their marks, no key
-// row, and the legend names none of them.
-func TestTimelineWithoutLivenessHasNoLivenessMarks(t *testing.T) {
-	h, _ := livenessCell()
+// withoutStops drops the history's abandons and fault windows: nothing in
+// it stops a holder any more.
+func withoutStops(h *history.History) {
 	var plain []history.Event
 	for _, e := range h.Events {
 		if e.Kind != history.Abandon && e.Kind != history.Fault {
@@ -130,6 +129,13 @@ func TestTimelineWithoutLivenessHasNoLivenessMarks(t *testing.T) {
 		}
 	}
 	h.Events = plain
+}
+
+// A history without liveness moments draws none of their marks, no key
+// row, and the legend names none of them.
+func TestTimelineWithoutLivenessHasNoLivenessMarks(t *testing.T) {
+	h, _ := livenessCell()
+	withoutStops(h)
 	tl := buildTimeline(h, &checker.Report{})
 	svg := string(tl.svg(0, h.End, 1200))
 	for _, cls := range []string{"crashed", "abandoned", "restart", "recovered", "stretch", "key-row", "bound-passed"} {
