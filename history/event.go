@@ -19,9 +19,9 @@ import (
 )
 
 // FormatVersion is written in every header. Load reads it and versions 1
-// (before evidence events) and 2 (before abandon events and the liveness
-// bounds), and refuses others.
-const FormatVersion = 3
+// (before evidence events), 2 (before abandon events and the liveness
+// bounds) and 3 (before witness events), and refuses others.
+const FormatVersion = 4
 
 // ErrMalformed is wrapped by every Load error that points at a line.
 var ErrMalformed = errors.New("history: malformed")
@@ -53,6 +53,12 @@ const (
 	// later holder is no overlap with it. What the lock does on the server
 	// afterwards is what the liveness properties judge.
 	Abandon
+	// Witness is what the server did to a lock key, as the witness on
+	// its node saw it (a point; see witness.go): Key is the workload's
+	// key, Token the value on the server, Value the key's deadline on
+	// this clock (0: none), the targets the node (and the server's name
+	// for the key when it differs), Detail the server's act.
+	Witness
 )
 
 // Why a holder abandoned its lease (an Abandon event's Err).
@@ -61,7 +67,7 @@ const (
 	Abandoned = "abandoned" // the worker hung, its process lives on (abandoned-lease)
 )
 
-var kindNames = [...]string{"", "acquire", "release", "read", "write", "renew", "lost", "fault", "exercised", "probe", "abandon"}
+var kindNames = [...]string{"", "acquire", "release", "read", "write", "renew", "lost", "fault", "exercised", "probe", "abandon", "witness"}
 
 func (k Kind) String() string {
 	if int(k) < len(kindNames) && k != 0 {
@@ -101,7 +107,7 @@ func ParseKind(s string) (Kind, bool) {
 func (k Kind) valid() bool { return k > 0 && int(k) < len(kindNames) }
 
 // clientless kinds are recorded with Client -1.
-func clientless(k Kind) bool { return k == Fault || k == Exercised || k == Probe }
+func clientless(k Kind) bool { return k == Fault || k == Exercised || k == Probe || k == Witness }
 
 // Outcome says whether an operation happened (one byte in memory, its
 // name on disk).
@@ -393,6 +399,9 @@ func (e Event) Validate() error {
 	}
 	if !clientless(e.Kind) && e.Key == "" {
 		return fmt.Errorf("%s without a key", e.Kind)
+	}
+	if e.Kind == Witness && len(e.Targets()) == 0 {
+		return fmt.Errorf("witness event without a node")
 	}
 	return nil
 }

@@ -1,0 +1,326 @@
+package history
+
+import (
+	"sort"
+	"strings"
+)
+
+// What a witness event's Detail names: the server's act on the key (set,
+// expire, del, expired, evicted), what the witness found on connecting
+// (present, absent), or the witness's own sight of the node (blind,
+// watching). The words are backend.KeyOp's; history does not import it.
+const (
+	ServerSet      = "set"
+	ServerExpire   = "expire"
+	ServerDel      = "del"
+	ServerExpired  = "expired"
+	ServerEvicted  = "evicted"
+	ServerPresent  = "present"
+	ServerAbsent   = "absent"
+	WitnessBlind   = "blind"
+	WitnessWatches = "watching"
+)
+
+// ServerKeyTarget prefixes the server's own name for a key among a
+// witness event's targets, when it is not the workload's key (a prefix,
+// a hash tag, a library's numbering).
+const ServerKeyTarget = "as="
+
+// ServerOp is a witness event's act ("" for other events).
+func (e Event) ServerOp() string {
+	if e.Kind != Witness {
+		return ""
+	}
+	return e.Detail()
+}
+
+// Node is the node a witness event or a probe is about.
+func (e Event) Node() string {
+	if t := e.Targets(); len(t) > 0 {
+		return t[0]
+	}
+	return ""
+}
+
+// ServerKey is the key as the server names it.
+func (e Event) ServerKey() string {
+	for _, t := range e.Targets() {
+		if k, ok := strings.CutPrefix(t, ServerKeyTarget); ok {
+			return k
+		}
+	}
+	return e.Key
+}
+
+// ServerLease is one value a lock key held on one node, from the moment
+// the server wrote it to the moment it stopped holding it, as the witness
+// saw it.
+type ServerLease struct {
+	Key       string `json:"key"` // the workload's key
+	ServerKey string `json:"server_key,omitempty"`
+	Node      string `json:"node"`
+	Value     string `json:"value"`
+	Set       int64  `json:"set"` // when the server wrote it (or the witness found it)
+	// Deadline is the last expiry the server gave it (0: none), after
+	// every renewal.
+	Deadline int64 `json:"deadline,omitempty"`
+	// End is when the key stopped holding the value: its deadline if it
+	// expired (the server removes an expired key later, on access or in
+	// its expiry cycle, but no command sees it after the deadline), the
+	// delete, the write that replaced it, or the moment the witness lost
+	// sight of a node that came back without it. The history's end if it
+	// was still live then.
+	End     int64  `json:"end"`
+	Removed int64  `json:"removed,omitempty"` // when the server reported the removal
+	Ended   string `json:"ended"`             // how: LeaseExpired, LeaseDeleted, ...
+	// Extended counts expiry changes (a watchdog's renewals).
+	Extended int `json:"extended,omitempty"`
+	// Found says the witness found it on connecting rather than saw it
+	// written (a node back from its AOF, a witness started late).
+	Found bool `json:"found,omitempty"`
+	// Blind says the witness lost sight of the node during its life: its
+	// end is only what the witness found back.
+	Blind bool `json:"blind,omitempty"`
+	// SetOp and EndOp are the witness events' ids (-1: none).
+	SetOp int64 `json:"set_op"`
+	EndOp int64 `json:"end_op"`
+}
+
+// How a server lease ended (ServerLease.Ended).
+const (
+	LeaseExpired  = "expired"  // its time ran out on the server
+	LeaseDeleted  = "deleted"  // a command deleted it (a release, a DEL)
+	LeaseReplaced = "replaced" // a write gave the key another value
+	LeaseEvicted  = "evicted"  // removed for memory
+	LeaseLost     = "lost"     // its node lost it (killed, restarted empty)
+	LeaseLive     = "live"     // still held at the history's end
+)
+
+// ServerView is the server's side of a history: every lease the
+// witnesses saw, and when each node was watched.
+type ServerView struct {
+	Leases []ServerLease // by Set
+	// sight is each node's watched stretches.
+	sight map[string][]span
+	blind map[string]string // a node's last reason for not being watched
+}
+
+type span struct{ from, to int64 }
+
+// ServerViewOf derives the server's side from a history's events (any
+// order; only witness events are read). end is the history's end.
+func ServerViewOf(events []Event, end int64) *ServerView {
+	var ws []Event
+	for _, e := range events {
+		if e.Kind == Witness {
+			ws = append(ws, e)
+		}
+	}
+	sort.SliceStable(ws, func(i, j int) bool {
+		if ws[i].Call != ws[j].Call {
+			return ws[i].Call < ws[j].Call
+		}
+		return ws[i].ID < ws[j].ID
+	})
+	v := &ServerView{sight: map[string][]span{}, blind: map[string]string{}}
+	type slot struct{ node, key string }
+	live := map[slot]int{} // index in v.Leases of the value a key holds on a node
+	finish := func(i int, at int64, how string, op int64) {
+		l := &v.Leases[i]
+		l.End, l.Ended, l.EndOp = at, how, op
+		if how == LeaseExpired || how == LeaseReplaced || how == LeaseDeleted || how == LeaseEvicted {
+			l.Removed = at
+		}
+		if l.Deadline > 0 && l.Deadline < at {
+			// No command saw the value after its deadline, whatever
+			// removed it later.
+			l.End, l.Ended = l.Deadline, LeaseExpired
+		}
+	}
+	for _, e := range ws {
+		node, t := e.Node(), e.Call
+		s := slot{node, e.ServerKey()}
+		i, held := live[s]
+		switch e.ServerOp() {
+		case WitnessWatches:
+			v.sight[node] = append(v.sight[node], span{t, end})
+		case WitnessBlind:
+			if sp := v.sight[node]; len(sp) > 0 && sp[len(sp)-1].to == end {
+				sp[len(sp)-1].to = t
+			}
+			v.blind[node] = e.Err
+			for k, j := range live {
+				if k.node == node {
+					v.Leases[j].Blind = true
+				}
+			}
+		case ServerSet, ServerPresent:
+			if held && e.ServerOp() == ServerPresent && v.Leases[i].Value == e.Token {
+				v.Leases[i].Deadline = e.Value
+				continue
+			}
+			if held {
+				finish(i, t, LeaseReplaced, e.ID)
+			}
+			live[s] = len(v.Leases)
+			v.Leases = append(v.Leases, ServerLease{Key: e.Key, ServerKey: e.ServerKey(), Node: node, Value: e.Token, Set: t,
+				Deadline: e.Value, Found: e.ServerOp() == ServerPresent, SetOp: e.ID, EndOp: -1})
+		case ServerExpire:
+			if held {
+				v.Leases[i].Deadline = e.Value
+				v.Leases[i].Extended++
+			}
+		case ServerDel, ServerExpired, ServerEvicted, ServerAbsent:
+			if !held {
+				continue
+			}
+			how := map[string]string{ServerDel: LeaseDeleted, ServerExpired: LeaseExpired, ServerEvicted: LeaseEvicted,
+				ServerAbsent: LeaseLost}[e.ServerOp()]
+			at := t
+			if how == LeaseLost {
+				// A node back without the key lost it when it went away
+				// (the witness went blind then), or by its deadline.
+				if b, ok := lastBlind(v.sight[node], t); ok {
+					at = b
+				}
+			}
+			finish(i, at, how, e.ID)
+			delete(live, s)
+		}
+	}
+	for _, i := range live {
+		l := &v.Leases[i]
+		if l.Deadline > 0 && l.Deadline < end {
+			l.End, l.Ended = l.Deadline, LeaseExpired
+		} else {
+			l.End, l.Ended = end, LeaseLive
+		}
+	}
+	sort.SliceStable(v.Leases, func(i, j int) bool { return v.Leases[i].Set < v.Leases[j].Set })
+	return v
+}
+
+// lastBlind is the end of the last watched stretch before t that ended
+// (the moment sight was lost).
+func lastBlind(sp []span, t int64) (int64, bool) {
+	for i := len(sp) - 1; i >= 0; i-- {
+		if sp[i].to <= t {
+			return sp[i].to, true
+		}
+	}
+	return 0, false
+}
+
+// Watched reports whether a witness saw node at t.
+func (v *ServerView) Watched(node string, t int64) bool {
+	for _, s := range v.sight[node] {
+		if s.from <= t && t <= s.to {
+			return true
+		}
+	}
+	return false
+}
+
+// Nodes lists the nodes a witness ever watched, sorted.
+func (v *ServerView) Nodes() []string {
+	var out []string
+	for n := range v.sight {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Any reports whether a witness watched any node at all.
+func (v *ServerView) Any() bool { return len(v.sight) > 0 }
+
+// BlindReason says why a node was not watched ("" if it always was).
+func (v *ServerView) BlindReason(node string) string { return v.blind[node] }
+
+// ServerHold is the lease behind one pod's hold, on the server: on one
+// node, the copy the pod wrote; on a quorum lock, while a majority of
+// the lock's nodes held its value.
+type ServerHold struct {
+	Start, End int64
+	// Ended is how it ended: the way the copy ended, or LeaseLost when a
+	// quorum lock's lease fell below its majority before its copies'
+	// deadlines.
+	Ended  string
+	Nodes  []string      // the nodes that held it
+	Copies []ServerLease // one per node
+}
+
+// LeaseFor finds the server lease behind h: the copies of h's value
+// (its token; for a lock whose value names no owner, the value the
+// server wrote while h's acquire was in flight) on the nodes a witness
+// watched when h began. lockNodes is the lock's node count (the
+// history's LockNodes; 0 or 1: one node). ok false when no witness
+// watched, or none saw the lease: the caller must assume it from the TTL.
+func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
+	if v == nil || !v.Any() {
+		return ServerHold{}, false
+	}
+	var copies []ServerLease
+	seen := map[string]bool{}
+	for _, l := range v.Leases {
+		if l.Set > h.Start || l.Key != h.Key || seen[l.Node] {
+			continue
+		}
+		mine := h.Token != "" && l.Value == h.Token && l.End >= h.AcquireCall
+		if h.Token == "" {
+			mine = l.Set >= h.AcquireCall && !l.Found
+		}
+		if mine {
+			copies = append(copies, l)
+			seen[l.Node] = true
+		}
+	}
+	if len(copies) == 0 {
+		return ServerHold{}, false
+	}
+	if lockNodes <= 1 {
+		// One service address: the copy written first is the one the
+		// pods wrote; later ones are a replica's.
+		c := copies[0]
+		return ServerHold{Start: c.Set, End: c.End, Ended: c.Ended, Nodes: []string{c.Node}, Copies: copies[:1]}, true
+	}
+	return majorityHold(copies, lockNodes/2+1)
+}
+
+// majorityHold is the stretch while at least need copies were live.
+func majorityHold(copies []ServerLease, need int) (ServerHold, bool) {
+	type edge struct {
+		t     int64
+		delta int
+		c     int
+	}
+	var es []edge
+	for i, c := range copies {
+		es = append(es, edge{c.Set, 1, i}, edge{c.End, -1, i})
+	}
+	sort.SliceStable(es, func(i, j int) bool {
+		if es[i].t != es[j].t {
+			return es[i].t < es[j].t
+		}
+		return es[i].delta < es[j].delta
+	})
+	out := ServerHold{Copies: copies}
+	for _, c := range copies {
+		out.Nodes = append(out.Nodes, c.Node)
+	}
+	n, reached := 0, false
+	for _, e := range es {
+		n += e.delta
+		if !reached && n >= need {
+			reached, out.Start = true, e.t
+		}
+		if reached && n < need {
+			out.End, out.Ended = e.t, copies[e.c].Ended
+			if copies[e.c].Ended != LeaseExpired && copies[e.c].Ended != LeaseDeleted {
+				out.Ended = LeaseLost
+			}
+			return out, true
+		}
+	}
+	return ServerHold{}, false // never held a majority: no lease to speak of
+}
