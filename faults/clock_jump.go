@@ -122,7 +122,19 @@ func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
 			"node less left every lease a majority", node, v.Nodes), false
 	}
 	for _, h := range v.holdsAt(w.Call) {
+		// When the lease was due to lapse before the jump: the TTL from
+		// its acquire (and renewals), since what the server did after the
+		// jump is what the jump changed.
 		due := max(expiry(h, v.TTL), v.renewedUntil(h, w.Call))
+		if end := v.leaseEndOf(h, w.Call); end.observed && end.at <= w.Call {
+			continue // the server had already dropped it: the jump took nothing from it
+		} else if end.observed && end.at < due && jump > 0 {
+			if e, ok := v.tried(h.Key, h.Client, w.Call, due); ok {
+				return max(w.Call, e.Call), fmt.Sprintf("%s's clock jumped %s at %s under %s's lease on %s, due to lapse at %s; %s; %s tried at %s",
+					node, msec(jump), secs(w.Call), clientText(h.Client), h.Key, secs(due), v.lapsed(h, end),
+					clientText(e.Client), secs(max(w.Call, e.Call))), true
+			}
+		}
 		if due <= w.Call {
 			continue // already lapsed: the jump took nothing from it
 		}

@@ -48,7 +48,7 @@ func TestDangerousMoments(t *testing.T) {
 			window("pod-crash", 20, 21, "client1", history.StopsHolder), ev(history.Acquire, 2, "k", 30, 31, ok)}, false, "held no lock"},
 		{"a crash after the lease had lapsed", []history.Event{
 			ev(history.Acquire, 1, "k", 0, 10, ok), window("pod-crash", 400, 401, "client1", history.StopsHolder),
-			abandon(1, "k", 400, history.Crashed), ev(history.Acquire, 2, "k", 410, 411, ok)}, false, "had lapsed"},
+			abandon(1, "k", 400, history.Crashed), ev(history.Acquire, 2, "k", 410, 411, ok)}, false, "after client 1's lease on k (TTL 300 ms) lapsed"},
 		{"an abandoned lease nobody else wanted", []history.Event{
 			ev(history.Acquire, 1, "k", 0, 10, ok), window("abandoned-lease", 20, 21, "client1", history.StopsHolder),
 			abandon(1, "k", 20, history.Abandoned)}, false, "no other pod tried"},
@@ -57,7 +57,7 @@ func TestDangerousMoments(t *testing.T) {
 			abandon(1, "k", 20, history.Abandoned), ev(history.Acquire, 3, "k", 500, 501, ref)}, true, "client 3 tried at 0.500 s"},
 		{"pause outlives the lease while another pod tries", []history.Event{
 			ev(history.Acquire, 1, "k", 0, 10, ok), window("client-pause", 20, 470, "client1"),
-			ev(history.Acquire, 2, "k", 300, 320, ref), ev(history.Acquire, 2, "k", 330, 340, ok)}, true, "lapsed at 0.310 s; client 2 tried"},
+			ev(history.Acquire, 2, "k", 300, 320, ref), ev(history.Acquire, 2, "k", 330, 340, ok)}, true, "lapsed at 0.310 s (assumed from the TTL: no witness watched the server); client 2 tried"},
 		{"pause shorter than the lease", []history.Event{
 			ev(history.Acquire, 1, "k", 0, 10, ok), window("client-pause", 20, 200, "client1"),
 			ev(history.Acquire, 2, "k", 100, 110, ref)}, false, "before client 1's lease"},

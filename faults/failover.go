@@ -125,7 +125,7 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			continue
 		}
 		for _, h := range v.holdsAt(e.Call) {
-			if h.Key != e.Key || expiry(h, v.TTL) <= e.Call {
+			if h.Key != e.Key || v.dueOf(h, e.Call).at <= e.Call {
 				continue
 			}
 			if e.Value == 0 {

@@ -22,8 +22,17 @@ type View struct {
 	Events []history.Event
 	TTL    time.Duration
 	Nodes  int
+	// LockNodes is how many nodes the lock writes to (the header's; 0 or
+	// 1: one), for a quorum lock's lease on the server; End is the
+	// history's end.
+	LockNodes int
+	End       int64
 
-	derived []hold // the holds of Events, derived on first use
+	derived []hold              // the holds of Events, derived on first use
+	srv     *history.ServerView // the server's side, derived on first use
+	// lease is where the lease ends the danger being judged read came
+	// from: assumed if any was.
+	lease string
 }
 
 // Judgment is one fault window judged against its dangerous moment.
@@ -34,7 +43,7 @@ type Judgment = history.Judgment
 // Judge judges every closed fault window of h whose kind is registered
 // and defines a dangerous moment.
 func Judge(h *history.History, ttl time.Duration) []history.Judgment {
-	v := &View{Events: history.ByCall(h), TTL: ttl, Nodes: h.Header.Nodes}
+	v := &View{Events: history.ByCall(h), TTL: ttl, Nodes: h.Header.Nodes, LockNodes: h.Header.LockNodes, End: h.End}
 	var out []history.Judgment
 	for _, w := range v.Events {
 		if w.Kind != history.Fault || w.Open {
@@ -44,8 +53,10 @@ func Judge(h *history.History, ttl time.Duration) []history.Judgment {
 		if err != nil || k.Danger == nil {
 			continue
 		}
+		v.lease = ""
 		at, detail, ok := k.Danger(w, v)
-		out = append(out, history.Judgment{Fault: w.Fault(), Window: w.ID, At: at, Exercised: ok, Detail: detail, Of: w})
+		out = append(out, history.Judgment{Fault: w.Fault(), Window: w.ID, At: at, Exercised: ok, Detail: detail, Of: w,
+			Lease: v.lease})
 	}
 	return out
 }

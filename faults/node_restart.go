@@ -90,13 +90,13 @@ func restartedUnder(delayed bool, how string) Danger {
 		why := fmt.Sprintf("no lease was live both when %s went down at %s and when it came back at %s", node, secs(w.Call), secs(w.Return))
 		for _, h := range v.holdsAt(w.Call) {
 			if delayed {
-				if expiry(h, v.TTL) > w.Call {
+				if v.dueOf(h, w.Call).at > w.Call {
 					return w.Return, fmt.Sprintf("%s was killed at %s under %s's live lease on %s (%s, from %s) and stayed down %s",
 						node, secs(w.Call), clientText(h.Client), h.Key, ttlText(v), secs(h.Start), span(w.Call, w.Return)), true
 				}
 				continue
 			}
-			if expiry(h, v.TTL) <= w.Return || releasedBy(h, w.Return) {
+			if v.dueOf(h, w.Call).at <= w.Return || releasedBy(h, w.Return) {
 				continue
 			}
 			under := v.restartsUnder(h, w)

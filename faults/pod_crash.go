@@ -72,9 +72,8 @@ func stoppedHolding(how string) Danger {
 		}
 		h, ok := v.heldAt(pod, a.Call-1)
 		if ok {
-			if exp := max(expiry(h, v.TTL), v.renewedUntil(h, a.Call)); exp <= a.Call {
-				return w.Call, fmt.Sprintf("%s %s at %s, after its lease on %s (%s) had lapsed at %s",
-					clientText(pod), how, secs(a.Call), a.Key, ttlText(v), secs(exp)), false
+			if end := v.leaseEndOf(h, a.Call); end.at <= a.Call {
+				return w.Call, fmt.Sprintf("%s %s at %s, after %s", clientText(pod), how, secs(a.Call), v.lapsed(h, end)), false
 			}
 		}
 		e, ok := v.tried(a.Key, pod, a.Call, history.Forever)

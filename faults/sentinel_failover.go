@@ -147,7 +147,7 @@ func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
 	}
 	var tokens map[string]bool
 	for _, h := range v.holdsAt(probe.Call) {
-		if h.Key != probe.Key || h.Start > w.Call || max(expiry(h, v.TTL), v.renewedUntil(h, probe.Call)) <= probe.Call {
+		if h.Key != probe.Key || h.Start > w.Call || v.dueOf(h, probe.Call).at <= probe.Call {
 			continue
 		}
 		if tokens == nil {

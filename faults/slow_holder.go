@@ -46,17 +46,21 @@ func outlived(what, during string) Danger {
 		if !ok {
 			return w.Call, fmt.Sprintf("%s held no lock when %s began", clientText(pod), during), false
 		}
-		exp := max(expiry(h, v.TTL), v.renewedUntil(h, w.Call))
+		end := v.leaseEndOf(h, w.Call)
+		exp := end.at
 		if w.Return <= exp {
-			return w.Call, fmt.Sprintf("%s ended at %s, before %s's lease (%s) lapsed at %s",
-				during, secs(w.Return), clientText(pod), ttlText(v), secs(exp)), false
+			if end.observed {
+				return w.Call, fmt.Sprintf("%s, %s after %s ended at %s: the lease outlived %s",
+					v.lapsed(h, end), span(w.Return, exp), during, secs(w.Return), during), false
+			}
+			return w.Call, fmt.Sprintf("%s ended at %s, before %s", during, secs(w.Return), v.lapsed(h, end)), false
 		}
 		e, ok := v.tried(h.Key, pod, max(exp, w.Call), w.Return)
 		if !ok {
-			return w.Call, fmt.Sprintf("%s's lease lapsed at %s during %s, but no other pod tried for %s before it ended",
-				clientText(pod), secs(exp), during, h.Key), false
+			return w.Call, fmt.Sprintf("%s during %s, but no other pod tried for %s before it ended",
+				v.lapsed(h, end), during, h.Key), false
 		}
-		return exp, fmt.Sprintf("%s %s %s from %s; its lease on %s (%s) lapsed at %s; %s",
-			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), h.Key, ttlText(v), secs(exp), triedText(e)), true
+		return exp, fmt.Sprintf("%s %s %s from %s; %s; %s",
+			clientText(pod), what, span(w.Call, w.Return), secs(w.Call), v.lapsed(h, end), triedText(e)), true
 	}
 }

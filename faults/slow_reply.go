@@ -83,9 +83,20 @@ func lateWinner(w history.Event, v *View) (int64, string, bool) {
 		if e.Kind != history.Acquire || e.Outcome == history.Refused || e.Open || e.Return < w.Call {
 			continue
 		}
-		if took := time.Duration(e.Return - e.Call); took > v.TTL && e.Outcome == history.Ok {
-			return e.Return, fmt.Sprintf("%s's acquire of %s won, and its answer came %s after the call, past the %s",
-				clientText(e.Client), e.Key, msec(took), ttlText(v)), true
+		if took := time.Duration(e.Return - e.Call); e.Outcome == history.Ok {
+			h, held := v.heldAt(e.Client, e.Return)
+			if !held {
+				continue
+			}
+			end := v.leaseEndOf(h, e.Return)
+			if end.observed && end.at < e.Return {
+				return e.Return, fmt.Sprintf("%s's acquire of %s won, and its answer came %s after the call; %s, before the answer arrived",
+					clientText(e.Client), e.Key, msec(took), v.lapsed(h, end)), true
+			}
+			if !end.observed && took > v.TTL {
+				return e.Return, fmt.Sprintf("%s's acquire of %s won, and its answer came %s after the call, past the %s (assumed from the TTL: %s)",
+					clientText(e.Client), e.Key, msec(took), ttlText(v), end.why), true
+			}
 		}
 		if e.Outcome == history.Indefinite && e.Call >= w.Call && delay > v.TTL {
 			return e.Call, fmt.Sprintf("%s's acquire of %s at %s may have taken effect, its reply held back %s "+

@@ -251,9 +251,8 @@ type ServerHold struct {
 }
 
 // LeaseFor finds the server lease behind h: the copies of h's value
-// (its token; for a lock whose value names no owner, the value the
-// server wrote while h's acquire was in flight) on the nodes a witness
-// watched when h began. lockNodes is the lock's node count (the
+// (its token; for a lock whose value names no owner, the first value the
+// server wrote after h's acquire began) on the nodes a witness watched. lockNodes is the lock's node count (the
 // history's LockNodes; 0 or 1: one node). ok false when no witness
 // watched, or none saw the lease: the caller must assume it from the TTL.
 func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
@@ -263,12 +262,17 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 	var copies []ServerLease
 	seen := map[string]bool{}
 	for _, l := range v.Leases {
-		if l.Set > h.Start || l.Key != h.Key || seen[l.Node] {
+		if l.Key != h.Key || seen[l.Node] || l.End < h.AcquireCall {
 			continue
 		}
-		mine := h.Token != "" && l.Value == h.Token && l.End >= h.AcquireCall
+		// The witness hears of a write a little after the server made it,
+		// often after the writer heard its reply: a write is matched by
+		// its value, or else by being the first after the acquire began
+		// and before the belief ended, never by falling inside the
+		// acquire's call and return.
+		mine := h.Token != "" && l.Value == h.Token
 		if h.Token == "" {
-			mine = l.Set >= h.AcquireCall && !l.Found
+			mine = l.Set >= h.AcquireCall && l.Set <= h.End && !l.Found
 		}
 		if mine {
 			copies = append(copies, l)

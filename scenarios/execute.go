@@ -243,6 +243,8 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 		return run, fmt.Errorf("workload: %w", buildErr)
 	}
 	pods.record(r.rec)
+	wit := startWitness(ctx, p, dep, r.rec)
+	defer wit.Stop() // when the part panics; it ends below otherwise
 	schedule, err := p.schedule()
 	if err != nil {
 		_, _ = r.end() // no cycle ran yet: the plan's error is the part's only result
@@ -259,6 +261,9 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 	stopSched()
 	control.Close()
 	schedErr := <-schedDone
+	// What the server did up to now is in the history before the windows
+	// are judged against it.
+	wit.Stop()
 	// Every window is closed now: judge each against its dangerous moment,
 	// into the history itself (a continuous part's judge does it as they
 	// close).
@@ -377,7 +382,7 @@ func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
 			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
 			"expectation": string(p.Expect.Safety), "liveness_expectation": string(p.Expect.Liveness),
-			"backend": p.Backend.Name(), "lock_traits": p.Lock.Describe()}})
+			"backend": p.Backend.Name(), "lock_traits": p.Lock.Describe(), "witness": witnessWord(p)}})
 	if err != nil {
 		return nil, fmt.Errorf("harness: %w", err)
 	}

@@ -72,6 +72,10 @@ type Options struct {
 	// RecoverWithin overrides every scenario's deadlock-free bound, as
 	// given (not scaled).
 	RecoverWithin time.Duration
+	// NoWitness runs cells without the witness on the servers (to measure
+	// what it costs): every lease end is then assumed from the TTL, and
+	// every sentence says so.
+	NoWitness bool
 	// TimeScale stretches every time of every scenario (TTL, work, gaps,
 	// call timeouts, fault sizes) by one factor, so each keeps its shape on
 	// a slower machine. Default 1; Calibrate measures one.
@@ -153,6 +157,9 @@ type Plan struct {
 	// holds the cell to (deadlock-free, fault-tolerant), resolved once.
 	RecoverWithin time.Duration
 	AcquireWithin time.Duration
+	// Witness watches the servers during the cell (Options.NoWitness
+	// turns it off).
+	Witness bool
 	// Parts are the stretches the cell runs in (one, unless it is longer
 	// than Options.PartLength), on one deployment.
 	Parts []Part
@@ -236,6 +243,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	p.MaxDuration = max(p.MaxDuration, sc.Duration)
 	p.RecoverWithin, p.AcquireWithin = livenessBounds(sc, opts)
+	p.Witness = !opts.NoWitness
 	p.Topology, p.Nodes, p.Skip = topologyFor(sc, cell.Lock, needs)
 	p.Clock = needs.Clock
 	p.Persistence = needs.Persistence

@@ -61,7 +61,21 @@ func (s *session) notified(f frame, at time.Time) {
 		if _, known := s.w.live[key]; !known {
 			return // an expiry on a key never seen written: a counter's
 		}
-		s.ask(&pending{c: backend.KeyChange{Key: key, Op: backend.KeyExpire, At: at}, read: true, dedupe: true})
+		if p := s.last[key]; p != nil && p.c.Op == backend.KeySet && p.replies > 0 && !p.ownExpiry {
+			// SET PX fires set, then expire, for one command: the set's
+			// read, not yet run, reads the expiry too.
+			p.ownExpiry = true
+			return
+		}
+		// A read still in flight reads this expiry, not the one before:
+		// this one is reported even if it reads the same.
+		force := false
+		for _, p := range s.queue {
+			if p.read && p.replies > 0 && p.c.Key == key {
+				force = true
+			}
+		}
+		s.ask(&pending{c: backend.KeyChange{Key: key, Op: backend.KeyExpire, At: at}, read: true, dedupe: !force})
 	case removals[ev] != "":
 		s.changed(key)
 		v, known := s.w.live[key]
@@ -69,7 +83,9 @@ func (s *session) notified(f frame, at time.Time) {
 			return
 		}
 		delete(s.w.live, key)
-		s.queue = append(s.queue, &pending{c: backend.KeyChange{Key: key, Op: removals[ev], Value: v, At: at}})
+		p := &pending{c: backend.KeyChange{Key: key, Op: removals[ev], Value: v, At: at}}
+		s.queue = append(s.queue, p)
+		s.last[key] = p
 	default:
 		s.w.counters[key] = true
 		delete(s.w.live, key)
@@ -89,6 +105,7 @@ func (s *session) changed(key string) {
 // ask queues a change and sends the read that completes it.
 func (s *session) ask(p *pending) {
 	p.replies, p.sent = 4, time.Now()
+	s.last[p.c.Key] = p
 	s.out = appendCommand(s.out, "MULTI")
 	s.out = appendCommand(s.out, "GET", p.c.Key)
 	s.out = appendCommand(s.out, "PTTL", p.c.Key)

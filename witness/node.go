@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -36,6 +37,9 @@ type nodeWatch struct {
 	deadlines map[string]time.Time
 	counters  map[string]bool
 	blind     bool // Blind was reported and Watching not since
+	// ready closes when the first connection is watching or has failed.
+	ready     chan struct{}
+	readyOnce sync.Once
 }
 
 func (w *nodeWatch) emit(c backend.KeyChange) {
@@ -47,7 +51,10 @@ func (w *nodeWatch) emit(c backend.KeyChange) {
 	w.cfg.Sink(key, c)
 }
 
+func (w *nodeWatch) isReady() { w.readyOnce.Do(func() { close(w.ready) }) }
+
 func (w *nodeWatch) lost(why string) {
+	defer w.isReady()
 	if !w.blind {
 		w.blind = true
 		w.emit(backend.KeyChange{Op: backend.Blind, At: time.Now(), Reason: why})
@@ -87,13 +94,14 @@ func (w *nodeWatch) session(ctx context.Context) error {
 	stop := context.AfterFunc(ctx, func() { _ = conn.Close() })
 	defer stop()
 	defer conn.Close()
-	s := &session{w: w, conn: conn, r: bufio.NewReaderSize(conn, 16<<10)}
+	s := &session{w: w, conn: conn, r: bufio.NewReaderSize(conn, 16<<10), last: map[string]*pending{}}
 	if err := s.setup(); err != nil {
 		return err
 	}
 	w.blind = false
 	w.emit(backend.KeyChange{Op: backend.Watching, At: time.Now()})
 	s.snapshot()
+	w.isReady()
 	return s.loop()
 }
 
@@ -106,6 +114,7 @@ type session struct {
 	// queue holds changes in the server's order; one waiting for its read
 	// holds back the ones after it.
 	queue []*pending
+	last  map[string]*pending // the change each key's last notification made
 }
 
 // pending is a change, with the read that completes it if it needs one.
@@ -116,6 +125,9 @@ type pending struct {
 	sent    time.Time
 	stale   bool // the value changed again before the read ran
 	dedupe  bool // an expire: drop it if it changed nothing
+	// ownExpiry: a set whose command's own expire notification came
+	// (SET PX), read together.
+	ownExpiry bool
 }
 
 // call sends one command and reads its reply (during setup, before any

@@ -74,6 +74,7 @@ func Start(ctx context.Context, cfg Config) *Witness {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Witness{cancel: cancel}
 	m := NewMatcher(cfg.Keys)
+	var ready []chan struct{}
 	for _, n := range cfg.Nodes {
 		if o, ok := n.(backend.ObservableNode); ok {
 			stop := o.ObserveKeys(func(k string) bool { _, ok := m.Match(k); return ok }, func(c backend.KeyChange) {
@@ -84,8 +85,23 @@ func Start(ctx context.Context, cfg Config) *Witness {
 			continue
 		}
 		nw := &nodeWatch{node: n, cfg: cfg, match: m, live: map[string]string{},
-			deadlines: map[string]time.Time{}, counters: map[string]bool{}}
+			deadlines: map[string]time.Time{}, counters: map[string]bool{}, ready: make(chan struct{})}
 		w.wg.Go(func() { nw.run(ctx) })
+		ready = append(ready, nw.ready)
+	}
+	// The cell's first acquire comes after: what the server does from the
+	// start is seen, unless a node takes longer than a second to answer
+	// (then it is Blind until it does).
+	timeout := time.NewTimer(time.Second)
+	defer timeout.Stop()
+	for _, r := range ready {
+		select {
+		case <-r:
+		case <-timeout.C:
+			return w
+		case <-ctx.Done():
+			return w
+		}
 	}
 	return w
 }

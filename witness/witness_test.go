@@ -121,4 +121,3 @@ func TestWitnessSeesANodeRestartEmpty(t *testing.T) {
 		t.Errorf("no blind before the lease was found lost: %v", ops)
 	}
 }
-

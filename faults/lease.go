@@ -1,0 +1,123 @@
+package faults
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/lockchaos/lockchaos/history"
+)
+
+// A lease's end, as the dangers read it: what the server did, where a
+// witness saw it, else what the TTL implies. A lock whose real lease
+// differs from the cell's TTL (an expiry rounded up to whole seconds, a
+// library's own tolerance) is judged by the lease it really took.
+
+// leaseEnd is when a hold's lease stopped holding.
+type leaseEnd struct {
+	at       int64
+	observed bool
+	how      string // observed: history.LeaseExpired, LeaseDeleted, ...
+	where    string // observed: the nodes
+	why      string // assumed: why no witness saw it
+}
+
+// evidence is the judgment's Lease word.
+func (l leaseEnd) evidence() string {
+	if l.observed {
+		return history.LeaseObserved
+	}
+	return history.LeaseAssumed
+}
+
+// server returns the history's server side, derived once per view.
+func (v *View) server() *history.ServerView {
+	if v.srv == nil {
+		end := v.End
+		if end == 0 && len(v.Events) > 0 {
+			end = v.Events[len(v.Events)-1].Return
+		}
+		v.srv = history.ServerViewOf(v.Events, end)
+	}
+	return v.srv
+}
+
+// leaseEndOf is when h's lease ended on the server, or, where no witness
+// saw it, when the TTL from the acquire's return (and the renewals
+// recorded by t) says it did.
+func (v *View) leaseEndOf(h hold, t int64) leaseEnd {
+	l := v.findLeaseEnd(h, t)
+	if v.lease != history.LeaseAssumed {
+		v.lease = l.evidence()
+	}
+	return l
+}
+
+func (v *View) findLeaseEnd(h hold, t int64) leaseEnd {
+	srv := v.server()
+	if sh, ok := srv.LeaseFor(h, v.LockNodes); ok {
+		return leaseEnd{at: sh.End, observed: true, how: sh.Ended, where: strings.Join(sh.Nodes, ", ")}
+	}
+	l := leaseEnd{at: max(expiry(h, v.TTL), v.renewedUntil(h, t))}
+	switch {
+	case !srv.Any():
+		l.why = "no witness watched the server"
+	case !v.watchedAny(h.Start):
+		l.why = "the witness could not see the lock's nodes then"
+	default:
+		l.why = fmt.Sprintf("the witness saw no lease of %s's on %s: the lock keeps it under a name or on a server the witness does not watch",
+			clientText(h.Client), h.Key)
+	}
+	return l
+}
+
+// watchedAny reports whether a witness saw some node at t.
+func (v *View) watchedAny(t int64) bool {
+	srv := v.server()
+	for _, n := range srv.Nodes() {
+		if srv.Watched(n, t) {
+			return true
+		}
+	}
+	return false
+}
+
+// lapsed says, in a sentence's words, how and when h's lease ended:
+// "the server removed client 4's lease on order:1 at 0.597 s (expired on
+// node0, seen by the witness)" or "client 4's lease on order:1 (TTL 300
+// ms) lapsed at 0.397 s (assumed from the TTL: no witness watched the
+// server)".
+func (v *View) lapsed(h hold, l leaseEnd) string {
+	if !l.observed {
+		return fmt.Sprintf("%s's lease on %s (%s) lapsed at %s (assumed from the TTL: %s)",
+			clientText(h.Client), h.Key, ttlText(v), secs(l.at), l.why)
+	}
+	verb := map[string]string{history.LeaseExpired: "expired", history.LeaseDeleted: "deleted",
+		history.LeaseReplaced: "replaced", history.LeaseEvicted: "evicted", history.LeaseLost: "lost"}[l.how]
+	if verb == "" {
+		return fmt.Sprintf("the server still held %s's lease on %s at %s (on %s, seen by the witness)",
+			clientText(h.Client), h.Key, secs(l.at), l.where)
+	}
+	return fmt.Sprintf("the server removed %s's lease on %s at %s (%s on %s, %s after it was taken; seen by the witness)",
+		clientText(h.Client), h.Key, secs(l.at), verb, l.where, span(h.Start, l.at))
+}
+
+// dueOf is when h's lease was due to lapse on the server, whatever a
+// node's restart or a failover did to one copy: the latest deadline the
+// witness read for its copies (none: never), else the TTL's.
+func (v *View) dueOf(h hold, t int64) leaseEnd {
+	l := v.leaseEndOf(h, t)
+	if !l.observed {
+		return l
+	}
+	sh, _ := v.server().LeaseFor(h, v.LockNodes)
+	due := int64(0)
+	for _, c := range sh.Copies {
+		if c.Deadline == 0 {
+			due = history.Forever
+			break
+		}
+		due = max(due, c.Deadline)
+	}
+	l.at = due
+	return l
+}

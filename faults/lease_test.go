@@ -1,0 +1,88 @@
+package faults
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockchaos/lockchaos/history"
+)
+
+// seen builds a witness event (times in ms; deadline 0: none).
+func seen(op, node, key, value string, at, deadline int64) history.Event {
+	return history.Event{Kind: history.Witness, Client: -1, Key: key, Token: value, Value: deadline * ms, Call: at * ms,
+		Return: at * ms, Outcome: history.Ok, Window: history.NewWindow("", []string{node}, op)}
+}
+
+func tokAcquire(client int, key, tok string, call, ret int64) history.Event {
+	e := ev(history.Acquire, client, key, call, ret, history.Ok)
+	e.Token = tok
+	return e
+}
+
+// A lock whose real lease is longer than the cell's TTL (whole seconds
+// plus tolerance: 500 ms at a 300 ms TTL): a 450 ms pause does not outlast
+// it, and the witness's view says so; without the witness the same
+// history is judged exercised from the TTL, the false claim the witness
+// exists to stop.
+func TestObservedLeaseLongerThanTheTTLIsNotExercisedByAShorterPause(t *testing.T) {
+	evs := []history.Event{
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 501),
+		window("client-pause", 10, 460, "client1"),
+		ev(history.Acquire, 2, "order:1", 320, 330, history.Refused),
+		ev(history.Acquire, 2, "order:1", 440, 450, history.Refused),
+		seen(history.ServerExpired, "node0", "order:1", "tokA", 520, 0),
+		tokAcquire(2, "order:1", "tokB", 521, 523), seen(history.ServerSet, "node0", "order:1", "tokB", 522, 822),
+	}
+	js := judge(t, evs...)
+	if len(js) != 1 || js[0].Exercised || js[0].Lease != history.LeaseObserved {
+		t.Fatalf("judged %+v, want one window not exercised on an observed lease", js)
+	}
+	if d := js[0].Detail; !strings.Contains(d, "the server removed client 1's lease on order:1 at 0.501 s") ||
+		!strings.Contains(d, "the lease outlived the pause") {
+		t.Errorf("sentence %q does not say what the server did", d)
+	}
+	var blind []history.Event
+	for _, e := range evs {
+		if e.Kind != history.Witness {
+			blind = append(blind, e)
+		}
+	}
+	js = judge(t, blind...)
+	if len(js) != 1 || !js[0].Exercised || js[0].Lease != history.LeaseAssumed ||
+		!strings.Contains(js[0].Detail, "assumed from the TTL: no witness watched the server") {
+		t.Errorf("without a witness: %+v, want exercised, assumed and said so", js)
+	}
+}
+
+// A pause that does outlast the observed lease is exercised, with the
+// server's removal in the sentence.
+func TestObservedLeaseEndExercisesAPauseThatOutlastsIt(t *testing.T) {
+	js := judge(t,
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 301),
+		window("client-pause", 10, 460, "client1"),
+		ev(history.Acquire, 2, "order:1", 305, 310, history.Ok), seen(history.ServerExpired, "node0", "order:1", "tokA", 306, 0),
+	)
+	if len(js) != 1 || !js[0].Exercised || js[0].Lease != history.LeaseObserved {
+		t.Fatalf("judged %+v, want exercised on an observed lease", js)
+	}
+	if d := js[0].Detail; !strings.Contains(d, "at 0.301 s (expired on node0") || !strings.Contains(d, "client 2 tried") {
+		t.Errorf("sentence %q", d)
+	}
+}
+
+// The witness watched, but the lock's value was never seen (it keeps its
+// keys under a name outside the namespace): assumed, and the sentence
+// says why.
+func TestUnseenLeaseIsAssumedWithTheReason(t *testing.T) {
+	js := judge(t,
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(1, "order:1", "tokA", 0, 2),
+		window("client-pause", 10, 460, "client1"),
+		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
+	)
+	if len(js) != 1 || js[0].Lease != history.LeaseAssumed || !strings.Contains(js[0].Detail, "the witness saw no lease of client 1's") {
+		t.Errorf("judged %+v", js)
+	}
+}

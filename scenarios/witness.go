@@ -1,0 +1,43 @@
+package scenarios
+
+import (
+	"context"
+
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/witness"
+)
+
+// startWitness watches the part's nodes into its history (nil, which
+// Stop accepts, when the plan turned the witness off).
+func startWitness(ctx context.Context, p *Plan, dep *deployment.Deployment, rec *history.Recorder) *witness.Witness {
+	if !p.Witness {
+		return nil
+	}
+	return witness.Start(ctx, witness.Config{Nodes: dep.Nodes(), Keys: p.Keys, Prefix: p.KeyPrefix, Sink: witnessSink(rec)})
+}
+
+// witnessSink records what a witness saw as witness events, at the time
+// it saw them.
+func witnessSink(rec *history.Recorder) func(string, backend.KeyChange) {
+	return func(key string, c backend.KeyChange) {
+		targets := []string{c.Node}
+		if c.Key != "" && c.Key != key {
+			targets = append(targets, history.ServerKeyTarget+c.Key)
+		}
+		var deadline int64
+		if !c.Deadline.IsZero() {
+			deadline = max(1, rec.Since(c.Deadline))
+		}
+		rec.PointAt(history.Event{Kind: history.Witness, Client: -1, Key: key, Token: c.Value, Value: deadline,
+			Call: max(0, rec.Since(c.At)), Err: c.Reason, Window: history.NewWindow("", targets, string(c.Op))})
+	}
+}
+
+func witnessWord(p *Plan) string {
+	if p.Witness {
+		return "on"
+	}
+	return "off"
+}
