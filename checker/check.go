@@ -77,7 +77,8 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
 	// The resource gets a fresh budget: a slow lock check must not starve it.
 	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget), c)
-	fr := checkForeignRelease(evs, holds, h.Header.InProcess, opts)
+	srv := serverFacts{ServerView: history.ServerViewOf(evs, h.End), lockNodes: h.Header.LockNodes}
+	fr := checkForeignRelease(evs, holds, h.Header.InProcess, srv, opts)
 	if f := h.Header.Fencing; f != "" && f != "off" {
 		me.Decisive = false
 		if me.Note == "" {
@@ -86,7 +87,8 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	}
 	fo := checkFenceOrder(evs, h.Header.Fencing, opts, c)
 	df, ft, lv := checkLiveness(h, evs, opts, c)
-	return []Result{me, res, fr, fo, df, ft}, lv
+	ex, sb := checkServer(srv, holds, opts)
+	return []Result{me, res, fr, fo, df, ft, ex, sb}, lv
 }
 
 // checkLiveness judges deadlock-free and fault-tolerant: a whole history

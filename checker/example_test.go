@@ -57,6 +57,8 @@ func ExampleCheck() {
 	// fence-order: pass (not counted: not applicable: the resource checks no fences)
 	// deadlock-free: pass
 	// fault-tolerant: pass
+	// server-exclusive: pass (not counted: not judged: no witness watched the server)
+	// stale-belief: pass (not counted: not judged: no witness watched the server)
 }
 
 // A saved history is checked the same way. This one, from the package's

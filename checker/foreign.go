@@ -16,7 +16,7 @@ import (
 // Locks without shared state (in-process, as the history's header says)
 // cannot release anything foreign; for them the property is not applicable
 // and passes with a note.
-func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts Options) Result {
+func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv serverFacts, opts Options) Result {
 	r := Result{Property: ForeignRelease, Decisive: true, Status: Pass}
 	if inProcess {
 		r.Note = "not applicable: an in-process mutex has no shared lock to remove"
@@ -65,7 +65,10 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts
 			break // one violation per release
 		}
 	}
-	orphanReleases(evs, holds, opts, &r)
+	orphanReleases(evs, holds, srv, opts, &r)
+	if n := len(r.Settled); n > 0 && r.Note == "" {
+		r.Note = fmt.Sprintf("%d release(s) that looked foreign settled by the server's view: %s", n, r.Settled[0])
+	}
 	if r.ViolationCount > 0 {
 		r.Status = Fail
 	}
@@ -77,7 +80,7 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, opts
 // lease was lost) while another client held the key: the release removed
 // that client's lock, or at best a lock that was not the releaser's to
 // remove. Holds are by start; a sweep per key keeps it O(n log n).
-func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) {
+func orphanReleases(evs []history.Event, holds []Hold, srv serverFacts, opts Options, r *Result) {
 	type ck struct {
 		client int
 		key    string
@@ -104,13 +107,18 @@ func orphanReleases(evs []history.Event, holds []Hold, opts Options, r *Result) 
 			}
 			r.Operations++
 			if o, ok := heldBy(holds, byKey[e.Key], e.Client, e.Call); ok {
+				seen, settled := srv.settle(e, o)
+				if settled != "" {
+					r.Settled = append(r.Settled, settled)
+					continue
+				}
 				r.ViolationCount++
 				if len(r.Violations) < opts.MaxViolations {
 					r.Violations = append(r.Violations, Violation{Property: ForeignRelease, Key: e.Key, Clients: []int{e.Client, o.Client},
 						Events: []int64{e.ID, o.AcquireID}, At: e.Call, Start: e.Call, End: e.Return,
 						Summary: fmt.Sprintf("client %d held nothing on %s but its release at %s succeeded, while "+
-							"client %d held it from %s",
-							e.Client, e.Key, history.Seconds(e.Call), o.Client, history.Seconds(o.Start))})
+							"client %d held it from %s%s",
+							e.Client, e.Key, history.Seconds(e.Call), o.Client, history.Seconds(o.Start), seen)})
 				}
 			}
 		}

@@ -88,10 +88,14 @@ type Result struct {
 	// Judged is how many moments a liveness property judged (a stopped
 	// holder, a node-down window); 0 with a pass means nothing happened
 	// that it could judge.
-	Judged         int           `json:"judged,omitempty"`
-	Violations     []Violation   `json:"violations,omitempty"` // up to Options.MaxViolations
-	ViolationCount int           `json:"violation_count"`
-	Note           string        `json:"note,omitempty"`
+	Judged         int         `json:"judged,omitempty"`
+	Violations     []Violation `json:"violations,omitempty"` // up to Options.MaxViolations
+	ViolationCount int         `json:"violation_count"`
+	Note           string      `json:"note,omitempty"`
+	// Settled are apparent violations the server's view showed were
+	// none, each in a sentence (foreign-release: a release that deleted
+	// the releaser's own late SET).
+	Settled        []string      `json:"settled,omitempty"`
 	Elapsed        time.Duration `json:"elapsed_ns"`
 	Operations     int           `json:"operations"`
 	Segments       int           `json:"segments,omitempty"`

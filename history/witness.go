@@ -288,11 +288,13 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 		c := copies[0]
 		return ServerHold{Start: c.Set, End: c.End, Ended: c.Ended, Nodes: []string{c.Node}, Copies: copies[:1]}, true
 	}
-	return majorityHold(copies, lockNodes/2+1)
+	return Majority(copies, lockNodes)
 }
 
-// majorityHold is the stretch while at least need copies were live.
-func majorityHold(copies []ServerLease, need int) (ServerHold, bool) {
+// Majority is the first stretch while a majority of a quorum lock's
+// lockNodes held one value's copies (one per node).
+func Majority(copies []ServerLease, lockNodes int) (ServerHold, bool) {
+	need := lockNodes/2 + 1
 	type edge struct {
 		t     int64
 		delta int
