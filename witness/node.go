@@ -40,6 +40,10 @@ type nodeWatch struct {
 	// ready closes when the first connection is watching or has failed.
 	ready     chan struct{}
 	readyOnce sync.Once
+	// restore is the notification setting the node had before the
+	// witness changed it (nil: unchanged), put back when it stops: on
+	// someone else's Redis the witness leaves the server as it found it.
+	restore *string
 }
 
 func (w *nodeWatch) emit(c backend.KeyChange) {
@@ -64,6 +68,7 @@ func (w *nodeWatch) lost(why string) {
 // run watches the node until ctx ends, dialing it again whenever the
 // connection drops (a killed or restarted node).
 func (w *nodeWatch) run(ctx context.Context) {
+	defer w.putBack()
 	for ctx.Err() == nil {
 		err := w.session(ctx)
 		if ctx.Err() != nil {
@@ -162,6 +167,9 @@ func (s *session) setup() error {
 		have = f.items[1].str
 	}
 	if !covers(have, wantFlags) {
+		if s.w.restore == nil {
+			s.w.restore = &have
+		}
 		f, err := s.call("CONFIG", "SET", "notify-keyspace-events", union(have, wantFlags))
 		if err != nil {
 			return err
@@ -226,4 +234,20 @@ func (s *session) snapshot() {
 		s.ask(&pending{c: backend.KeyChange{Key: k, Op: backend.KeyPresent, At: time.Now()}, read: true})
 	}
 	_ = s.flushOut()
+}
+
+// putBack restores the node's notification setting, best effort: a node
+// killed at the cell's end has none to restore.
+func (w *nodeWatch) putBack() {
+	if w.restore == nil {
+		return
+	}
+	conn, err := net.DialTimeout("tcp", w.node.Addr(), time.Second)
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(time.Second))
+	s := &session{w: w, conn: conn, r: bufio.NewReader(conn)}
+	_, _ = s.call("CONFIG", "SET", "notify-keyspace-events", *w.restore)
 }

@@ -121,3 +121,26 @@ func TestWitnessSeesANodeRestartEmpty(t *testing.T) {
 		t.Errorf("no blind before the lease was found lost: %v", ops)
 	}
 }
+
+// The witness leaves a server's notification setting as it found it (on
+// someone else's Redis, that matters).
+func TestWitnessPutsTheNotificationSettingBack(t *testing.T) {
+	dep := backendtest.Cluster(t, deployment.Config{})
+	rdb := backendtest.Client(t, dep.Node(0).Addr())
+	ctx := context.Background()
+	if err := rdb.ConfigSet(ctx, "notify-keyspace-events", "Elg").Err(); err != nil {
+		t.Fatal(err)
+	}
+	s := &seen{}
+	w := witness.Start(ctx, witness.Config{Nodes: dep.Nodes(), Keys: []string{"order:1"}, Sink: s.sink})
+	s.has(t, "node0 watching =")
+	during, _ := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
+	w.Stop()
+	after, _ := rdb.ConfigGet(ctx, "notify-keyspace-events").Result()
+	if got := during["notify-keyspace-events"]; !strings.Contains(got, "K") || !strings.Contains(got, "x") {
+		t.Errorf("while watching the setting was %q, want keyspace events and expiries", got)
+	}
+	if got := after["notify-keyspace-events"]; got != "glE" && got != "Elg" && got != "lgE" {
+		t.Errorf("after the witness the setting is %q, want the user's Elg back", got)
+	}
+}

@@ -44,6 +44,7 @@ type runConfig struct {
 	// Each cell's options (cellOptions). timeScale 0 measures the machine.
 	duration, budget, maxDuration, partLength time.Duration
 	recoverWithin                             time.Duration
+	noWitness                                 bool
 	clients                                   int
 	inParts                                   bool
 	timeScale                                 float64
@@ -97,7 +98,7 @@ func (c runConfig) cellOptions(t target, notify func(string)) scenarios.Options 
 	return scenarios.Options{Seed: c.seed, OutDir: c.out, Duration: c.duration, Clients: c.clients, Budget: c.budget,
 		Backend: t.be, Rerun: c.rerun(t), ToxiproxyAPI: c.toxAPI, Notify: notify,
 		TimeScale: t.scale, NodeOpTime: t.nodeOp, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength, InParts: c.inParts,
-		RecoverWithin: c.recoverWithin}
+		RecoverWithin: c.recoverWithin, NoWitness: c.noWitness}
 }
 
 // rerunBackend is the --backend a rerun line of a cell run on be names:
@@ -162,6 +163,9 @@ func (c runConfig) rerunFlags(t target) []string {
 	}
 	if c.inParts {
 		f = append(f, "--in-parts")
+	}
+	if c.noWitness {
+		f = append(f, "--no-witness")
 	}
 	if v := c.floor.MinExercised; v != nil {
 		add("--min-exercised", strconv.Itoa(*v))

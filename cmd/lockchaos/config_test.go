@@ -244,7 +244,7 @@ var rerunRoles = map[string]string{
 	// Carried as the cell ran.
 	"duration": "carried", "clients": "carried", "files": "carried", "timeScale": "carried (as measured or given)",
 	"budget": "carried", "floor": "carried", "maxDuration": "carried", "partLength": "carried", "inParts": "carried",
-	"recoverWithin": "carried", "lockDrivers": "carried (the one declaring the cell's lock)",
+	"recoverWithin": "carried", "noWitness": "carried", "lockDrivers": "carried (the one declaring the cell's lock)",
 	"backend": "carried when named (--backend, the simulation, a replay's backend); after auto the rerun finds Redis with auto",
 	"image":   "carried with the docker backend", "addrs": "carried with the external backend",
 	// Nothing to choose for one cell and one seed, or not the cell's.
@@ -271,7 +271,7 @@ func carried() []string {
 func carry(want *runConfig, ran runConfig, t target) {
 	want.duration, want.clients, want.files, want.budget, want.floor = ran.duration, ran.clients, ran.files, ran.budget, ran.floor
 	want.maxDuration, want.partLength, want.inParts, want.timeScale = ran.maxDuration, ran.partLength, ran.inParts, t.scale
-	want.recoverWithin = ran.recoverWithin
+	want.recoverWithin, want.noWitness = ran.recoverWithin, ran.noWitness
 	for _, v := range ran.lockDrivers {
 		if strings.HasPrefix(v, "token=") {
 			want.lockDrivers = append(want.lockDrivers, v)
@@ -290,7 +290,7 @@ func carry(want *runConfig, ran runConfig, t target) {
 
 // carriedFields are the fields carry sets.
 var carriedFields = []string{"addrs", "backend", "budget", "clients", "duration", "files", "floor", "image", "inParts",
-	"lockDrivers", "maxDuration", "partLength", "recoverWithin", "timeScale"}
+	"lockDrivers", "maxDuration", "noWitness", "partLength", "recoverWithin", "timeScale"}
 
 func TestEveryRunSettingHasARerunRole(t *testing.T) {
 	if got := carried(); !reflect.DeepEqual(got, carriedFields) {

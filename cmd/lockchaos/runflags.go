@@ -58,6 +58,8 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"else twice its TTL plus 60ms of retry slack)")
 	fs.Var(positiveDuration{&c.partLength}, "part-length", "a cell longer than this is long: "+
 		"one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
+	fs.BoolVar(&c.noWitness, "no-witness", false, "run without the witness on the servers (to measure what it costs): "+
+		"every lease end is then assumed from the TTL, and every sentence says so")
 	fs.BoolVar(&c.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, "+
 		"each with its own pods, history and check, a TTL's pause between")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run "+
