@@ -15,7 +15,8 @@ func startWitness(ctx context.Context, p *Plan, dep *deployment.Deployment, rec 
 	if !p.Witness {
 		return nil
 	}
-	return witness.Start(ctx, witness.Config{Nodes: dep.Nodes(), Keys: p.Keys, Prefix: p.KeyPrefix, Sink: witnessSink(rec)})
+	return witness.Start(ctx, witness.Config{Nodes: dep.Nodes(), Keys: p.Keys, Prefix: p.KeyPrefix,
+		NoDial: p.Simulated(), Sink: witnessSink(rec)})
 }
 
 // witnessSink records what a witness saw as witness events, at the time

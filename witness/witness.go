@@ -51,6 +51,10 @@ type Config struct {
 	// for Blind and Watching), from the node's watcher: it must be safe
 	// for concurrent use.
 	Sink func(key string, c backend.KeyChange)
+	// NoDial says the nodes' addresses are not on a real network (a
+	// simulation's): a node that does not report its own changes is then
+	// Blind, never dialed.
+	NoDial bool
 	// Retry is how often a node the witness lost sight of is dialed again
 	// (default 10 ms).
 	Retry time.Duration
@@ -82,6 +86,11 @@ func Start(ctx context.Context, cfg Config) *Witness {
 				cfg.Sink(key, c)
 			})
 			w.stops = append(w.stops, stop)
+			continue
+		}
+		if cfg.NoDial {
+			cfg.Sink("", backend.KeyChange{Node: n.Name(), Op: backend.Blind, At: time.Now(),
+				Reason: "this backend's nodes report nothing and are not on a network the witness can reach"})
 			continue
 		}
 		nw := &nodeWatch{node: n, cfg: cfg, match: m, live: map[string]string{},
