@@ -3,6 +3,7 @@ package faults
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/lockchaos/lockchaos/history"
 )
@@ -14,8 +15,11 @@ import (
 
 // leaseEnd is when a hold's lease stopped holding.
 type leaseEnd struct {
-	at       int64
-	observed bool
+	// at is when the lease was due to lapse as the server had it at the
+	// moment asked about (renewals after it are the lock's defence, not
+	// the fault's undoing); final is when it really stopped holding.
+	at, final int64
+	observed  bool
 	how      string // observed: history.LeaseExpired, LeaseDeleted, ...
 	where    string // observed: the nodes
 	why      string // assumed: why no witness saw it
@@ -55,9 +59,11 @@ func (v *View) leaseEndOf(h hold, t int64) leaseEnd {
 func (v *View) findLeaseEnd(h hold, t int64) leaseEnd {
 	srv := v.server()
 	if sh, ok := srv.LeaseFor(h, v.LockNodes); ok {
-		return leaseEnd{at: sh.End, observed: true, how: sh.Ended, where: strings.Join(sh.Nodes, ", ")}
+		return leaseEnd{at: sh.DueAt(t, v.LockNodes), final: sh.End, observed: true, how: sh.Ended,
+			where: strings.Join(sh.Nodes, ", ")}
 	}
 	l := leaseEnd{at: max(expiry(h, v.TTL), v.renewedUntil(h, t))}
+	l.final = l.at
 	switch {
 	case !srv.Any():
 		l.why = "no witness watched the server"
@@ -90,6 +96,18 @@ func (v *View) lapsed(h hold, l leaseEnd) string {
 	if !l.observed {
 		return fmt.Sprintf("%s's lease on %s (%s) lapsed at %s (assumed from the TTL: %s)",
 			clientText(h.Client), h.Key, ttlText(v), secs(l.at), l.why)
+	}
+	if l.at == history.Forever {
+		return fmt.Sprintf("the server held %s's lease on %s with no expiry (on %s, seen by the witness)",
+			clientText(h.Client), h.Key, l.where)
+	}
+	if l.final > l.at+int64(time.Millisecond) {
+		kept := "held it to the end"
+		if l.how != history.LeaseLive {
+			kept = "kept it until " + secs(l.final)
+		}
+		return fmt.Sprintf("the server had %s's lease on %s due to lapse at %s (on %s, seen by the witness; renewed after, it %s)",
+			clientText(h.Client), h.Key, secs(l.at), l.where, kept)
 	}
 	verb := map[string]string{history.LeaseExpired: "expired", history.LeaseDeleted: "deleted",
 		history.LeaseReplaced: "replaced", history.LeaseEvicted: "evicted", history.LeaseLost: "lost"}[l.how]

@@ -73,8 +73,10 @@ type ServerLease struct {
 	End     int64  `json:"end"`
 	Removed int64  `json:"removed,omitempty"` // when the server reported the removal
 	Ended   string `json:"ended"`             // how: LeaseExpired, LeaseDeleted, ...
-	// Extended counts expiry changes (a watchdog's renewals).
-	Extended int `json:"extended,omitempty"`
+	// Extended counts expiry changes (a watchdog's renewals); Expiries
+	// are the deadlines it had and since when, the write's first.
+	Extended int      `json:"extended,omitempty"`
+	Expiries []Expiry `json:"expiries,omitempty"`
 	// Found says the witness found it on connecting rather than saw it
 	// written (a node back from its AOF, a witness started late).
 	Found bool `json:"found,omitempty"`
@@ -84,6 +86,32 @@ type ServerLease struct {
 	// SetOp and EndOp are the witness events' ids (-1: none).
 	SetOp int64 `json:"set_op"`
 	EndOp int64 `json:"end_op"`
+}
+
+// Expiry is a deadline a lease had on the server from At on (0: none).
+type Expiry struct {
+	At       int64 `json:"at"`
+	Deadline int64 `json:"deadline"`
+}
+
+// DueAt is when the lease was due to lapse as the server had it at t
+// (before any later renewal): its deadline then, or its end if it ended
+// sooner; Forever for a value with no expiry.
+func (l ServerLease) DueAt(t int64) int64 {
+	due := int64(Forever)
+	for _, e := range l.Expiries {
+		if e.At > t {
+			break
+		}
+		due = Forever
+		if e.Deadline > 0 {
+			due = e.Deadline
+		}
+	}
+	if l.Ended == LeaseLive {
+		return due
+	}
+	return min(due, l.End)
 }
 
 // How a server lease ended (ServerLease.Ended).
@@ -157,6 +185,7 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 		case ServerSet, ServerPresent:
 			if held && e.ServerOp() == ServerPresent && v.Leases[i].Value == e.Token {
 				v.Leases[i].Deadline = e.Value
+				v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
 				continue
 			}
 			if held {
@@ -164,11 +193,13 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 			}
 			live[s] = len(v.Leases)
 			v.Leases = append(v.Leases, ServerLease{Key: e.Key, ServerKey: e.ServerKey(), Node: node, Value: e.Token, Set: t,
-				Deadline: e.Value, Found: e.ServerOp() == ServerPresent, SetOp: e.ID, EndOp: -1})
+				Deadline: e.Value, Found: e.ServerOp() == ServerPresent, SetOp: e.ID, EndOp: -1,
+				Expiries: []Expiry{{t, e.Value}}})
 		case ServerExpire:
 			if held {
 				v.Leases[i].Deadline = e.Value
 				v.Leases[i].Extended++
+				v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
 			}
 		case ServerDel, ServerExpired, ServerEvicted, ServerAbsent:
 			if !held {
@@ -289,6 +320,29 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 		return ServerHold{Start: c.Set, End: c.End, Ended: c.Ended, Nodes: []string{c.Node}, Copies: copies[:1]}, true
 	}
 	return Majority(copies, lockNodes)
+}
+
+// DueAt is when the lease behind a hold was due to lapse as the servers
+// had it at t, before any later renewal: on one node its copy's
+// deadline then; on a quorum lock, the moment fewer than a majority of
+// its copies would still be live; never later than its end.
+func (h ServerHold) DueAt(t int64, lockNodes int) int64 {
+	if len(h.Copies) == 0 {
+		return h.End
+	}
+	if lockNodes <= 1 {
+		return h.Copies[0].DueAt(t)
+	}
+	dues := make([]int64, 0, len(h.Copies))
+	for _, c := range h.Copies {
+		dues = append(dues, c.DueAt(t))
+	}
+	sort.Slice(dues, func(i, j int) bool { return dues[i] > dues[j] })
+	need := lockNodes/2 + 1
+	if need > len(dues) {
+		return h.End
+	}
+	return min(dues[need-1], h.End)
 }
 
 // Majority is the first stretch while a majority of a quorum lock's
