@@ -20,9 +20,9 @@ type leaseEnd struct {
 	// the fault's undoing); final is when it really stopped holding.
 	at, final int64
 	observed  bool
-	how      string // observed: history.LeaseExpired, LeaseDeleted, ...
-	where    string // observed: the nodes
-	why      string // assumed: why no witness saw it
+	how       string // observed: history.LeaseExpired, LeaseDeleted, ...
+	where     string // observed: the nodes
+	why       string // assumed: why no witness saw it
 }
 
 // evidence is the judgment's Lease word.
