@@ -86,3 +86,26 @@ func TestUnseenLeaseIsAssumedWithTheReason(t *testing.T) {
 		t.Errorf("judged %+v", js)
 	}
 }
+
+// A watchdog's slow holder: the lease was due to lapse during the slow
+// section as the server had it when the section began; its renewals
+// after that are the lock's defence, so the window is exercised (and the
+// lock survives it), and the sentence says the server kept the lease.
+func TestRenewalsAfterTheWindowBeganAreTheLocksDefence(t *testing.T) {
+	js := judge(t,
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 301),
+		window("slow-holder", 10, 460, "client1"),
+		seen(history.ServerExpire, "node0", "order:1", "tokA", 101, 401),
+		seen(history.ServerExpire, "node0", "order:1", "tokA", 201, 501),
+		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
+		ev(history.Release, 1, "order:1", 470, 471, history.Ok), seen(history.ServerDel, "node0", "order:1", "tokA", 471, 0),
+	)
+	if len(js) != 1 || !js[0].Exercised || js[0].Lease != history.LeaseObserved {
+		t.Fatalf("judged %+v, want exercised on an observed lease", js)
+	}
+	want := "the server had client 1's lease on order:1 due to lapse at 0.301 s (on node0, seen by the witness; renewed after, it kept it until 0.471 s)"
+	if !strings.Contains(js[0].Detail, want) {
+		t.Errorf("sentence %q\nwant %q", js[0].Detail, want)
+	}
+}
