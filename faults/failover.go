@@ -130,7 +130,7 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			}
 			if e.Value == 0 {
 				return e.Call, fmt.Sprintf("the promoted replica lacked %s at %s while %s believed it held it (acquired at %s, %s)",
-					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), ttlText(v)), true
+					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), v.dueText(h, e.Call)), true
 			}
 			if tokens == nil {
 				tokens = v.tokens()
@@ -142,7 +142,7 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			if found := e.Detail(); h.Token != "" && found != h.Token && tokens[found] {
 				return e.Call, fmt.Sprintf("the promoted replica had an older lease's key for %s at %s, not the one "+
 					"%s believed it held (acquired at %s, %s)",
-					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), ttlText(v)), true
+					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), v.dueText(h, e.Call)), true
 			}
 		}
 	}

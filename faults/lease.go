@@ -139,3 +139,18 @@ func (v *View) dueOf(h hold, t int64) leaseEnd {
 	l.at = due
 	return l
 }
+
+// dueText says when h's lease was due to lapse and where that came from,
+// for a sentence's parenthesis: "due at 0.602 s on node0, seen by the
+// witness" or "TTL 300 ms, its end assumed: no witness watched the
+// server".
+func (v *View) dueText(h hold, t int64) string {
+	l := v.dueOf(h, t)
+	if !l.observed {
+		return fmt.Sprintf("%s, its end assumed from it: %s", ttlText(v), l.why)
+	}
+	if l.at == history.Forever {
+		return fmt.Sprintf("no expiry on %s, seen by the witness", l.where)
+	}
+	return fmt.Sprintf("due at %s on %s, seen by the witness", secs(l.at), l.where)
+}

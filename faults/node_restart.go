@@ -92,7 +92,7 @@ func restartedUnder(delayed bool, how string) Danger {
 			if delayed {
 				if v.dueOf(h, w.Call).at > w.Call {
 					return w.Return, fmt.Sprintf("%s was killed at %s under %s's live lease on %s (%s, from %s) and stayed down %s",
-						node, secs(w.Call), clientText(h.Client), h.Key, ttlText(v), secs(h.Start), span(w.Call, w.Return)), true
+						node, secs(w.Call), clientText(h.Client), h.Key, v.dueText(h, w.Call), secs(h.Start), span(w.Call, w.Return)), true
 				}
 				continue
 			}
@@ -103,7 +103,7 @@ func restartedUnder(delayed bool, how string) Danger {
 			if 2*len(under) > nodes {
 				return w.Return, fmt.Sprintf("%s restarted %s at %s while %s's lease on %s (%s, from %s) was live: "+
 					"%d of %d nodes (%s) under it",
-					node, how, secs(w.Return), clientText(h.Client), h.Key, ttlText(v), secs(h.Start),
+					node, how, secs(w.Return), clientText(h.Client), h.Key, v.dueText(h, w.Call), secs(h.Start),
 					len(under), nodes, strings.Join(under, ", ")), true
 			}
 			why = fmt.Sprintf("%s restarted %s under %s's live lease, but only %d of %d nodes did",

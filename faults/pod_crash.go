@@ -70,8 +70,8 @@ func stoppedHolding(how string) Danger {
 		if !ok {
 			return w.Call, fmt.Sprintf("%s held no lock when it %s", clientText(pod), how), false
 		}
-		h, ok := v.heldAt(pod, a.Call-1)
-		if ok {
+		h, held := v.heldAt(pod, a.Call-1)
+		if held {
 			if end := v.leaseEndOf(h, a.Call); end.at <= a.Call {
 				return w.Call, fmt.Sprintf("%s %s at %s, after %s", clientText(pod), how, secs(a.Call), v.lapsed(h, end)), false
 			}
@@ -81,8 +81,12 @@ func stoppedHolding(how string) Danger {
 			return w.Call, fmt.Sprintf("%s %s at %s holding %s, but no other pod tried for it afterwards",
 				clientText(pod), how, secs(a.Call), a.Key), false
 		}
+		lease := ttlText(v)
+		if held {
+			lease = v.dueText(h, a.Call)
+		}
 		return a.Call, fmt.Sprintf("%s %s at %s holding %s (%s); %s", clientText(pod), how, secs(a.Call), a.Key,
-			ttlText(v), triedText(e)), true
+			lease, triedText(e)), true
 	}
 }
 
