@@ -7,11 +7,15 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/netfault"
+	"github.com/redis/go-redis/v9"
 )
 
 // TestObserverFollowsTheKeyspace runs random commands on a node (strings
@@ -267,4 +271,89 @@ func fmtModel(m map[string]modelKey, now time.Time) string {
 	}
 	slices.Sort(b)
 	return strings.Join(b, "\n")
+}
+
+// Pods contend for one lock through their own links while another
+// client waits in BLPOP (a blocking command, let through unwrapped: the
+// others must not wait for it): every acquire that won is one set of its
+// token, every release that deleted is one del of it, a set never lands
+// while another value is live, and the replayed view ends as the node.
+func TestObserveConcurrentClients(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx := t.Context()
+		b := New(nil)
+		nd, _ := b.StartNode(ctx, backend.NodeConfig{Name: "node0"})
+		n := nd.(*Node)
+		defer n.Close()
+		nw, _ := b.NewNetwork()
+		defer nw.Close()
+		s := &seen{}
+		stop := n.ObserveKeys(lockKeys, s.sink)
+		defer stop()
+		release := lockchaosScripts(t)["release"]
+		client := func(name string) *redis.Client {
+			l, err := nw.NewLink(name+"->node0", n.Addr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			rdb := redis.NewClient(&redis.Options{Addr: l.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+				Dialer: nw.(netfault.Dialer).DialContext})
+			t.Cleanup(func() { rdb.Close() })
+			return rdb
+		}
+		blocked := make(chan time.Duration)
+		go func() {
+			start := time.Now()
+			v, err := client("waiter").BLPop(ctx, time.Second, "list").Result()
+			if err != nil || v[1] != "x" {
+				t.Errorf("BLPOP: %v %v", v, err)
+			}
+			blocked <- time.Since(start)
+		}()
+		var wins, releases atomic.Int64
+		var wg sync.WaitGroup
+		for p := range 6 {
+			rdb := client(fmt.Sprint("pod", p))
+			rng := rand.New(rand.NewPCG(uint64(p), 26))
+			wg.Go(func() {
+				if p == 0 {
+					time.Sleep(100 * time.Millisecond)
+					_ = rdb.LPush(ctx, "list", "x").Err()
+				}
+				for i := range 150 {
+					tok := fmt.Sprintf("p%d-%d", p, i)
+					if ok, _ := rdb.SetNX(ctx, "lock:a", tok, 5*time.Millisecond).Result(); !ok {
+						time.Sleep(time.Duration(rng.IntN(2000)) * time.Microsecond)
+						continue
+					}
+					wins.Add(1)
+					time.Sleep(time.Duration(rng.IntN(8000)) * time.Microsecond)
+					if r, _ := rdb.Eval(ctx, release, []string{"lock:a"}, tok).Int(); r == 1 {
+						releases.Add(1)
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if took := <-blocked; took > 200*time.Millisecond {
+			t.Errorf("BLPOP waited %v for an LPUSH sent at 100ms", took)
+		}
+		model := map[string]modelKey{}
+		count := map[backend.KeyOp]int64{}
+		for _, c := range s.take() {
+			if c.Op == backend.KeySet && model[c.Key].value != "" && !lapsed(model[c.Key].deadline, c.At) {
+				t.Fatalf("set %s=%s at %v while %+v was live", c.Key, c.Value, c.At, model[c.Key])
+			}
+			replay(t, "concurrent", model, c, true, false)
+			count[c.Op]++
+		}
+		if count[backend.KeySet] != wins.Load() || count[backend.KeyDel] != releases.Load() {
+			t.Errorf("%d acquires won and %d releases deleted; reported %v", wins.Load(), releases.Load(), count)
+		}
+		now := time.Now()
+		if got, want := fmtModel(model, now), fmtModel(actual(n, now), now); got != want {
+			t.Errorf("the observer's view\n%s\nthe node's keys\n%s", got, want)
+		}
+		t.Logf("%d acquires, %d releases, reported %v", wins.Load(), releases.Load(), count)
+	})
 }
