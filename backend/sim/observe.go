@@ -82,6 +82,7 @@ type observer struct {
 	sink  func(backend.KeyChange)
 	known map[string]*keyState
 	gen   uint64 // diffs so far; a key not seen in the latest one is gone
+	gone  []string
 }
 
 type keyState struct {
@@ -178,7 +179,8 @@ func (o *observers) add(state backend.NodeState, match func(string) bool, sink f
 			o.install()
 		}
 		o.emit(ob, backend.KeyChange{Op: backend.Watching, At: now})
-		o.diff(ob, o.mr.Keys(), now, backend.KeyPresent, false)
+		db := o.mr.DB(0)
+		o.diff(ob, db, db.Keys(), now, backend.KeyPresent, false)
 	}
 	var once sync.Once
 	return func() { once.Do(func() { o.remove(ob) }) }
@@ -245,27 +247,28 @@ func nestedPeer(c *server.Peer) bool {
 // diffAll diffs every observer against the watched instance now.
 // Called with mu held and mr set.
 func (o *observers) diffAll(now time.Time, fresh backend.KeyOp, jumped bool) {
-	keys := o.mr.Keys() // ticks miniredis's TTLs: what ran out is gone
+	db := o.mr.DB(0) // ticks miniredis's TTLs: what ran out is gone
+	keys := db.Keys()
 	for _, ob := range o.list {
-		o.diff(ob, keys, now, fresh, jumped)
+		o.diff(ob, db, keys, now, fresh, jumped)
 	}
 }
 
 // diff reports how ob's matched string keys changed since it last looked:
 // fresh is the op of a key it did not know (KeySet, or KeyPresent on
 // first sight); jumped says the clock jumped (what is gone expired).
-func (o *observers) diff(ob *observer, keys []string, now time.Time, fresh backend.KeyOp, jumped bool) {
+func (o *observers) diff(ob *observer, db *miniredis.RedisDB, keys []string, now time.Time, fresh backend.KeyOp, jumped bool) {
 	ob.gen++
 	for _, k := range keys {
 		if !ob.match(k) {
 			continue
 		}
-		v, err := o.mr.Get(k)
+		v, err := db.Get(k)
 		if err != nil {
 			continue // not a string: no lock's key (gone, for a string known before)
 		}
 		var dl time.Time
-		if ttl := o.mr.TTL(k); ttl > 0 {
+		if ttl := db.TTL(k); ttl > 0 {
 			dl = now.Add(ttl)
 		}
 		s := ob.known[k]
@@ -289,13 +292,16 @@ func (o *observers) diff(ob *observer, keys []string, now time.Time, fresh backe
 		}
 		s.value, s.deadline, s.gen = v, dl, ob.gen
 	}
-	var gone []string
+	gone := ob.gone[:0]
 	for k, s := range ob.known {
 		if s.gen != ob.gen {
 			gone = append(gone, k)
 		}
 	}
-	slices.Sort(gone)
+	if len(gone) > 1 {
+		slices.Sort(gone)
+	}
+	ob.gone = gone
 	for _, k := range gone {
 		s := ob.known[k]
 		op := backend.KeyDel
