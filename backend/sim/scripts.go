@@ -46,7 +46,8 @@ import (
 // it. Nothing in lockchaos reads it.
 //
 // The hook goes in miniredis's pre-command hook (server.SetPreHook), which
-// Node never uses otherwise (miniredis uses it only for SetError). Reading
+// Node uses otherwise only to wrap it while a witness observes the node
+// (observe.go; miniredis uses it only for SetError). Reading
 // miniredis's private state (the script cache, the connection's context)
 // is done with reflect, checked once against the types this was written
 // for: if miniredis changes them, native scripts are off and every script
