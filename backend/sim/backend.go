@@ -10,6 +10,9 @@
 // goroutines that become runnable at the same virtual instant run in an
 // unspecified order, so two runs of one seed may interleave differently.
 //
+// Every node watches its own keys for a witness (Node.ObserveKeys,
+// observe.go): what each command did to the keys, at its virtual instant.
+//
 // What is not modelled, and skipped with the reason wherever it would be
 // needed (Backend.Supports): replication and failover (miniredis has
 // none), Sentinel, persistence and power loss (no AOF), and driver

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
+	"github.com/alicebob/miniredis/v2/server"
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/redis/go-redis/v9"
 )
@@ -28,6 +29,7 @@ type Node struct {
 	mr      *miniredis.Miniredis // nil unless running or paused
 	resumed chan struct{}        // while paused: closed on Resume
 	offset  time.Duration        // clock shifts so far (ShiftClock)
+	obs     observers            // ObserveKeys (observe.go)
 }
 
 var _ backend.RedisNode = (*Node)(nil)
@@ -81,9 +83,11 @@ func (n *Node) boot() {
 	if c, err := n.mr.Dial(); err == nil {
 		_ = c.Close()
 	}
+	var native server.Hook
 	if nativeScriptsOn {
-		installNativeScripts(n.mr)
+		native = nativeScriptsHook(n.mr)
 	}
+	n.obs.attach(n.name, n.mr, native) // sets the pre-hook
 	n.state = backend.NodeRunning
 }
 
@@ -114,6 +118,7 @@ func (n *Node) Kill() error {
 		return nil
 	}
 	mr := n.drop(backend.NodeKilled)
+	n.obs.detach(mr, "node killed")
 	n.mu.Unlock()
 	mr.Close() // outside mu: it waits for its connections to end
 	return nil
@@ -197,6 +202,7 @@ func (n *Node) Close() error {
 		return nil
 	}
 	mr := n.drop(backend.NodeClosed)
+	n.obs.close()
 	n.mu.Unlock()
 	if mr != nil {
 		mr.Close()
@@ -285,7 +291,7 @@ func (n *Node) ShiftClock(d time.Duration) error {
 	defer n.mu.Unlock()
 	n.offset += d
 	if n.mr != nil {
-		n.mr.FastForward(d)
+		n.obs.shift(n.mr, d) // FastForward, and what it expired or shortened
 	}
 	return nil
 }

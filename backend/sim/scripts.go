@@ -46,7 +46,8 @@ import (
 // it. Nothing in lockchaos reads it.
 //
 // The hook goes in miniredis's pre-command hook (server.SetPreHook), which
-// Node never uses otherwise (miniredis uses it only for SetError). Reading
+// Node uses otherwise only to wrap it while a witness observes the node
+// (observe.go; miniredis uses it only for SetError). Reading
 // miniredis's private state (the script cache, the connection's context)
 // is done with reflect, checked once against the types this was written
 // for: if miniredis changes them, native scripts are off and every script
@@ -273,12 +274,23 @@ var nativeRuns, nativeFallbacks atomic.Int64
 // a connection was dialed) to run known scripts natively. False when
 // native scripts are off: mr is then untouched.
 func installNativeScripts(mr *miniredis.Miniredis) bool {
-	srv := mr.Server()
-	if srv == nil || !learnPrivate() {
+	h := nativeScriptsHook(mr)
+	if h == nil {
 		return false
 	}
+	mr.Server().SetPreHook(h)
+	return true
+}
+
+// nativeScriptsHook is the pre-command hook that runs known scripts of mr
+// (started) natively, or nil when native scripts cannot run.
+func nativeScriptsHook(mr *miniredis.Miniredis) server.Hook {
+	srv := mr.Server()
+	if srv == nil || !learnPrivate() {
+		return nil
+	}
 	self := reflect.ValueOf(mr).Elem()
-	srv.SetPreHook(func(c *server.Peer, cmd string, args ...string) bool {
+	return func(c *server.Peer, cmd string, args ...string) bool {
 		if cmd != "EVALSHA" || len(args) < 2 {
 			return false
 		}
@@ -307,6 +319,5 @@ func installNativeScripts(mr *miniredis.Miniredis) bool {
 		nativeRuns.Add(1)
 		c.WriteInt(int(result))
 		return true
-	})
-	return true
+	}
 }

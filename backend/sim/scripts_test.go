@@ -33,7 +33,7 @@ func sha1hex(s string) string {
 }
 
 // lockchaosScripts reads lockimpl/scripts: the sources our locks send.
-func lockchaosScripts(t *testing.T) map[string]string {
+func lockchaosScripts(t testing.TB) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	for _, name := range []string{"release", "renew", "fenced_acquire"} {
