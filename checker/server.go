@@ -60,20 +60,22 @@ func checkServer(srv serverFacts, holds []Hold, opts Options) (Result, Result) {
 // lease is one lease as the lock takes it: from when it was in force to
 // when it stopped.
 type lease struct {
-	key, value, where string
-	from, to          int64
+	key, serverKey, value, where string
+	from, to                     int64
 }
 
 // leasesInForce lists each key's leases where the lock takes them.
 func leasesInForce(srv *history.ServerView, lockNodes int) []lease {
-	type kv struct{ key, value string }
+	// A key on the server holds one value at a time: leases are compared
+	// per server key (a fence counter beside the lock key is another).
+	type kv struct{ key, serverKey, value string }
 	copies := map[kv][]history.ServerLease{}
 	var order []kv
 	for _, l := range srv.Leases {
 		if l.Value == "" {
 			continue // written and replaced before it could be read
 		}
-		k := kv{l.Key, l.Value}
+		k := kv{l.Key, l.ServerKey, l.Value}
 		if copies[k] == nil {
 			order = append(order, k)
 		}
@@ -84,11 +86,12 @@ func leasesInForce(srv *history.ServerView, lockNodes int) []lease {
 		cs := copies[k]
 		if lockNodes <= 1 {
 			c := cs[0] // the first written; later copies are a replica's
-			out = append(out, lease{key: k.key, value: k.value, where: c.Node, from: c.Set, to: c.End})
+			out = append(out, lease{key: k.key, serverKey: k.serverKey, value: k.value, where: c.Node, from: c.Set, to: c.End})
 			continue
 		}
 		if sh, ok := history.Majority(firstPerNode(cs), lockNodes); ok {
-			out = append(out, lease{key: k.key, value: k.value, where: strings.Join(sh.Nodes, ", "), from: sh.Start, to: sh.End})
+			out = append(out, lease{key: k.key, serverKey: k.serverKey, value: k.value, where: strings.Join(sh.Nodes, ", "),
+				from: sh.Start, to: sh.End})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].from < out[j].from })
@@ -115,7 +118,7 @@ func serverExclusive(srv *history.ServerView, lockNodes int, opts Options, r *Re
 	for _, l := range ls {
 		r.Operations++
 		var keep []lease
-		for _, o := range live[l.key] {
+		for _, o := range live[l.serverKey] {
 			if o.to <= l.from {
 				continue
 			}
@@ -131,7 +134,7 @@ func serverExclusive(srv *history.ServerView, lockNodes int, opts Options, r *Re
 				}
 			}
 		}
-		live[l.key] = append(keep, l)
+		live[l.serverKey] = append(keep, l)
 	}
 	if r.ViolationCount > 0 {
 		r.Status = Fail
@@ -148,7 +151,7 @@ func staleBelief(srv *history.ServerView, holds []Hold, lockNodes int, opts Opti
 	ls := leasesInForce(srv, lockNodes)
 	byKey := map[string][]lease{}
 	for _, l := range ls {
-		byKey[l.key] = append(byKey[l.key], l)
+		byKey[l.serverKey] = append(byKey[l.serverKey], l)
 	}
 	for _, h := range holds {
 		sh, ok := srv.LeaseFor(h, lockNodes)
@@ -159,7 +162,7 @@ func staleBelief(srv *history.ServerView, holds []Hold, lockNodes int, opts Opti
 		if sh.End >= h.End {
 			continue
 		}
-		for _, o := range byKey[h.Key] {
+		for _, o := range byKey[sh.Copies[0].ServerKey] {
 			if o.from < sh.End || o.from >= h.End || (h.Token != "" && o.value == h.Token) {
 				continue
 			}

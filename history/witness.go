@@ -183,7 +183,12 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 				}
 			}
 		case ServerSet, ServerPresent:
-			if held && e.ServerOp() == ServerPresent && v.Leases[i].Value == e.Token {
+			// The same value written again (SET XX PX as a renewal) or
+			// found again on reconnecting is the same lease, extended.
+			if held && e.Token != "" && v.Leases[i].Value == e.Token {
+				if e.ServerOp() == ServerSet {
+					v.Leases[i].Extended++
+				}
 				v.Leases[i].Deadline = e.Value
 				v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
 				continue
