@@ -32,7 +32,7 @@ func TestCellPageShowsTheServersView(t *testing.T) {
 		"1/1 exercised",
 		`<p class="proof" id="evidence-proof">no floor needed: a decisive violation of mutual-exclusion is proof on its own ` +
 			`(the floor is what a pass must show).</p>`,
-		`<span id="server-legend">Under the lanes, one row per node`, "amber ▼", "dark bar", "white ticks",
+		`<span id="server-legend">Under the lanes, one row per key on each node`, "amber ▼", "dark bar", "white ticks",
 		"hatched with a dashed red edge",
 		`class="server-row"`,
 	} {

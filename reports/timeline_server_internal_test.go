@@ -253,3 +253,34 @@ func TestTimelineFoldsManyLeases(t *testing.T) {
 	}
 	wellFormedSVG(t, svg)
 }
+
+// Past maxServerRows key-node rows the timeline draws the first ones and
+// the legend says how many it left out; with several keys a row's label
+// names its key and node.
+func TestTimelineCapsServerRows(t *testing.T) {
+	h := &history.History{Header: history.Header{Format: history.FormatVersion, Lock: "redlock", Clients: 1, LockNodes: 3},
+		End: ms(100)}
+	add := func(e history.Event) {
+		e.ID = int64(len(h.Events))
+		h.Events = append(h.Events, e)
+	}
+	for _, n := range []string{"node1", "node2", "node3"} {
+		add(history.Event{Kind: history.Witness, Client: -1, Window: history.NewWindow("", []string{n}, history.WitnessWatches)})
+		for k := 1; k <= 5; k++ {
+			add(history.Event{Kind: history.Witness, Client: -1, Key: fmt.Sprintf("order:%d", k), Token: "v", Value: ms(50),
+				Call: ms(10), Return: ms(10), Window: history.NewWindow("", []string{n}, history.ServerSet)})
+		}
+	}
+	tl := buildTimeline(h, &checker.Report{})
+	svg := string(tl.svg(0, h.End, 1200))
+	if n := strings.Count(svg, `class="server-row"`); n != maxServerRows {
+		t.Errorf("%d server rows drawn, want %d", n, maxServerRows)
+	}
+	if l := tl.serverLegend(); l.More != 15-maxServerRows {
+		t.Errorf("legend says %d rows left out, want %d", l.More, 15-maxServerRows)
+	}
+	if !strings.Contains(svg, `fill="#37474f">…r:1@node1<title>order:1 on node1: its life on the server</title>`) {
+		t.Error("no row labelled with its key and node")
+	}
+	wellFormedSVG(t, svg)
+}
