@@ -118,9 +118,9 @@ func (t *timeline) addServer(h *history.History) {
 // outlivedHolds finds, for each hold, its lease on the server
 // (ServerView.LeaseFor) and keeps those whose belief went on after it
 // ended. LeaseFor reads every lease; each hold asks it over the few
-// leases that can be its own (its token's, or those written while its
-// acquire was in flight), so the cost follows the holds, not holds times
-// leases.
+// leases that can be its own (its token's; for a value that names no
+// owner, those written from its acquire's call to its end), so the cost
+// follows the holds, not holds times leases.
 func outlivedHolds(v *history.ServerView, holds []checker.Hold, lockNodes int, end int64) []outlived {
 	type tk struct{ key, value string }
 	byValue := map[tk][]history.ServerLease{}
@@ -137,7 +137,7 @@ func outlivedHolds(v *history.ServerView, holds []checker.Hold, lockNodes int, e
 		} else {
 			ls := byKey[h.Key]
 			lo := sort.Search(len(ls), func(i int) bool { return ls[i].Set >= h.AcquireCall })
-			hi := sort.Search(len(ls), func(i int) bool { return ls[i].Set > h.Start })
+			hi := sort.Search(len(ls), func(i int) bool { return ls[i].Set > h.End })
 			cands = ls[lo:max(lo, hi)]
 		}
 		if len(cands) == 0 {

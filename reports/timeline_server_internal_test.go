@@ -284,3 +284,38 @@ func TestTimelineCapsServerRows(t *testing.T) {
 	}
 	wellFormedSVG(t, svg)
 }
+
+// The beliefs found past their lease are those LeaseFor finds over every
+// lease: asking it over each hold's own candidates changes nothing but
+// the cost, for holds with a token and without one.
+func TestOutlivedAgreesWithLeaseForOverEveryLease(t *testing.T) {
+	tokenless := witnessCell()
+	for i := range tokenless.Events {
+		if tokenless.Events[i].Kind != history.Witness {
+			tokenless.Events[i].Token = ""
+		}
+	}
+	for name, h := range map[string]*history.History{"witness": witnessCell(), "three nodes": threeNodeCell(), "no token": tokenless} {
+		v := history.ServerViewOf(h.Events, h.End)
+		holds := checker.Holds(h)
+		var want []outlived
+		for _, hd := range holds {
+			sh, ok := v.LeaseFor(hd, h.Header.LockNodes)
+			believed := hd.End
+			if believed == checker.Forever {
+				believed = h.End
+			}
+			if ok && sh.Ended != history.LeaseLive && believed > sh.End {
+				want = append(want, outlived{client: hd.Client, key: hd.Key, from: sh.End, to: believed, ended: sh.Ended,
+					nodes: strings.Join(sh.Nodes, ", ")})
+			}
+		}
+		got := outlivedHolds(v, holds, h.Header.LockNodes, h.End)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: outlived %v, LeaseFor over every lease %v", name, got, want)
+		}
+		if name != "three nodes" && len(got) != 1 {
+			t.Errorf("%s: %d beliefs past their lease, want 1", name, len(got))
+		}
+	}
+}
