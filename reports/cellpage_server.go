@@ -36,7 +36,7 @@ func serverSectionOf(t *timeline, end int64) *serverSection {
 			Extended: n.Extended, Found: n.Found}
 		if len(n.Blind) > 0 {
 			row.Why = n.Why
-			if len(n.Sight) > 0 {
+			if len(n.Sight) > 0 && !n.LateOnly() {
 				row.Watched += fmt.Sprintf(" (unwatched for %s in all)", durText(n.Unwatched()))
 			}
 		}

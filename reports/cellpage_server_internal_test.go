@@ -63,7 +63,7 @@ func TestCellPageServerNodeLostSight(t *testing.T) {
 			`<td>connection refused</td><td>1</td><td>1 lost</td><td>0</td></tr>`,
 		"Keys the server names otherwise: order:1 as lock:order:1.",
 		`<p id="server-outlived">No belief outlived its lease on the server where the witness saw it.</p>`,
-		"grey: the witness could not see the node", "red ✕</span>: lost by its node",
+		"hatched grey: the witness could not see the node", "red ✕</span>: lost by its node",
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

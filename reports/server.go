@@ -180,6 +180,12 @@ func (n ServerNode) Watched(end int64) string {
 	return strings.Join(parts, ", ")
 }
 
+// LateOnly says the node was watched from its first watch to the end:
+// the witness connected after the history began and never lost sight.
+func (n ServerNode) LateOnly() bool {
+	return len(n.Sight) > 0 && len(n.Blind) == 1 && n.Blind[0].From == 0 && n.Blind[0].To == n.Sight[0].From
+}
+
 // Unwatched is the time the node was not watched, in all.
 func (n ServerNode) Unwatched() time.Duration {
 	var d int64
@@ -226,9 +232,7 @@ func (s *ServerSummary) Line(end int64) string {
 			watched++
 			throughout++
 			sight = append(sight, n.Node)
-		case len(n.Blind) == 1 && n.Blind[0].From == 0:
-			// Watched from its first watch on: the witness connected
-			// after the history began, and never lost sight.
+		case n.LateOnly():
 			watched++
 			sight = append(sight, n.Node+" from "+history.Seconds(n.Sight[0].From))
 		default:

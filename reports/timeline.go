@@ -155,6 +155,7 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 	for i, c := range t.clients {
 		lane[c] = i
 	}
+	t.svgs++ // ids in this drawing end in it: unique on the page
 	rows := len(t.clients) + len(t.keyRows)
 	height := topMargin + rows*(laneHeight+laneGap) + t.serverHeight() + axisHeight
 	var b strings.Builder
@@ -189,13 +190,12 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 			visible++
 		}
 	}
-	t.drawServer(&b, from, to, x, keysBottom, width)
+	t.drawServer(&b, from, to, x, keysBottom, width, fmt.Sprintf("server-blind-%d", t.svgs))
 	if visible <= 400 {
 		t.drawHoldsExact(&b, from, to, x, lane)
 	} else {
 		t.drawHoldsFolded(&b, from, to, plot, lane)
 	}
-	t.svgs++
 	t.drawOutlived(&b, from, to, x, lane, fmt.Sprintf("beyond-lease-%d", t.svgs))
 	t.drawMarks(&b, from, to, x, lane)
 	t.drawAxis(&b, from, to, x, lanesBottom, width)

@@ -232,21 +232,25 @@ func (t *timeline) serverHeight() int {
 
 // drawServer draws the server rows from top, headed by a line that says
 // what they are.
-func (t *timeline) drawServer(b *strings.Builder, from, to int64, x func(int64) float64, top, width int) {
+func (t *timeline) drawServer(b *strings.Builder, from, to int64, x func(int64) float64, top, width int, blindID string) {
 	if len(t.serverRows) == 0 {
 		return
 	}
+	// Blind stretches are hatched grey over whatever is under them.
+	fmt.Fprintf(b, `<defs><pattern id="%s" width="5" height="5" patternUnits="userSpaceOnUse" patternTransform="rotate(-45)">`+
+		`<rect width="5" height="5" fill="#e0e0e0" fill-opacity="0.6"/><rect width="2" height="5" fill="#616161" fill-opacity="0.7"/>`+
+		`</pattern></defs>`, blindID)
 	fmt.Fprintf(b, `<g class="server"><line x1="4" y1="%d" x2="%d" y2="%d" stroke="#b0bec5"/>`+
 		`<text x="4" y="%d" font-size="9" fill="#455a64">on the server, as the witness saw it</text>`,
 		top+2, width-10, top+2, top+11)
 	for i, r := range t.serverRows {
 		y := top + serverHeader + i*(laneHeight+laneGap)
-		t.drawServerRow(b, r, from, to, x, y, width)
+		t.drawServerRow(b, r, from, to, x, y, width, blindID)
 	}
 	b.WriteString(`</g>`)
 }
 
-func (t *timeline) drawServerRow(b *strings.Builder, r serverRow, from, to int64, x func(int64) float64, y, width int) {
+func (t *timeline) drawServerRow(b *strings.Builder, r serverRow, from, to int64, x func(int64) float64, y, width int, blindID string) {
 	label, about := r.node, r.key+" on "+r.node
 	if t.serverKeys() > 1 {
 		label = r.key + "@" + r.node
@@ -257,19 +261,6 @@ func (t *timeline) drawServerRow(b *strings.Builder, r serverRow, from, to int64
 	fmt.Fprintf(b, `<g class="server-row"><text x="4" y="%d" font-size="11" fill="#37474f">%s<title>%s: its life on the server</title></text>`,
 		y+12, esc(shortKey(label)), esc(about))
 	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#eceff1"/>`, leftMargin, y+laneHeight/2, width-10, y+laneHeight/2)
-	for _, s := range r.blind {
-		if s.To < from || s.From > to {
-			continue
-		}
-		x0, x1 := x(max(s.From, from)), x(min(s.To, to))
-		why := ""
-		if r.why != "" {
-			why = ": " + r.why
-		}
-		fmt.Fprintf(b, `<rect class="server-blind" x="%.1f" y="%d" width="%.1f" height="%d" fill="#9e9e9e" fill-opacity="0.35">`+
-			`<title>%s not watched from %s to %s%s</title></rect>`,
-			x0, y, math.Max(x1-x0, 1), laneHeight, esc(r.node), esc(history.Seconds(s.From)), esc(history.Seconds(s.To)), esc(why))
-	}
 	visible := 0
 	for _, l := range r.leases {
 		if l.End >= from && l.Set <= to {
@@ -280,6 +271,21 @@ func (t *timeline) drawServerRow(b *strings.Builder, r serverRow, from, to int64
 		drawLeasesExact(b, r, from, to, x, y)
 	} else {
 		drawLeasesFolded(b, r, from, to, x, y)
+	}
+	// Over the bars: a lease's stretch the witness could not see is
+	// greyed, not hidden under it.
+	for _, s := range r.blind {
+		if s.To < from || s.From > to {
+			continue
+		}
+		x0, x1 := x(max(s.From, from)), x(min(s.To, to))
+		why := ""
+		if r.why != "" {
+			why = ": " + r.why
+		}
+		fmt.Fprintf(b, `<rect class="server-blind" x="%.1f" y="%d" width="%.1f" height="%d" fill="url(#%s)">`+
+			`<title>%s not watched from %s to %s%s</title></rect>`,
+			x0, y, math.Max(x1-x0, 1), laneHeight, blindID, esc(r.node), esc(history.Seconds(s.From)), esc(history.Seconds(s.To)), esc(why))
 	}
 	b.WriteString(`</g>`)
 }

@@ -170,7 +170,8 @@ func TestTimelineServerRowsPerNode(t *testing.T) {
 		}
 	}
 	for _, want := range []string{
-		"<title>node3 not watched from 0.300 s to 0.500 s: connection refused</title>",
+		`<pattern id="server-blind-1"`,
+		`fill="url(#server-blind-1)"><title>node3 not watched from 0.300 s to 0.500 s: connection refused</title>`,
 		`class="lease-end lost"`,
 		"<title>order:1 = 3f2a9c7… on node3 from 0.100 s to 0.300 s: lost by its node (it came back without it); " +
 			"the witness lost sight of the node meanwhile",
