@@ -2,6 +2,7 @@ package checker
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/lockchaos/lockchaos/history"
 )
@@ -25,6 +26,13 @@ type Evidence struct {
 	Short []string `json:"short,omitempty"`
 	// Moments are the judged windows, exercised or not, with their sentences.
 	Moments []history.Judgment `json:"moments,omitempty"`
+	// Observed and Assumed count the judged windows (exercised or not)
+	// whose judgment rested on a lease's end: Observed where a witness saw
+	// the server drop or replace the key, Assumed where none could and the
+	// end was taken from the TTL. A window whose danger depends on no
+	// lease's end counts in neither (Judged - Observed - Assumed of them).
+	Observed int `json:"observed"`
+	Assumed  int `json:"assumed"`
 
 	lastMiss string // the last window that missed its moment, in words
 }
@@ -44,6 +52,81 @@ func (e Evidence) Summary() string {
 		s += fmt.Sprintf(", %d%% indefinite", 100*e.Indefinite/e.Acquires)
 	}
 	return s
+}
+
+// LeaseEnds says what the judged windows' lease ends rested on: "lease
+// ends: 3 observed on the server, 1 assumed from the TTL (of 5 judged
+// windows; 1 depends on no lease's end)"; "" when nothing was judged.
+func (e Evidence) LeaseEnds() string {
+	if e.Judged == 0 {
+		return ""
+	}
+	if e.Observed+e.Assumed == 0 {
+		return fmt.Sprintf("lease ends: none of the %d judged window(s) depended on a lease's end", e.Judged)
+	}
+	rest := ""
+	if n := e.Judged - e.Observed - e.Assumed; n > 0 {
+		rest = fmt.Sprintf("; %d depend(s) on no lease's end", n)
+	}
+	return fmt.Sprintf("lease ends: %d observed on the server, %d assumed from the TTL (of %d judged window(s)%s)",
+		e.Observed, e.Assumed, e.Judged, rest)
+}
+
+// Proof is how the evidence reads beside the verdict it is shown with.
+// The floor is what a pass must show: a decisive violation is proof on
+// its own, so a group whose decisive property failed needs none, and the
+// floor's shortfalls (Short, which still decide whether a pass counts)
+// are not held against it.
+type Proof struct {
+	// Failed are the decisive properties that failed.
+	Failed []Property
+	// Sentence says that no floor is needed, when one fell short and a
+	// decisive property failed ("" otherwise).
+	Sentence string
+	// Short are the shortfalls that still count: every one when no
+	// decisive property failed; when one did, those of a group that
+	// passed, each saying so ("liveness passed below the floor: ...");
+	// none when no group passed.
+	Short []string
+}
+
+// Against reads the evidence beside rs, the results it is shown with
+// (the cell page's evidence section, lockchaos check): a cell caught by a
+// decisive violation must not read "not exercised ... the floor is 3" as
+// though its verdict wanted more.
+func (e Evidence) Against(rs []Result) Proof {
+	var p Proof
+	for _, r := range rs {
+		if r.Decisive && r.Status == Fail {
+			p.Failed = append(p.Failed, r.Property)
+		}
+	}
+	if len(p.Failed) == 0 {
+		p.Short = e.Short
+		return p
+	}
+	if len(e.Short) == 0 {
+		return p
+	}
+	names := make([]string, len(p.Failed))
+	for i, f := range p.Failed {
+		names[i] = string(f)
+	}
+	what := "a decisive violation of " + names[0] + " is proof on its own"
+	if len(names) > 1 {
+		what = "decisive violations of " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] +
+			" are proof on their own"
+	}
+	p.Sentence = "no floor needed: " + what + " (the floor is what a pass must show)"
+	for _, g := range []Group{GroupSafety, GroupLiveness} {
+		if GroupVerdict(rs, g) != Pass {
+			continue
+		}
+		for _, why := range e.Short {
+			p.Short = append(p.Short, fmt.Sprintf("%s passed below the floor: %s", g, why))
+		}
+	}
+	return p
 }
 
 // evidenceOf counts the evidence in a history and holds it to floor (the
@@ -68,6 +151,12 @@ func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *his
 			} else {
 				lastMiss = e.Detail()
 			}
+			switch m.Lease {
+			case history.LeaseObserved:
+				ev.Observed++
+			case history.LeaseAssumed:
+				ev.Assumed++
+			}
 			ev.Moments = append(ev.Moments, m)
 		}
 	}
@@ -77,7 +166,10 @@ func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *his
 
 // Hold holds the counts to floor (nil: no floor, always enough) and says
 // in words what falls short. faulty says the cell scheduled faults, so
-// exercised moments are required.
+// exercised moments are required. The floor is what a pass must show: its
+// shortfalls are held whatever the verdict (a group that passed beside one
+// that failed still needs them), and Against reads them beside the
+// results, so a cell caught by a decisive violation says it needs none.
 func (ev Evidence) Hold(floor *history.Floor, faulty bool) Evidence {
 	ev.Floor, ev.Short, ev.Enough = floor, nil, true
 	if floor == nil {
@@ -112,6 +204,8 @@ func (ev Evidence) Add(o Evidence) Evidence {
 	ev.Cycles += o.Cycles
 	ev.Acquires += o.Acquires
 	ev.Indefinite += o.Indefinite
+	ev.Observed += o.Observed
+	ev.Assumed += o.Assumed
 	if o.lastMiss != "" {
 		ev.lastMiss = o.lastMiss
 	}

@@ -31,11 +31,14 @@ type cellView struct {
 	Groups                                                           []violationGroup
 	Timeline                                                         template.HTML
 	Legend                                                           liveLegend
+	ServerLegend                                                     serverLegend
+	Server                                                           *serverSection
 	LiveSection                                                      *livenessView
 	Zooms                                                            []zoomView
 	Stats                                                            []statRow
 	Porcupine                                                        []porcupineLink
 	Evidence                                                         *checker.Evidence
+	Proof                                                            checker.Proof
 	Incidents                                                        []checker.Incident
 	TimeScale                                                        float64
 	Planned, Ran                                                     time.Duration
@@ -112,10 +115,12 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		}
 		rs = rep.Results
 		v.Evidence = &rep.Evidence
+		v.Proof = rep.Evidence.Against(rep.Results)
 		v.Incidents = rep.Incidents
 		v.LiveSection = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
 		tl := buildTimeline(h, rep)
-		v.Timeline, v.Legend = tl.svg(0, h.End, opts.Width), tl.legend()
+		v.Timeline, v.Legend, v.ServerLegend = tl.svg(0, h.End, opts.Width), tl.legend(), tl.serverLegend()
+		v.Server = serverSectionOf(tl, h.End)
 		for _, w := range zoomWindows(rep, h.End) {
 			v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
 		}
@@ -203,7 +208,7 @@ func statRows(st checker.Stats, c *results.Cell) []statRow {
 		{"duration", history.Seconds(st.Duration)},
 		{"clients", fmt.Sprint(st.Clients)},
 		{"acquisitions ok / refused / indefinite", fmt.Sprintf("%d / %d / %d", st.AcquireOK, st.AcquireRefused, st.AcquireIndefinite)},
-		{"cycles (per second)", fmt.Sprintf("%d (%.0f/s)", st.Cycles, st.CyclesPerSecond)},
+		{"cycles (per second)", fmt.Sprintf("%d (%s)", st.Cycles, CycleRate(st.Cycles, st.Duration))},
 		{"acquire latency p50 / p99", ms(st.AcquireP50) + " / " + ms(st.AcquireP99)},
 		{"reads / writes accepted", fmt.Sprintf("%d / %d", st.Reads, st.Writes)},
 		{"stale fences rejected", fmt.Sprint(st.StaleFence)},

@@ -25,8 +25,9 @@ var templatesFS embed.FS
 var (
 	css       = mustRead("templates/style.css")
 	indexTmpl = template.Must(template.New("index").Parse(mustRead("templates/index.html.tmpl")))
-	cellFuncs = template.FuncMap{"pct": func(f float64) float64 { return 100 * f }, "secs": history.Seconds}
-	cellTmpl  = template.Must(template.New("cell").Funcs(cellFuncs).Parse(mustRead("templates/cell.html.tmpl")))
+	cellFuncs = template.FuncMap{"pct": func(f float64) float64 { return 100 * f }, "secs": history.Seconds,
+		"sub": func(a, b int) int { return a - b }}
+	cellTmpl = template.Must(template.New("cell").Funcs(cellFuncs).Parse(mustRead("templates/cell.html.tmpl")))
 )
 
 func mustRead(name string) string {

@@ -22,6 +22,17 @@ type timeline struct {
 	marks    []mark
 	// keyRows are the keys with liveness stretches, drawn under the lanes.
 	keyRows []keyRow
+	// The server's side (timeline_server.go): watched says the history
+	// has witness events; serverRows are drawn under the key rows,
+	// serverMore counts those left out; outlived are the beliefs that
+	// went on after their lease on the server ended.
+	watched    bool
+	server     *ServerSummary
+	serverRows []serverRow
+	serverMore int
+	outlived   []outlived
+	// svgs counts the drawings made, for ids unique on a page.
+	svgs int
 }
 
 type faultWindow struct {
@@ -116,6 +127,7 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 		}
 	}
 	t.addLiveness(rep.Liveness)
+	t.addServer(h)
 	return t
 }
 
@@ -143,14 +155,16 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 	for i, c := range t.clients {
 		lane[c] = i
 	}
+	t.svgs++ // ids in this drawing end in it: unique on the page
 	rows := len(t.clients) + len(t.keyRows)
-	height := topMargin + rows*(laneHeight+laneGap) + axisHeight
+	height := topMargin + rows*(laneHeight+laneGap) + t.serverHeight() + axisHeight
 	var b strings.Builder
 	fmt.Fprintf(&b, `<svg class="timeline" xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" `+
 		`viewBox="0 0 %d %d" role="img" aria-label="timeline from %s to %s">`,
 		width, height, width, height, esc(history.Seconds(from)), esc(history.Seconds(to)))
 	b.WriteString(`<rect x="0" y="0" width="100%" height="100%" fill="#fff"/>`)
-	lanesBottom := topMargin + rows*(laneHeight+laneGap)
+	keysBottom := topMargin + rows*(laneHeight+laneGap)
+	lanesBottom := keysBottom + t.serverHeight()
 	// Fault windows, shaded across every lane, labelled on top.
 	for _, f := range t.faults {
 		if f.end < from || f.start > to {
@@ -176,11 +190,13 @@ func (t *timeline) svg(from, to int64, width int) template.HTML {
 			visible++
 		}
 	}
+	t.drawServer(&b, from, to, x, keysBottom, width, fmt.Sprintf("server-blind-%d", t.svgs))
 	if visible <= 400 {
 		t.drawHoldsExact(&b, from, to, x, lane)
 	} else {
 		t.drawHoldsFolded(&b, from, to, plot, lane)
 	}
+	t.drawOutlived(&b, from, to, x, lane, fmt.Sprintf("beyond-lease-%d", t.svgs))
 	t.drawMarks(&b, from, to, x, lane)
 	t.drawAxis(&b, from, to, x, lanesBottom, width)
 	b.WriteString(`</svg>`)

@@ -16,6 +16,7 @@ import (
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/reports"
 )
 
 const checkUsage = `Usage: lockchaos check [flags] HISTORY.jsonl
@@ -76,7 +77,9 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 	// at its first MiB): the windows it leaves unjudged are judged as its
 	// chunks go by.
 	j := &judge{judged: map[int64]bool{}, pending: map[int64]history.Judgment{}}
-	opts := checker.FileOptions{Options: checker.Options{Budget: budget, MaxViolations: maxV}, Prepare: j.prepare}
+	w := &witnesses{}
+	opts := checker.FileOptions{Options: checker.Options{Budget: budget, MaxViolations: maxV},
+		Prepare: func(h *history.History, last bool) { j.prepare(h, last); w.add(h) }}
 	// Read and checked in chunks of a million events or more, cut where
 	// each key is quiet: memory follows the chunk, not the file.
 	rep, sum, err := checker.CheckFile(context.Background(), files[0], opts)
@@ -95,7 +98,7 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 			return exitHarness
 		}
 	} else {
-		printReport(stdout, files[0], sum, rep)
+		printReport(stdout, files[0], sum, rep, w)
 	}
 	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
 		return exitInconclusive
@@ -150,6 +153,52 @@ func (j *judge) prepare(h *history.History, last bool) {
 	}
 }
 
+// witnesses keeps a history's witness events as its chunks go by, for
+// the server's one line: they are a share of the file (a few per cycle
+// and node), and past maxWitnessEvents the line says it read the first
+// ones only, rather than hold an unbounded file's worth.
+type witnesses struct {
+	events []history.Event
+	more   int // past the cap
+}
+
+const maxWitnessEvents = 1 << 20
+
+func (w *witnesses) add(h *history.History) {
+	for _, e := range h.Events {
+		if e.Kind != history.Witness {
+			continue
+		}
+		if len(w.events) == maxWitnessEvents {
+			w.more++
+			continue
+		}
+		if e.Window != nil { // the chunk is the reader's: keep copies
+			win := *e.Window
+			win.Targets = slices.Clone(win.Targets)
+			e.Window = &win
+		}
+		w.events = append(w.events, e)
+	}
+}
+
+// line is the server's summary in one line.
+func (w *witnesses) line(end int64) string {
+	if w == nil {
+		return ""
+	}
+	read := end
+	if w.more > 0 {
+		read = w.events[len(w.events)-1].Call
+	}
+	line := reports.SummarizeServer(w.events, read).Line(read)
+	if w.more > 0 {
+		line += fmt.Sprintf(" (of the first %d witness events, to %s; %d more not read)", len(w.events),
+			history.Seconds(read), w.more)
+	}
+	return line
+}
+
 // noEvents marks the report on a history with no events (a header alone,
 // as a run whose pods never started leaves): nothing was checked, so
 // nothing passed. The verdict is unknown (exit 4), the evidence short.
@@ -177,7 +226,7 @@ func verdictExit(v checker.Status) int {
 	return exitInconclusive
 }
 
-func printReport(w io.Writer, name string, sum checker.FileSummary, rep *checker.Report) {
+func printReport(w io.Writer, name string, sum checker.FileSummary, rep *checker.Report, ws *witnesses) {
 	hd := sum.Header
 	fmt.Fprintf(w, "%s: scenario %s, lock %s, seed %d, %d events over %s",
 		name, orDash(hd.Scenario), orDash(rep.Lock), hd.Seed, sum.Events, history.Seconds(sum.End))
@@ -195,14 +244,16 @@ func printReport(w io.Writer, name string, sum checker.FileSummary, rep *checker
 		fmt.Fprint(w, " (no floor recorded)")
 	}
 	fmt.Fprintln(w)
-	if len(rep.Incidents) > 0 {
-		fmt.Fprintf(w, "incidents: %d\n", len(rep.Incidents))
-		for i, in := range rep.Incidents {
-			fmt.Fprintf(w, "  %d. %s to %s, %d violation(s) of %s: %s\n", i+1, history.Seconds(in.Start), history.Seconds(in.End),
-				in.Violations, strings.Join(in.Properties, ", "), in.Cause)
-		}
+	if le := ev.LeaseEnds(); le != "" {
+		fmt.Fprintf(w, "  %s\n", le)
 	}
-	for _, why := range ev.Short {
+	// The floor is what a pass must show: a caught cell says it needs
+	// none, and only a group that passed is held to its shortfalls.
+	proof := ev.Against(rep.Results)
+	if proof.Sentence != "" {
+		fmt.Fprintf(w, "  %s\n", proof.Sentence)
+	}
+	for _, why := range proof.Short {
 		fmt.Fprintf(w, "  inconclusive: %s\n", why)
 	}
 	for _, m := range ev.Moments {
@@ -210,13 +261,30 @@ func printReport(w io.Writer, name string, sum checker.FileSummary, rep *checker
 		if m.Exercised {
 			mark = "+"
 		}
-		fmt.Fprintf(w, "  %s %s (op %d): %s\n", mark, m.Fault, m.Window, m.Detail)
+		lease := ""
+		switch m.Lease {
+		case history.LeaseObserved:
+			lease = " [lease end observed]"
+		case history.LeaseAssumed:
+			lease = " [lease end assumed from the TTL]"
+		}
+		fmt.Fprintf(w, "  %s %s (op %d)%s: %s\n", mark, m.Fault, m.Window, lease, m.Detail)
+	}
+	if line := ws.line(sum.End); line != "" {
+		fmt.Fprintln(w, line)
+	}
+	if len(rep.Incidents) > 0 {
+		fmt.Fprintf(w, "incidents: %d\n", len(rep.Incidents))
+		for i, in := range rep.Incidents {
+			fmt.Fprintf(w, "  %d. %s to %s, %d violation(s) of %s: %s\n", i+1, history.Seconds(in.Start), history.Seconds(in.End),
+				in.Violations, strings.Join(in.Properties, ", "), in.Cause)
+		}
 	}
 	printResults(w, rep.Results)
 	printLiveness(w, rep.Liveness, hd.TTL)
 	s := rep.Stats
-	fmt.Fprintf(w, "stats: %d acquired, %d refused, %d indefinite; %.0f cycles/s; acquire p50 %s p99 %s; longest free while trying %s",
-		s.AcquireOK, s.AcquireRefused, s.AcquireIndefinite, s.CyclesPerSecond,
+	fmt.Fprintf(w, "stats: %d acquired, %d refused, %d indefinite; %d cycles, %s; acquire p50 %s p99 %s; longest free while trying %s",
+		s.AcquireOK, s.AcquireRefused, s.AcquireIndefinite, s.Cycles, reports.CycleRate(s.Cycles, s.Duration),
 		ms(s.AcquireP50), ms(s.AcquireP99), ms(s.LongestFree))
 	if s.Abandoned > 0 {
 		fmt.Fprintf(w, "; %d lease(s) abandoned", s.Abandoned)
