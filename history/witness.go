@@ -131,6 +131,24 @@ type ServerView struct {
 	// sight is each node's watched stretches.
 	sight map[string][]span
 	blind map[string]string // a node's last reason for not being watched
+	// byValue and byKey index Leases (positions, by Set) for LeaseFor,
+	// which a check asks once per hold.
+	byValue map[string][]int32
+	byKey   map[string][]int32
+}
+
+// index builds LeaseFor's indexes (once, on first use).
+func (v *ServerView) index() {
+	if v.byKey != nil {
+		return
+	}
+	v.byValue, v.byKey = map[string][]int32{}, map[string][]int32{}
+	for i, l := range v.Leases {
+		if l.Value != "" {
+			v.byValue[l.Value] = append(v.byValue[l.Value], int32(i))
+		}
+		v.byKey[l.Key] = append(v.byKey[l.Key], int32(i))
+	}
 }
 
 type span struct{ from, to int64 }
@@ -194,7 +212,14 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 				continue
 			}
 			if held {
-				finish(i, t, LeaseReplaced, e.ID)
+				if b, ok := lastBlind(v.sight[node], t); ok && e.ServerOp() == ServerPresent && b >= v.Leases[i].Set {
+					// Found with another value on reconnecting: the node
+					// lost the old one while the witness could not see it,
+					// at the latest when sight was lost (a restart).
+					finish(i, b, LeaseLost, e.ID)
+				} else {
+					finish(i, t, LeaseReplaced, e.ID)
+				}
 			}
 			live[s] = len(v.Leases)
 			v.Leases = append(v.Leases, ServerLease{Key: e.Key, ServerKey: e.ServerKey(), Node: node, Value: e.Token, Set: t,
@@ -295,9 +320,18 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 	if v == nil || !v.Any() {
 		return ServerHold{}, false
 	}
+	v.index()
 	var copies []ServerLease
 	seen := map[string]bool{}
-	for _, l := range v.Leases {
+	cand := v.byValue[h.Token]
+	if h.Token == "" {
+		ks := v.byKey[h.Key]
+		from := sort.Search(len(ks), func(i int) bool { return v.Leases[ks[i]].Set >= h.AcquireCall })
+		to := sort.Search(len(ks), func(i int) bool { return v.Leases[ks[i]].Set > h.End })
+		cand = ks[from:to]
+	}
+	for _, i := range cand {
+		l := v.Leases[i]
 		if l.Key != h.Key || seen[l.Node] || l.End < h.AcquireCall {
 			continue
 		}

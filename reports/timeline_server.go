@@ -116,40 +116,15 @@ func (t *timeline) addServer(h *history.History) {
 }
 
 // outlivedHolds finds, for each hold, its lease on the server
-// (ServerView.LeaseFor) and keeps those whose belief went on after it
-// ended. LeaseFor reads every lease; each hold asks it over the few
-// leases that can be its own (its token's; for a value that names no
-// owner, those written from its acquire's call to its end), so the cost
-// follows the holds, not holds times leases.
+// (ServerView.LeaseFor, indexed by value and by key) and keeps those
+// whose belief went on after it ended.
 func outlivedHolds(v *history.ServerView, holds []checker.Hold, lockNodes int, end int64) []outlived {
-	type tk struct{ key, value string }
-	byValue := map[tk][]history.ServerLease{}
-	byKey := map[string][]history.ServerLease{}
-	for _, l := range v.Leases {
-		byValue[tk{l.Key, l.Value}] = append(byValue[tk{l.Key, l.Value}], l)
-		byKey[l.Key] = append(byKey[l.Key], l)
-	}
 	var out []outlived
 	for _, h := range holds {
-		var cands []history.ServerLease
-		if h.Token != "" {
-			cands = byValue[tk{h.Key, h.Token}]
-		} else {
-			ls := byKey[h.Key]
-			lo := sort.Search(len(ls), func(i int) bool { return ls[i].Set >= h.AcquireCall })
-			hi := sort.Search(len(ls), func(i int) bool { return ls[i].Set > h.End })
-			cands = ls[lo:max(lo, hi)]
-		}
-		if len(cands) == 0 {
-			continue
-		}
-		sub := *v
-		sub.Leases = cands
-		sh, ok := sub.LeaseFor(h, lockNodes)
+		sh, ok := v.LeaseFor(h, lockNodes)
 		if !ok {
 			continue
 		}
-		sh = followRewrites(sh, byValue[tk{h.Key, h.Token}], lockNodes)
 		believed := h.End
 		if believed == checker.Forever {
 			believed = end
@@ -161,29 +136,6 @@ func outlivedHolds(v *history.ServerView, holds []checker.Hold, lockNodes int, e
 			nodes: strings.Join(sh.Nodes, ", ")})
 	}
 	return out
-}
-
-// followRewrites carries a one-node lease across writes of its own value:
-// a lock that renews with a SET of the same value replaces its lease with
-// itself, which is no end of it.
-func followRewrites(sh history.ServerHold, same []history.ServerLease, lockNodes int) history.ServerHold {
-	if lockNodes > 1 || len(sh.Copies) != 1 {
-		return sh
-	}
-	for sh.Ended == history.LeaseReplaced {
-		next := -1
-		for i, l := range same {
-			if l.Node == sh.Copies[0].Node && l.Set == sh.End {
-				next = i
-				break
-			}
-		}
-		if next < 0 {
-			return sh
-		}
-		sh.End, sh.Ended, sh.Copies = same[next].End, same[next].Ended, []history.ServerLease{same[next]}
-	}
-	return sh
 }
 
 // serverLegend says which of the server's marks a timeline draws.
