@@ -156,21 +156,11 @@ func (o *Op) Return(res Result) {
 
 // Point records an instantaneous event (a lost-lease signal) now.
 func (r *Recorder) Point(e Event) {
-	e.Call = -1
-	r.PointAt(e)
-}
-
-// PointAt records a point at its own time e.Call (taken with Since), for
-// a fact seen a little before it could be written: a witness event waits
-// for the value it read. A negative e.Call means now.
-func (r *Recorder) PointAt(e Event) {
 	clipTexts(&e)
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	e.ID = r.nextID()
-	if e.Call < 0 {
-		e.Call = r.Now()
-	}
+	e.Call = r.Now()
 	e.Return = e.Call
 	if e.Outcome == 0 {
 		e.Outcome = Ok
