@@ -153,6 +153,18 @@ func staleBelief(srv *history.ServerView, holds []Hold, lockNodes int, opts Opti
 	for _, l := range ls {
 		byKey[l.serverKey] = append(byKey[l.serverKey], l)
 	}
+	owner := map[string]int{} // a token's holder
+	for _, h := range holds {
+		if h.Token != "" {
+			owner[h.Token] = h.Client
+		}
+	}
+	whose := func(v string) string {
+		if c, ok := owner[v]; ok {
+			return fmt.Sprintf("client %d (%s)", c, short(v))
+		}
+		return short(v)
+	}
 	for _, h := range holds {
 		sh, ok := srv.LeaseFor(h, lockNodes)
 		if !ok {
@@ -173,7 +185,7 @@ func staleBelief(srv *history.ServerView, holds []Hold, lockNodes int, opts Opti
 					Summary: fmt.Sprintf("client %d believed it held %s until %s, but the server dropped its lease at %s (%s on %s) "+
 						"and gave %s to %s on %s at %s",
 						h.Client, h.Key, endText(h.End), history.Seconds(sh.End), sh.Ended, strings.Join(sh.Nodes, ", "),
-						h.Key, short(o.value), o.where, history.Seconds(o.from))})
+						h.Key, whose(o.value), o.where, history.Seconds(o.from))})
 			}
 			break
 		}
