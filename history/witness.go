@@ -156,19 +156,26 @@ type span struct{ from, to int64 }
 // ServerViewOf derives the server's side from a history's events (any
 // order; only witness events are read). end is the history's end.
 func ServerViewOf(events []Event, end int64) *ServerView {
-	var ws []Event
-	for _, e := range events {
-		if e.Kind == Witness {
-			ws = append(ws, e)
+	// Positions, not 150-byte events: a history's witness events are
+	// most of its writes.
+	var ws []int32
+	writes := 0
+	for i := range events {
+		if e := &events[i]; e.Kind == Witness {
+			ws = append(ws, int32(i))
+			if op := e.Detail(); op == ServerSet || op == ServerPresent {
+				writes++
+			}
 		}
 	}
 	sort.SliceStable(ws, func(i, j int) bool {
-		if ws[i].Call != ws[j].Call {
-			return ws[i].Call < ws[j].Call
+		a, b := &events[ws[i]], &events[ws[j]]
+		if a.Call != b.Call {
+			return a.Call < b.Call
 		}
-		return ws[i].ID < ws[j].ID
+		return a.ID < b.ID
 	})
-	v := &ServerView{sight: map[string][]span{}, blind: map[string]string{}}
+	v := &ServerView{sight: map[string][]span{}, blind: map[string]string{}, Leases: make([]ServerLease, 0, writes)}
 	type slot struct{ node, key string }
 	live := map[slot]int{} // index in v.Leases of the value a key holds on a node
 	finish := func(i int, at int64, how string, op int64) {
@@ -183,7 +190,8 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 			l.End, l.Ended = l.Deadline, LeaseExpired
 		}
 	}
-	for _, e := range ws {
+	for _, wi := range ws {
+		e := &events[wi]
 		node, t := e.Node(), e.Call
 		s := slot{node, e.ServerKey()}
 		i, held := live[s]
@@ -235,8 +243,15 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 			if !held {
 				continue
 			}
-			how := map[string]string{ServerDel: LeaseDeleted, ServerExpired: LeaseExpired, ServerEvicted: LeaseEvicted,
-				ServerAbsent: LeaseLost}[e.ServerOp()]
+			how := LeaseLost
+			switch e.ServerOp() {
+			case ServerDel:
+				how = LeaseDeleted
+			case ServerExpired:
+				how = LeaseExpired
+			case ServerEvicted:
+				how = LeaseEvicted
+			}
 			at := t
 			if how == LeaseLost {
 				// A node back without the key lost it when it went away
@@ -322,7 +337,14 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 	}
 	v.index()
 	var copies []ServerLease
-	seen := map[string]bool{}
+	seen := func(node string) bool { // a lock has a few nodes: no map
+		for _, c := range copies {
+			if c.Node == node {
+				return true
+			}
+		}
+		return false
+	}
 	cand := v.byValue[h.Token]
 	if h.Token == "" {
 		ks := v.byKey[h.Key]
@@ -332,7 +354,7 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 	}
 	for _, i := range cand {
 		l := v.Leases[i]
-		if l.Key != h.Key || seen[l.Node] || l.End < h.AcquireCall {
+		if l.Key != h.Key || l.End < h.AcquireCall || seen(l.Node) {
 			continue
 		}
 		// The witness hears of a write a little after the server made it,
@@ -346,7 +368,6 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 		}
 		if mine {
 			copies = append(copies, l)
-			seen[l.Node] = true
 		}
 	}
 	if len(copies) == 0 {
