@@ -3,7 +3,10 @@ package witness_test
 import (
 	"context"
 	"fmt"
+	"net"
+	"os/exec"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -143,4 +146,53 @@ func TestWitnessPutsTheNotificationSettingBack(t *testing.T) {
 	if got := after["notify-keyspace-events"]; got != "glE" && got != "Elg" && got != "lgE" {
 		t.Errorf("after the witness the setting is %q, want the user's Elg back", got)
 	}
+}
+
+// A server that refuses CONFIG (a managed Redis): the witness cannot turn
+// notifications on, says so once with the reason, and never claims to
+// have watched it.
+func TestWitnessOnAServerThatRefusesConfigIsBlindAndSaysWhy(t *testing.T) {
+	port := freePort(t)
+	srv := exec.Command("redis-server", "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--rename-command", "CONFIG", "")
+	if err := srv.Start(); err != nil {
+		t.Skipf("redis-server: %v", err)
+	}
+	t.Cleanup(func() { _ = srv.Process.Kill(); _ = srv.Wait() })
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	rdb := backendtest.Client(t, addr)
+	backendtest.Eventually(t, 5*time.Second, "redis-server up", func() bool { return rdb.Ping(context.Background()).Err() == nil })
+	s := &seen{}
+	w := witness.Start(context.Background(), witness.Config{Nodes: []backend.RedisNode{addrNode{addr: addr}}, Keys: []string{"order:1"}, Sink: s.sink})
+	defer w.Stop()
+	s.has(t, "managed blind =")
+	rdb.Set(context.Background(), "order:1", "tokA", time.Second)
+	time.Sleep(50 * time.Millisecond)
+	for _, c := range s.chs {
+		if c.Op != backend.Blind {
+			t.Errorf("reported %s on a node it cannot watch", c.Op)
+		}
+		if !strings.Contains(c.Reason, "CONFIG SET was refused") || !strings.Contains(c.Reason, "notify-keyspace-events Kg$xe") {
+			t.Errorf("reason %q does not say what was refused and how to enable it", c.Reason)
+		}
+	}
+}
+
+// addrNode is a node the test started itself: only its name and address.
+type addrNode struct {
+	backend.RedisNode
+	addr string
+}
+
+func (n addrNode) Name() string { return "managed" }
+func (n addrNode) Addr() string { return n.addr }
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
 }
