@@ -109,3 +109,20 @@ func TestRenewalsAfterTheWindowBeganAreTheLocksDefence(t *testing.T) {
 		t.Errorf("sentence %q\nwant %q", js[0].Detail, want)
 	}
 }
+
+// A window that opens as the acquire returns, before the witness heard of
+// the write: the write's own expiry still holds.
+func TestAWindowOpenedBeforeTheWitnessHeardTheWrite(t *testing.T) {
+	js := judge(t,
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(1, "order:1", "tokA", 0, 2),
+		window("slow-holder", 2, 452, "client1"),
+		seen(history.ServerSet, "node0", "order:1", "tokA", 3, 301),
+		seen(history.ServerExpire, "node0", "order:1", "tokA", 101, 401),
+		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
+		ev(history.Release, 1, "order:1", 452, 453, history.Ok), seen(history.ServerDel, "node0", "order:1", "tokA", 453, 0),
+	)
+	if len(js) != 1 || !js[0].Exercised || !strings.Contains(js[0].Detail, "due to lapse at 0.301 s") {
+		t.Fatalf("judged %+v, want exercised, due at the write's own expiry", js)
+	}
+}

@@ -98,9 +98,12 @@ type Expiry struct {
 // (before any later renewal): its deadline then, or its end if it ended
 // sooner; Forever for a value with no expiry.
 func (l ServerLease) DueAt(t int64) int64 {
+	// The write's own expiry holds from the write, even asked about a
+	// moment before the witness heard of it (the writer often hears its
+	// reply first); later changes count from when they were heard.
 	due := int64(Forever)
-	for _, e := range l.Expiries {
-		if e.At > t {
+	for i, e := range l.Expiries {
+		if i > 0 && e.At > t {
 			break
 		}
 		due = Forever
