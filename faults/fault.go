@@ -209,7 +209,7 @@ func (s Spec) Build(ttl time.Duration) (Fault, error) {
 // Scaled returns the spec with every duration multiplied by k (a slower
 // machine or backend stretches a scenario without changing its shape).
 func (s Spec) Scaled(k float64) Spec {
-	for _, d := range []*time.Duration{&s.Latency, &s.Jitter, &s.Duration, &s.Delay, &s.Work, &s.Pause, &s.Restart} {
+	for _, d := range []*time.Duration{&s.Latency, &s.Jitter, &s.Duration, &s.Delay, &s.Work, &s.Pause, &s.Restart, &s.Jump} {
 		*d = time.Duration(float64(*d) * k)
 	}
 	return s

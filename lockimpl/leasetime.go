@@ -46,6 +46,7 @@ func (n noTTL) Acquire(ctx context.Context, key string) (Lease, error) {
 
 var noTTLSpec = Spec{
 	Name:  NameNoTTL,
+	Lease: -1,
 	Doc:   "random token, SET NX with no expiry, Lua compare-and-delete release: a dead holder's key stays forever",
 	Nodes: 1,
 	New: func(env Env) (Locker, error) {
@@ -62,6 +63,7 @@ var longTTLSpec = Spec{
 	Doc: fmt.Sprintf("the token lock with a static TTL of %dx the cell's and no watchdog: a dead holder's key outlives it",
 		LongTTLFactor),
 	Nodes: 1,
+	Lease: LongTTLFactor,
 	New: func(env Env) (Locker, error) {
 		return NewToken(env.Clients[0], TokenConfig{TTL: LongTTLFactor * orDefault(env.TTL)})
 	},

@@ -38,6 +38,12 @@ type Spec struct {
 	Fencing bool
 	// Renews says the lock keeps a held lease alive (a watchdog).
 	Renews bool
+	// Lease is how long the lease the lock takes lasts, in the cell's
+	// TTLs: 0 for one TTL (the usual), more for a lock that takes a
+	// longer static lease, negative for a key that never expires. The
+	// margins' theory reads it; the checker never does (the witness sees
+	// the real lease).
+	Lease float64
 	// SignalsLoss says Lease.Lost closes when the lock learns it lost the
 	// lease.
 	SignalsLoss bool

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/margins"
+	"github.com/spf13/cobra"
+)
+
+const marginsUsage = `Finds how far each lock bends before it breaks: for each fault family with a
+magnitude (pause, slow-holder, slow-reply, clock-jump), the smallest magnitude
+at which two pods hold the lock at once, at your TTL. A bisection over
+magnitudes, each probe a batch of seeds, in the simulation (virtual time: a
+10 s TTL costs what 300 ms does); then a batch on real Redis just below and
+just above each boundary. Beside each boundary, the one the lock's design
+predicts. Writes margins.json (docs/schema/margins.v1.json), margins.md and
+one SVG plot per family under --out.
+
+Examples:
+  lockchaos margins                                  # the built-in locks, every family, TTL 300ms
+  lockchaos margins --lock token --ttl 10s           # your TTL
+  lockchaos margins --family pause --confirm-on none # simulation only
+  lockchaos margins --lock-driver 'mine=./my-driver' --lock mine --backend process
+
+Exit codes: 0 every measured boundary agrees with its prediction (and with
+real Redis, where confirmed); 1 a disagreement (a finding about the lock or
+the harness: the table says which); 2 usage; 3 the harness could not run.`
+
+type marginsConfig struct {
+	locks, families     []string
+	lockDrivers         []string
+	ttl                 time.Duration
+	seeds, confirmSeeds int
+	seed                int64
+	resolution, capTTL  float64
+	backend, confirmOn  string
+	out                 string
+	parallel            int
+	asJSON              bool
+}
+
+func newMarginsCmd(cl *cli) *cobra.Command {
+	c := &marginsConfig{}
+	cmd := &cobra.Command{
+		Use: "margins", Short: "find each lock's breaking point per fault family, checked against the theory", Long: marginsUsage,
+		Args: cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error { return done(cmdMargins(*c, cl.stdout, cl.stderr)) },
+	}
+	fs := cmd.Flags()
+	fs.StringSliceVar(&c.locks, "lock", []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameTokenWatchdog,
+		lockimpl.NameRedlock, lockimpl.NameFenced}, "locks to search, comma separated")
+	fs.StringSliceVar(&c.families, "family", nil, "fault families, comma separated (default: all: pause, slow-holder, slow-reply, clock-jump)")
+	fs.Var((*multiList)(&c.lockDrivers), "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
+	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, "the TTL to search at (your production TTL; every scenario time stretches with it)")
+	fs.IntVar(&c.seeds, "seeds", 20, "seeds per probe")
+	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
+	fs.Float64Var(&c.resolution, "resolution", 0.05, "the search's step, as a fraction of the TTL")
+	fs.Float64Var(&c.capTTL, "cap", 10, "the largest magnitude tried, in TTLs")
+	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process (fewer, wider probes: slower)")
+	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary (process, docker) or none")
+	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, "seeds per confirmation batch")
+	fs.StringVar(&c.out, "out", "out/margins", "output directory")
+	fs.IntVar(&c.parallel, "parallel", 2, "cells at once")
+	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
+	return cmd
+}
+
+func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
+	usage := func(format string, a ...any) int {
+		fmt.Fprintf(stderr, "lockchaos margins: "+format+"\n", a...)
+		return exitUsage
+	}
+	if _, err := loadCatalog(nil, c.lockDrivers); err != nil {
+		return usage("%v", err)
+	}
+	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
+		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
+	for _, name := range c.locks {
+		spec, err := lockimpl.Lookup(name)
+		if err != nil {
+			return usage("%v", err)
+		}
+		if spec.Nodes == 0 {
+			return usage("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
+		}
+		if spec.OutOfProcess && c.backend == "sim" {
+			return usage("lock %s runs in a driver process, which the simulation cannot run: add --backend process", name)
+		}
+		cfg.Locks = append(cfg.Locks, spec)
+	}
+	for _, name := range c.families {
+		f, err := margins.FamilyNamed(strings.TrimSpace(name))
+		if err != nil {
+			return usage("%v", err)
+		}
+		cfg.Families = append(cfg.Families, f)
+	}
+	run := func(be backend.Backend) int {
+		cfg.Backend = be
+		if c.confirmOn != "none" {
+			conf, _, err := chooseBackend(c.confirmOn, "", nil)
+			if err != nil {
+				fmt.Fprintf(stderr, "lockchaos margins: --confirm-on: %v\n", err)
+				return exitHarness
+			}
+			defer closeBackend(conf)
+			cfg.Confirm = conf
+		}
+		if err := cfg.Validate(); err != nil {
+			return usage("%v", err)
+		}
+		return searchAndReport(cfg, c, stdout, stderr)
+	}
+	switch c.backend {
+	case "sim":
+		return sim.Host(func(b sim.Backend) int { return run(b) })
+	case "process", "docker":
+		be, _, err := chooseBackend(c.backend, "", nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
+			return exitHarness
+		}
+		defer closeBackend(be)
+		return run(be)
+	}
+	return usage("unknown --backend %q (want sim, process or docker)", c.backend)
+}
+
+func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
+	ctx, stop, _ := signalContext()
+	defer stop()
+	start := time.Now()
+	cfg.Progress = func(p margins.Probe) {
+		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs)
+	}
+	found, err := margins.Search(ctx, cfg)
+	rep := &margins.Report{Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds, Resolution: c.resolution,
+		Backend: cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
+	if cfg.Confirm != nil {
+		rep.Confirm = cfg.Confirm.Name()
+	}
+	if c.asJSON {
+		_ = rep.WriteJSON(stdout)
+	} else {
+		rep.WriteTable(stdout)
+		fmt.Fprintln(stdout)
+		for _, s := range rep.Sentences() {
+			fmt.Fprintln(stdout, s)
+		}
+	}
+	wrote, werr := rep.WriteFiles(c.out)
+	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(found), time.Since(start).Round(time.Second),
+		strings.Join(wrote, ", "))
+	if err != nil || werr != nil {
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", firstErr(err, werr))
+		return exitHarness
+	}
+	for _, m := range found {
+		if !m.Agrees || (m.Confirmed != nil && !*m.Confirmed) {
+			return exitViolation
+		}
+	}
+	return 0
+}
+
+func firstErr(errs ...error) error {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}

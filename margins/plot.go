@@ -1,0 +1,126 @@
+package margins
+
+import (
+	"fmt"
+	"html"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// palette gives each lock of a plot its colour, in the report's order.
+var palette = []string{"#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#5d4037", "#ad1457"}
+
+// Plot writes one family's detection rate against magnitude (in TTLs),
+// one curve per lock, each boundary marked: a self-contained SVG.
+func (r *Report) Plot(w io.Writer, family string) {
+	const width, height, left, right, top, bottom = 720, 360, 60, 170, 30, 50
+	var ms []Margin
+	maxX := 0.0
+	for _, m := range r.Margins {
+		if m.Family == family {
+			ms = append(ms, m)
+			maxX = max(maxX, float64(m.Cap)/float64(m.TTL))
+		}
+	}
+	if maxX == 0 {
+		maxX = 1
+	}
+	pw, ph := float64(width-left-right), float64(height-top-bottom)
+	x := func(ttls float64) float64 { return float64(left) + ttls/maxX*pw }
+	y := func(rate float64) float64 { return float64(top) + (1-rate)*ph }
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`, width, height)
+	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="14">%s: share of schedules that broke the lock, by magnitude (TTL %s)</text>`,
+		left, html.EscapeString(family), ttlWords(r.TTL))
+	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#90a4ae"/>`, left, top, pw, ph)
+	for i := 0; i <= 4; i++ {
+		rate := float64(i) / 4
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eceff1"/><text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`,
+			left, y(rate), float64(left)+pw, y(rate), left-6, y(rate)+4, rate*100)
+	}
+	for t := 0.0; t <= maxX+1e-9; t += tick(maxX) {
+		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%gx</text>`, x(t), height-bottom+16, t)
+	}
+	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">magnitude, in TTLs</text>`, float64(left)+pw/2, height-bottom+34)
+	for i, m := range ms {
+		c := palette[i%len(palette)]
+		var pts []string
+		for _, p := range m.curve() {
+			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(p.Magnitude)/float64(m.TTL)), y(p.Rate())))
+		}
+		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`, strings.Join(pts, " "), c)
+		for _, p := range m.curve() {
+			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s at %s: %d of %d broke</title></circle>`,
+				x(float64(p.Magnitude)/float64(m.TTL)), y(p.Rate()), c, html.EscapeString(m.Lock), ttlWords(p.Magnitude), p.Broke, p.Runs)
+		}
+		label := m.Lock + ": never"
+		if m.Broke {
+			bx := x(float64(m.At) / float64(m.TTL))
+			fmt.Fprintf(&b, `<line x1="%.1f" y1="%d" x2="%.1f" y2="%.0f" stroke="%s" stroke-dasharray="4 3"/>`, bx, top, bx,
+				float64(top)+ph, c)
+			label = fmt.Sprintf("%s: %.2fx", m.Lock, float64(m.At)/float64(m.TTL))
+		}
+		if m.Predicted.Breaks {
+			lo, hi := x(float64(m.Predicted.Lo)/float64(m.TTL)), x(float64(m.Predicted.Hi)/float64(m.TTL))
+			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="6" fill="%s" opacity="0.35"><title>predicted: %s</title></rect>`,
+				lo, float64(top)+ph-6-float64(i)*7, max(hi-lo, 1), c, html.EscapeString(m.Predicted.Why))
+		}
+		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`,
+			width-right+12, top+i*18, c, width-right+30, top+i*18+10, html.EscapeString(label))
+	}
+	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#546e7a">dashed: boundary found; bars: the design's prediction</text>`,
+		width-right+12, top+len(ms)*18+16)
+	b.WriteString(`</svg>`)
+	_, _ = io.WriteString(w, b.String())
+}
+
+func tick(maxX float64) float64 {
+	switch {
+	case maxX <= 2:
+		return 0.25
+	case maxX <= 5:
+		return 0.5
+	}
+	return 1
+}
+
+// WriteFiles writes margins.json, margins.md and one SVG per family
+// into dir.
+func (r *Report) WriteFiles(dir string) ([]string, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var wrote []string
+	write := func(name string, fill func(io.Writer) error) error {
+		p := filepath.Join(dir, name)
+		f, err := os.Create(p)
+		if err != nil {
+			return err
+		}
+		if err := fill(f); err != nil {
+			f.Close()
+			return err
+		}
+		wrote = append(wrote, p)
+		return f.Close()
+	}
+	if err := write("margins.json", r.WriteJSON); err != nil {
+		return wrote, err
+	}
+	if err := write("margins.md", func(w io.Writer) error { r.WriteMarkdown(w); return nil }); err != nil {
+		return wrote, err
+	}
+	seen := map[string]bool{}
+	for _, m := range r.Margins {
+		if !seen[m.Family] {
+			seen[m.Family] = true
+			fam := m.Family
+			if err := write(fam+".svg", func(w io.Writer) error { r.Plot(w, fam); return nil }); err != nil {
+				return wrote, err
+			}
+		}
+	}
+	return wrote, nil
+}

@@ -1,0 +1,132 @@
+package margins
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// FormatVersion of margins.json (docs/schema/margins.v1.json).
+const FormatVersion = 1
+
+// Report is a search's whole result, as margins.json holds it.
+type Report struct {
+	Format     int           `json:"format"`
+	TTL        time.Duration `json:"ttl_ns"`
+	Seed       int64         `json:"seed"`
+	Seeds      int           `json:"seeds"`
+	Resolution float64       `json:"resolution_ttl"`
+	Backend    string        `json:"backend"`
+	Confirm    string        `json:"confirm_backend,omitempty"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Margins    []Margin      `json:"margins"`
+}
+
+// WriteJSON writes the report as margins.json does.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteTable writes the terminal table: one row per lock and family.
+func (r *Report) WriteTable(w io.Writer) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "FAMILY\tLOCK\tBREAKS AT\tHOLDS AT\tPREDICTED\tAGREES\tREAL REDIS (below / above)\tSCHEDULES")
+	for _, m := range r.Margins {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\n", m.Family, m.Lock, m.breaks(), m.holds(), m.Predicted.text(m.TTL),
+			yesNo(m.Agrees), m.confirmation(), m.Schedules)
+	}
+	_ = tw.Flush()
+}
+
+// WriteMarkdown writes the table the README embeds.
+func (r *Report) WriteMarkdown(w io.Writer) {
+	fmt.Fprintf(w, "| family | lock | breaks at (TTL %s) | predicted | agrees | real Redis: below / above |\n|---|---|---|---|---|---|\n",
+		ttlWords(r.TTL))
+	for _, m := range r.Margins {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", m.Family, m.Lock, m.breaks(), m.Predicted.text(m.TTL),
+			yesNo(m.Agrees), m.confirmation())
+	}
+}
+
+// Sentences are what a team reads for its lock: "your lock, TTL 10 s,
+// breaks under pauses of 9.8 s and more; slow replies never".
+func (r *Report) Sentences() []string {
+	byLock := map[string][]string{}
+	var locks []string
+	for _, m := range r.Margins {
+		if byLock[m.Lock] == nil {
+			locks = append(locks, m.Lock)
+		}
+		part := fmt.Sprintf("%s: never up to %s", m.Family, ttlWords(m.Cap))
+		if m.Broke {
+			part = fmt.Sprintf("%s of %s and more", m.Family, ttlWords(m.At))
+		}
+		byLock[m.Lock] = append(byLock[m.Lock], part)
+	}
+	out := make([]string, 0, len(locks))
+	for _, l := range locks {
+		out = append(out, fmt.Sprintf("%s, TTL %s, breaks under %s", l, ttlWords(r.TTL), strings.Join(byLock[l], "; ")))
+	}
+	return out
+}
+
+func (m Margin) breaks() string {
+	if !m.Broke {
+		return fmt.Sprintf("never (up to %.0fx TTL)", float64(m.Cap)/float64(m.TTL))
+	}
+	return fmt.Sprintf("%s (%.2fx TTL)", ttlWords(m.At), float64(m.At)/float64(m.TTL))
+}
+
+func (m Margin) holds() string {
+	if !m.Broke {
+		return "-"
+	}
+	return fmt.Sprintf("%s (%.2fx)", ttlWords(m.Held), float64(m.Held)/float64(m.TTL))
+}
+
+func (m Margin) confirmation() string {
+	if m.Below == nil || m.Above == nil {
+		return "-"
+	}
+	mark := "agrees"
+	if m.Confirmed != nil && !*m.Confirmed {
+		mark = "DISAGREES"
+	}
+	return fmt.Sprintf("%d/%d at %s, %d/%d at %s: %s", m.Below.Broke, m.Below.Runs, ttlWords(m.Below.Magnitude),
+		m.Above.Broke, m.Above.Runs, ttlWords(m.Above.Magnitude), mark)
+}
+
+func (p Prediction) text(ttl time.Duration) string {
+	if !p.Breaks {
+		return "never"
+	}
+	return fmt.Sprintf("%.2f-%.2fx TTL", float64(p.Lo)/float64(ttl), float64(p.Hi)/float64(ttl))
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "NO"
+}
+
+// ttlWords renders a duration for people: "306 ms", "9.80 s".
+func ttlWords(d time.Duration) string {
+	if d >= time.Second {
+		return fmt.Sprintf("%.2f s", d.Seconds())
+	}
+	return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
+}
+
+// curve is a margin's probes by magnitude, for the plot.
+func (m Margin) curve() []Probe {
+	ps := append([]Probe(nil), m.Probes...)
+	sort.Slice(ps, func(i, j int) bool { return ps[i].Magnitude < ps[j].Magnitude })
+	return ps
+}
