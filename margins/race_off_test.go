@@ -1,0 +1,5 @@
+//go:build !race
+
+package margins_test
+
+const raceEnabled = false
