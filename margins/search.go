@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -138,12 +140,17 @@ type Margin struct {
 	// simulation cannot run the cell).
 	Searched string `json:"searched"`
 	Note     string `json:"note,omitempty"`
+	// Shrunk is the smallest schedule found breaking the lock at At.
+	Shrunk *Shrunk `json:"shrunk,omitempty"`
 }
 
 // Search finds every lock's margin under every family.
 func Search(ctx context.Context, cfg Config) ([]Margin, error) {
 	cfg = cfg.withDefaults()
 	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := os.Remove(replayFile(cfg)); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return nil, err
 	}
 	var out []Margin
@@ -214,6 +221,7 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 		m.Agrees = m.Predicted.agrees(false, 0, m.Resolution)
 		return m, nil
 	}
+	broke := top
 	for hi-lo > step {
 		mid := (lo + hi) / 2
 		mid = mid.Round(time.Millisecond / 10)
@@ -222,10 +230,13 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 			return m, err
 		}
 		if p.Broke > 0 {
-			hi = mid
+			hi, broke = mid, p
 		} else {
 			lo = mid
 		}
+	}
+	if m.Shrunk, err = shrink(ctx, cfg, lock, f, hi, scale, broke.Seed); err != nil {
+		return m, err
 	}
 	m.Broke = true
 	m.At, m.Held = stretch(hi, scale), stretch(lo, scale)

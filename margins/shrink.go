@@ -1,0 +1,120 @@
+package margins
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// Shrunk is the smallest schedule the search found that still breaks a
+// lock at its boundary: fewest pods, shortest cell (the scenario has one
+// fault already), with the command that replays it on real Redis.
+type Shrunk struct {
+	Seed     int64         `json:"seed"`
+	Clients  int           `json:"clients"`
+	Duration time.Duration `json:"duration_ns"`
+	// Scenario names the replay file's scenario; Replay is the command.
+	Scenario string `json:"scenario"`
+	Replay   string `json:"replay"`
+}
+
+// shrink reruns the first seed that broke lock at magnitude at (in the
+// scenario's own time) with fewer pods and a shorter cell, keeping each
+// step that still breaks it, and writes the smallest as a scenarios file
+// under dir.
+func shrink(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at time.Duration, scale float64, seed int64) (*Shrunk, error) {
+	sc, err := f.scenario(at)
+	if err != nil {
+		return nil, err
+	}
+	sc = sc.WithDefaults()
+	breaks := func(c scenarios.Scenario) bool {
+		ran := scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: c, Lock: lock,
+			Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}},
+			scenarios.MatrixOptions{Options: scenarios.Options{Seed: seed, Backend: cfg.Backend, TimeScale: scale,
+				OutDir: filepath.Join(cfg.OutDir, "shrink")}, Repeat: 1, SameSeed: true})
+		return len(ran) == 1 && ran[0].SafetyVerdict == checker.Fail
+	}
+	best := sc
+	for _, clients := range []int{2, 3, 4} {
+		if clients >= best.Clients {
+			break
+		}
+		c := best
+		c.Clients = clients
+		if breaks(c) {
+			best = c
+			break
+		}
+	}
+	for _, frac := range []float64{0.25, 0.5} {
+		c := best
+		c.Duration = time.Duration(frac * float64(best.Duration))
+		if c.Duration < best.FirstFault+at {
+			continue // the fault must still fit
+		}
+		if breaks(c) {
+			best = c
+			break
+		}
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	out := &Shrunk{Seed: seed, Clients: best.Clients, Duration: stretch(best.Duration, scale),
+		Scenario: fmt.Sprintf("margin-%s-%s", f.Name, lock.Name)}
+	path := replayFile(cfg)
+	if err := appendReplay(path, out.Scenario, best, scale, lock.Name); err != nil {
+		return out, err
+	}
+	out.Replay = fmt.Sprintf("lockchaos run --scenarios-file %s --scenario %s --lock %s --seed %d --backend process",
+		path, out.Scenario, lock.Name, seed)
+	return out, nil
+}
+
+// appendReplay adds one scenario, stretched to the search's TTL, to the
+// replay file (a lockchaos scenarios file, created on first use).
+func appendReplay(path, name string, sc scenarios.Scenario, scale float64, lock string) error {
+	d := func(v time.Duration) string { return stretch(v, scale).String() }
+	fault := sc.Faults[0]
+	var size string
+	for _, kv := range []struct {
+		key string
+		v   time.Duration
+	}{{"pause", fault.Pause}, {"work", fault.Work}, {"delay", fault.Delay}, {"jump", fault.Jump}} {
+		if kv.v != 0 {
+			size += fmt.Sprintf("\n        %s: %s", kv.key, d(kv.v))
+		}
+	}
+	var b strings.Builder
+	if _, err := os.Stat(path); err != nil {
+		b.WriteString("# Schedules lockchaos margins found breaking a lock at its boundary, each shrunk\n" +
+			"# (fewest pods, shortest cell); replay one on real Redis with the command margins printed.\n" +
+			"scenarios:\n")
+	}
+	fmt.Fprintf(&b, "  - name: %s\n    description: %q\n    ttl: %s\n    duration: %s\n    clients: %d\n"+
+		"    work_min: %s\n    work_max: %s\n    call_timeout: %s\n    first_fault: %s\n    gap_min: %s\n    gap_max: %s\n"+
+		"    faults:\n      - kind: %s%s\n    expect: {%s: unsafe}\n",
+		name, sc.Description, d(sc.TTL), d(sc.Duration), sc.Clients, d(sc.WorkMin), d(sc.WorkMax), d(sc.CallTimeout),
+		d(sc.FirstFault), d(sc.GapMin), d(sc.GapMax), fault.Kind, size, lock)
+	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if _, err := fh.WriteString(b.String()); err != nil {
+		fh.Close()
+		return err
+	}
+	return fh.Close()
+}
+
+// replayFile is where a search writes the schedules it shrank.
+func replayFile(cfg Config) string { return filepath.Join(filepath.Dir(cfg.OutDir), "found.yaml") }
