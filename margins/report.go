@@ -24,6 +24,9 @@ type Report struct {
 	Confirm    string        `json:"confirm_backend,omitempty"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	Margins    []Margin      `json:"margins"`
+	// Recoveries are the liveness margins: how long a crashed holder's
+	// key stays taken, per lock and TTL.
+	Recoveries []Recovery `json:"recoveries,omitempty"`
 }
 
 // WriteJSON writes the report as margins.json does.
@@ -42,6 +45,17 @@ func (r *Report) WriteTable(w io.Writer) {
 			yesNo(m.Agrees), m.confirmation(), m.Schedules)
 	}
 	_ = tw.Flush()
+	if len(r.Recoveries) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "After a crash (pod-crash), the key stays taken:")
+		for _, rc := range r.Recoveries {
+			mark := ""
+			if !rc.Agrees {
+				mark = fmt.Sprintf(" (predicted at most %s: DISAGREES)", ttlWords(rc.Predicted))
+			}
+			fmt.Fprintf(w, "  %s%s\n", rc, mark)
+		}
+	}
 }
 
 // WriteMarkdown writes the table the README embeds.
@@ -51,6 +65,21 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 	for _, m := range r.Margins {
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", m.Family, m.Lock, m.breaks(), m.Predicted.text(m.TTL),
 			yesNo(m.Agrees), m.confirmation())
+	}
+	if len(r.Recoveries) > 0 {
+		fmt.Fprintf(w, "\n| lock | TTL | after a crash, key freed in (median / max) | stuck | predicted at most | agrees |\n|---|---|---|---|---|---|\n")
+		for _, rc := range r.Recoveries {
+			pred := "never freed"
+			if rc.Predicted > 0 {
+				pred = ttlWords(rc.Predicted)
+			}
+			took := "-"
+			if rc.Median > 0 {
+				took = fmt.Sprintf("%s / %s (%.2fx TTL)", ttlWords(rc.Median), ttlWords(rc.Max), float64(rc.Max)/float64(rc.TTL))
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %d of %d | %s | %s |\n", rc.Lock, ttlWords(rc.TTL), took, rc.Stuck, rc.Judged, pred,
+				yesNo(rc.Agrees))
+		}
 	}
 }
 

@@ -41,6 +41,10 @@ type Config struct {
 	Backend      backend.Backend
 	Confirm      backend.Backend
 	ConfirmSeeds int
+	// ConfirmScale stretches the confirmation runs for a loaded machine
+	// (scenarios.Calibrate's; 0: 1). Magnitudes stretch with it, so a
+	// boundary in TTLs is the same.
+	ConfirmScale float64
 	// Parallel cells at once; OutDir keeps the probes' files.
 	Parallel int
 	OutDir   string
@@ -268,13 +272,18 @@ func runProbe(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at 
 	if err != nil {
 		return Probe{}, err
 	}
+	unscaled := sc.TTL
+	// The scenario at the TTL asked for, same shape (the run itself
+	// stretches nothing in virtual time; on real Redis, its calibration
+	// stretches further for a loaded machine, in TTLs the same).
+	sc = sc.WithDefaults().Scaled(scale)
 	cell := scenarios.Cell{Scenario: sc, Lock: lock, Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}
 	_, virtual := backend.Virtual(on)
 	ran := scenarios.RunMatrix(ctx, []scenarios.Cell{cell}, scenarios.MatrixOptions{
-		Options: scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: scale,
+		Options: scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: cfg.ConfirmScale,
 			OutDir: filepath.Join(cfg.OutDir, on.Name())},
 		Parallel: cfg.Parallel, Repeat: seeds, DropMetHistories: virtual})
-	p := Probe{Lock: lock.Name, Family: f.Name, Magnitude: stretch(at, scale), InTTL: float64(at) / float64(sc.TTL),
+	p := Probe{Lock: lock.Name, Family: f.Name, Magnitude: stretch(at, scale), InTTL: float64(at) / float64(unscaled),
 		Seed: -1, Backend: on.Name()}
 	for _, r := range ran {
 		p.Runs++

@@ -37,9 +37,9 @@ func shrink(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at ti
 	}
 	sc = sc.WithDefaults()
 	breaks := func(c scenarios.Scenario) bool {
-		ran := scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: c, Lock: lock,
+		ran := scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: c.Scaled(scale), Lock: lock,
 			Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}},
-			scenarios.MatrixOptions{Options: scenarios.Options{Seed: seed, Backend: cfg.Backend, TimeScale: scale,
+			scenarios.MatrixOptions{Options: scenarios.Options{Seed: seed, Backend: cfg.Backend,
 				OutDir: filepath.Join(cfg.OutDir, "shrink")}, Repeat: 1, SameSeed: true})
 		return len(ran) == 1 && ran[0].SafetyVerdict == checker.Fail
 	}

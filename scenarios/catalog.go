@@ -251,6 +251,11 @@ func (s Scenario) needs() backend.Needs {
 	return n
 }
 
+// Scaled returns the scenario with every duration (the TTL and the
+// faults' own sizes included) multiplied by k: a scenario at another TTL
+// with the same shape (a margin searched at a user's production TTL).
+func (s Scenario) Scaled(k float64) Scenario { return s.scaled(k) }
+
 // scaled returns the scenario with every duration (the TTL and the
 // faults' own sizes included) multiplied by k, so it keeps its shape on a
 // slower machine or backend. Call timeouts grow by k too.

@@ -43,6 +43,7 @@ type marginsConfig struct {
 	out                 string
 	parallel            int
 	asJSON              bool
+	recoveryTTLs        []time.Duration
 }
 
 func newMarginsCmd(cl *cli) *cobra.Command {
@@ -68,6 +69,8 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.StringVar(&c.out, "out", "out/margins", "output directory")
 	fs.IntVar(&c.parallel, "parallel", 2, "cells at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
+	fs.DurationSliceVar(&c.recoveryTTLs, "recovery-ttl", nil, "TTLs at which to measure how long a crashed holder's key stays "+
+		"taken (default: half, once and twice --ttl; 0 to skip)")
 	return cmd
 }
 
@@ -140,7 +143,17 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs)
 	}
 	found, err := margins.Search(ctx, cfg)
-	rep := &margins.Report{Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds, Resolution: c.resolution,
+	var recs []margins.Recovery
+	if err == nil {
+		ttls := c.recoveryTTLs
+		if ttls == nil {
+			ttls = []time.Duration{c.ttl / 2, c.ttl, 2 * c.ttl}
+		}
+		if len(ttls) > 0 && ttls[0] > 0 {
+			recs, err = margins.Recoveries(ctx, cfg, ttls)
+		}
+	}
+	rep := &margins.Report{Recoveries: recs, Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds, Resolution: c.resolution,
 		Backend: cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
 	if cfg.Confirm != nil {
 		rep.Confirm = cfg.Confirm.Name()
@@ -163,6 +176,11 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 	}
 	for _, m := range found {
 		if !m.Agrees || (m.Confirmed != nil && !*m.Confirmed) {
+			return exitViolation
+		}
+	}
+	for _, r := range recs {
+		if !r.Agrees {
 			return exitViolation
 		}
 	}
