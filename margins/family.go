@@ -85,6 +85,9 @@ func (f Family) scenario(m time.Duration) (scenarios.Scenario, error) {
 	}
 	sc.Faults = append([]faults.Spec(nil), sc.Faults...)
 	f.set(&sc.Faults[0], m)
+	// Long enough for the fault to land, run its course and be judged.
+	sc = sc.WithDefaults()
+	sc.Duration = max(sc.Duration, sc.FirstFault+2*m+3*sc.TTL)
 	sc.Name = fmt.Sprintf("margin-%s-%dms", f.Name, m.Milliseconds())
 	sc.Description = fmt.Sprintf("%s: %s %v", f.Name, f.Magnitude, m)
 	return sc, nil

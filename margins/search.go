@@ -215,12 +215,25 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 		}
 		return p, err
 	}
-	lo, hi := time.Duration(0), time.Duration(capTTL*float64(unit))
-	top, err := probe(hi, false, cfg.Seeds)
-	if err != nil {
-		return m, err
+	// Upward first, on a coarse ladder: a magnitude far past the cell
+	// (a reply held back longer than the cell runs) breaks nothing, so the
+	// cap alone cannot say "never". The first rung that breaks the lock
+	// and the one below it bracket the boundary.
+	lo, hi := time.Duration(0), time.Duration(0)
+	var top Probe
+	for _, r := range ladder(capTTL) {
+		at := time.Duration(r * float64(unit))
+		p, err := probe(at, false, cfg.Seeds)
+		if err != nil {
+			return m, err
+		}
+		if p.Broke > 0 {
+			hi, top = at, p
+			break
+		}
+		lo = at
 	}
-	if top.Broke == 0 {
+	if hi == 0 {
 		m.Note = fmt.Sprintf("no violation up to %.0fx TTL in %d schedules", capTTL, m.Schedules)
 		m.Agrees = m.Predicted.agrees(false, 0, m.Resolution)
 		return m, nil
@@ -258,6 +271,17 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 		m.Below, m.Above, m.Confirmed = &below, &above, &ok
 	}
 	return m, nil
+}
+
+// ladder is the coarse scan's rungs, in TTLs, up to capTTL.
+func ladder(capTTL float64) []float64 {
+	var out []float64
+	for _, r := range []float64{0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 100} {
+		if r < capTTL {
+			out = append(out, r)
+		}
+	}
+	return append(out, capTTL)
 }
 
 func stretch(d time.Duration, scale float64) time.Duration {

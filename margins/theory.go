@@ -62,9 +62,12 @@ func Predict(lock lockimpl.Spec, f Family, sc scenarios.Scenario) Prediction {
 			return Prediction{Why: "Redlock's validity check: an acquire whose answers took longer than the lease's validity " +
 				"is given up (and released), so a late reply never makes a holder"}
 		}
-		return Prediction{Breaks: true, Lo: lease, Hi: lease + retryGap + sc.WorkMax,
-			Why: fmt.Sprintf("the winner hears its reply after its %v lease lapsed and another pod took the key; "+
-				"it still believes it holds", lease)}
+		// The late winner believes from its reply, D after its SET landed,
+		// and then works for the fault's Work (half the TTL).
+		work := ttl / 2
+		return Prediction{Breaks: true, Lo: lease - work, Hi: lease + retryGap,
+			Why: fmt.Sprintf("the late winner hears its reply D after its SET landed and works %v more: it outlives its %v "+
+				"lease once D + %v > %v, and another pod takes the key when it lapses", work, lease, work, lease)}
 	case "clock-jump":
 		if lock.Nodes > 1 {
 			return Prediction{Breaks: true, Lo: lease - sc.WorkMax, Hi: lease + retryGap,
