@@ -17,6 +17,7 @@ LIVENESS        := minority-partition,pod-crash,pod-crash-restart,abandoned-leas
 # The scenarios of scenarios/critiques.yaml.
 CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew,power-loss-everysec,power-loss-always,sentinel-failover,sentinel-partition
 SOAK_RUNS    ?= 40
+MARGINS_SEED ?= 2700
 
 SIM_SEED     ?= 1
 
@@ -27,7 +28,7 @@ endif
 
 .PHONY: chaos-sim chaos-sim-vs-process
 .PHONY: chaos-liveness chaos-liveness-loaded
-.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image perf detection soak
+.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table margins margins-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -68,6 +69,16 @@ libs-table: build
 	@.ci/ensure-redis
 	.ci/chaos-libs $(PERF_OUT)/libs-table --repeat 10 --seed 2000; rc=$$?; \
 	  bin/lockchaos report --markdown README.md $(PERF_OUT)/libs-table && exit $$rc
+
+## margins: each built-in lock's breaking point per fault family, searched in the simulation, confirmed on real Redis (out/margins)
+margins: build
+	@.ci/ensure-redis
+	bin/lockchaos margins --seed $(MARGINS_SEED) --out $(PERF_OUT)/margins
+
+## margins-table: the same, its table written into README.md
+margins-table: build
+	@.ci/ensure-redis
+	bin/lockchaos margins --seed $(MARGINS_SEED) --out $(PERF_OUT)/margins --markdown README.md
 
 ## chaos-sim: the matrix on the simulated backend (miniredis in virtual time; not the gate, not real Redis)
 chaos-sim: build

@@ -2,8 +2,10 @@ package margins
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -158,4 +160,36 @@ func (m Margin) curve() []Probe {
 	ps := append([]Probe(nil), m.Probes...)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Magnitude < ps[j].Magnitude })
 	return ps
+}
+
+// The markers between which WriteMarkdownInto writes the table.
+const (
+	TableStart = "<!-- lockchaos:margins -->"
+	TableEnd   = "<!-- /lockchaos:margins -->"
+)
+
+// ErrNoMarkers is a file without the table's markers.
+var ErrNoMarkers = errors.New("margins: no table markers")
+
+// WriteMarkdownInto replaces the table between TableStart and TableEnd in
+// the file at path (the README embeds the built-in locks' margins).
+func (r *Report) WriteMarkdownInto(path string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	text := string(b)
+	i, j := strings.Index(text, TableStart), strings.Index(text, TableEnd)
+	if i < 0 || j < i {
+		return fmt.Errorf("%w: %s needs a line %q and, after it, a line %q", ErrNoMarkers, path, TableStart, TableEnd)
+	}
+	var t strings.Builder
+	r.WriteMarkdown(&t)
+	fmt.Fprintf(&t, "\n_TTL %s, %d seeds a probe, resolution %.0f%% of the TTL, searched on %s", ttlWords(r.TTL), r.Seeds,
+		100*r.Resolution, r.Backend)
+	if r.Confirm != "" {
+		fmt.Fprintf(&t, ", confirmed on %s", r.Confirm)
+	}
+	fmt.Fprintf(&t, " (`make margins-table`, seed %d)._\n", r.Seed)
+	return os.WriteFile(path, []byte(text[:i+len(TableStart)]+"\n"+t.String()+text[j:]), 0o644)
 }

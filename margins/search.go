@@ -93,17 +93,17 @@ func (c Config) Validate() error {
 
 // Probe is one magnitude tried on a batch of seeds.
 type Probe struct {
-	Lock, Family string
+	Lock         string        `json:"lock"`
+	Family       string        `json:"family"`
 	Magnitude    time.Duration `json:"magnitude_ns"`
 	InTTL        float64       `json:"in_ttl"`
 	Runs         int           `json:"runs"`
 	Broke        int           `json:"broke"`        // runs whose safety verdict was fail
 	Inconclusive int           `json:"inconclusive"` // the fault never reached its dangerous moment often enough
 	Errors       int           `json:"errors,omitempty"`
-	// Seed is the first seed that broke the lock (-1: none), Rerun its
-	// line; Backend where it ran.
+	// Seed is the first seed that broke the lock (-1: none; the margin's
+	// Shrunk replays one); Backend where it ran.
 	Seed    int64  `json:"first_broke_seed"`
-	Rerun   string `json:"rerun,omitempty"`
 	Backend string `json:"backend"`
 }
 
@@ -117,8 +117,9 @@ func (p Probe) Rate() float64 {
 
 // Margin is one lock's boundary under one family.
 type Margin struct {
-	Lock, Family string
-	TTL          time.Duration `json:"ttl_ns"`
+	Lock   string        `json:"lock"`
+	Family string        `json:"family"`
+	TTL    time.Duration `json:"ttl_ns"`
 	// Broke says the lock broke at some magnitude up to Cap; At is the
 	// smallest magnitude found that broke it (within Resolution), Held
 	// the largest below it that did not.
@@ -317,7 +318,7 @@ func runProbe(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at 
 		case r.SafetyVerdict == checker.Fail:
 			p.Broke++
 			if p.Seed < 0 || r.RunSeed < p.Seed {
-				p.Seed, p.Rerun = r.RunSeed, r.Rerun
+				p.Seed = r.RunSeed
 			}
 		case r.Outcome == results.Inconclusive:
 			p.Inconclusive++

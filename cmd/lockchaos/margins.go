@@ -44,6 +44,7 @@ type marginsConfig struct {
 	parallel            int
 	asJSON              bool
 	recoveryTTLs        []time.Duration
+	markdown            string
 }
 
 func newMarginsCmd(cl *cli) *cobra.Command {
@@ -69,6 +70,8 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.StringVar(&c.out, "out", "out/margins", "output directory")
 	fs.IntVar(&c.parallel, "parallel", 2, "cells at once")
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
+	fs.StringVar(&c.markdown, "markdown", "", "also write the Markdown table between <!-- lockchaos:margins --> and "+
+		"<!-- /lockchaos:margins --> of this file (the README's)")
 	fs.DurationSliceVar(&c.recoveryTTLs, "recovery-ttl", nil, "TTLs at which to measure how long a crashed holder's key stays "+
 		"taken (default: half, once and twice --ttl; 0 to skip)")
 	return cmd
@@ -168,6 +171,11 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 		}
 	}
 	wrote, werr := rep.WriteFiles(c.out)
+	if werr == nil && c.markdown != "" {
+		if werr = rep.WriteMarkdownInto(c.markdown); werr == nil {
+			wrote = append(wrote, c.markdown)
+		}
+	}
 	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(found), time.Since(start).Round(time.Second),
 		strings.Join(wrote, ", "))
 	if err != nil || werr != nil {

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// lockchaos margins from the built binary (the simulation needs the
+// testing.T sim.Host makes): the table, the sentence per lock, the files,
+// margins.json against its schema, the replay file, exit 0 when the
+// boundaries agree with the theory.
+func TestMarginsFromTheBinary(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs a search")
+	}
+	bin := filepath.Join(t.TempDir(), "lockchaos")
+	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("build: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(bin, "margins", "--lock", "token,fenced", "--family", "pause", "--seeds", "3", "--confirm-on", "none",
+		"--recovery-ttl", "300ms", "--out", dir)
+	cmd.Env = append(os.Environ(), "CI=true")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("margins: %v\n%s", err, out)
+	}
+	text := string(out)
+	for _, want := range []string{"FAMILY", "pause   token", "never (up to 10x TTL)", "token, TTL 300 ms, breaks under pause of",
+		"freed after a crash in", "margins.json"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("output lacks %q:\n%s", want, text)
+		}
+	}
+	doc, err := os.ReadFile(filepath.Join(dir, "margins.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	validate(t, compileSchema(t, "margins.v1.json"), "margins.json", doc)
+	for _, f := range []string{"margins.md", "pause.svg", "found.yaml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+func TestMarginsUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"margins", "--family", "pasue", "--confirm-on", "none"}, "did you mean pause"},
+		{[]string{"margins", "--lock", "mutex", "--confirm-on", "none"}, "keeps no shared state"},
+		{[]string{"margins", "--lock", "nosuch", "--confirm-on", "none"}, "nosuch"},
+		{[]string{"margins", "--backend", "moon", "--confirm-on", "none"}, "want sim, process or docker"},
+	} {
+		code, _, errOut := runCLI(c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("%v: exit %d, %q; want %d with %q", c.args, code, errOut, exitUsage, c.want)
+		}
+	}
+}
