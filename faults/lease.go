@@ -19,6 +19,7 @@ type leaseEnd struct {
 	// moment asked about (renewals after it are the lock's defence, not
 	// the fault's undoing); final is when it really stopped holding.
 	at, final int64
+	set       int64 // observed: when the witness heard the server write it
 	observed  bool
 	how       string // observed: history.LeaseExpired, LeaseDeleted, ...
 	where     string // observed: the nodes
@@ -59,7 +60,7 @@ func (v *View) leaseEndOf(h hold, t int64) leaseEnd {
 func (v *View) findLeaseEnd(h hold, t int64) leaseEnd {
 	srv := v.server()
 	if sh, ok := srv.LeaseFor(h, v.LockNodes); ok {
-		return leaseEnd{at: sh.DueAt(t, v.LockNodes), final: sh.End, observed: true, how: sh.Ended,
+		return leaseEnd{at: sh.DueAt(t, v.LockNodes), final: sh.End, set: sh.Start, observed: true, how: sh.Ended,
 			where: strings.Join(sh.Nodes, ", ")}
 	}
 	l := leaseEnd{at: max(expiry(h, v.TTL), v.renewedUntil(h, t))}
@@ -115,8 +116,11 @@ func (v *View) lapsed(h hold, l leaseEnd) string {
 		return fmt.Sprintf("the server still held %s's lease on %s at %s (on %s, seen by the witness)",
 			clientText(h.Client), h.Key, secs(l.at), l.where)
 	}
-	return fmt.Sprintf("the server removed %s's lease on %s at %s (%s on %s, %s after it was taken; seen by the witness)",
-		clientText(h.Client), h.Key, secs(l.at), verb, l.where, span(h.Start, l.at))
+	// Counted from the write the witness heard, not from the acquire's
+	// return: a late reply comes after the lease began, even after it
+	// ended.
+	return fmt.Sprintf("the server removed %s's lease on %s at %s (%s on %s, %s after it was written; seen by the witness)",
+		clientText(h.Client), h.Key, secs(l.at), verb, l.where, span(l.set, l.at))
 }
 
 // dueOf is when h's lease was due to lapse on the server, whatever a
