@@ -305,7 +305,10 @@ func runProbe(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at 
 	cell := scenarios.Cell{Scenario: sc, Lock: lock, Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}
 	_, virtual := backend.Virtual(on)
 	ran := scenarios.RunMatrix(ctx, []scenarios.Cell{cell}, scenarios.MatrixOptions{
-		Options: scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: cfg.ConfirmScale,
+		// A probe below the boundary never reaches its dangerous moment:
+		// it ends at its planned length instead of running on for a floor
+		// a search does not need.
+		Options: scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: cfg.ConfirmScale, MaxDuration: sc.Duration,
 			OutDir: filepath.Join(cfg.OutDir, on.Name())},
 		Parallel: cfg.Parallel, Repeat: seeds, DropMetHistories: virtual})
 	p := Probe{Lock: lock.Name, Family: f.Name, Magnitude: stretch(at, scale), InTTL: float64(at) / float64(unscaled),
