@@ -104,7 +104,8 @@ func TestRenewalsAfterTheWindowBeganAreTheLocksDefence(t *testing.T) {
 	if len(js) != 1 || !js[0].Exercised || js[0].Lease != history.LeaseObserved {
 		t.Fatalf("judged %+v, want exercised on an observed lease", js)
 	}
-	want := "the server had client 1's lease on order:1 due to lapse at 0.301 s (on node0, seen by the witness; renewed after, it kept it until 0.471 s)"
+	want := "the server had client 1's lease on order:1 due to lapse at 0.301 s when the fault began (on node0, seen by the witness); " +
+		"renewed while it lasted, it kept it until 0.471 s"
 	if !strings.Contains(js[0].Detail, want) {
 		t.Errorf("sentence %q\nwant %q", js[0].Detail, want)
 	}
@@ -122,7 +123,34 @@ func TestAWindowOpenedBeforeTheWitnessHeardTheWrite(t *testing.T) {
 		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
 		ev(history.Release, 1, "order:1", 452, 453, history.Ok), seen(history.ServerDel, "node0", "order:1", "tokA", 453, 0),
 	)
-	if len(js) != 1 || !js[0].Exercised || !strings.Contains(js[0].Detail, "due to lapse at 0.301 s") {
+	if len(js) != 1 || !js[0].Exercised || !strings.Contains(js[0].Detail, "due to lapse at 0.301 s when the fault began") {
 		t.Fatalf("judged %+v, want exercised, due at the write's own expiry", js)
+	}
+}
+
+// A key with no expiry outlives any partition, and the sentence says so
+// without a nonsense span; a node lost before the witness heard the
+// write is named as the reason its lease end is assumed.
+func TestNoExpiryAndLostSightSentences(t *testing.T) {
+	js := judge(t,
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 0),
+		window("client-partition", 10, 610, "client1", history.StopsHolder),
+		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
+	)
+	if len(js) != 1 || js[0].Exercised || !strings.Contains(js[0].Detail, "with no expiry") ||
+		!strings.Contains(js[0].Detail, "the lease outlived the partition") || strings.Contains(js[0].Detail, "922337") {
+		t.Errorf("no expiry: %+v", js)
+	}
+	lost := history.Event{Kind: history.Witness, Client: -1, Call: 3 * ms, Return: 3 * ms, Outcome: history.Ok, Err: "connection reset",
+		Window: history.NewWindow("", []string{"node0"}, history.WitnessBlind)}
+	js = judge(t,
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(1, "order:1", "tokA", 0, 2), lost,
+		window("client-pause", 10, 460, "client1"),
+		ev(history.Acquire, 2, "order:1", 305, 310, history.Ok),
+	)
+	if len(js) != 1 || js[0].Lease != history.LeaseAssumed || !strings.Contains(js[0].Detail, "the witness lost sight of node0 at 0.003 s (connection reset)") {
+		t.Errorf("lost sight: %+v", js)
 	}
 }

@@ -49,6 +49,9 @@ func outlived(what, during string) Danger {
 		end := v.leaseEndOf(h, w.Call)
 		exp := end.at
 		if w.Return <= exp {
+			if end.observed && exp == history.Forever {
+				return w.Call, fmt.Sprintf("%s: the lease outlived %s", v.lapsed(h, end), during), false
+			}
 			if end.observed {
 				return w.Call, fmt.Sprintf("%s, %s after %s ended at %s: the lease outlived %s",
 					v.lapsed(h, end), span(w.Return, exp), during, secs(w.Return), during), false

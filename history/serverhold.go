@@ -70,7 +70,9 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 		// acquire's call and return.
 		mine := h.Token != "" && l.Value == h.Token
 		if h.Token == "" {
-			mine = l.Set >= h.AcquireCall && l.Set <= h.End && !l.Found
+			// Not a write whose value was replaced before it could be read
+			// (its value and expiry are unknown).
+			mine = l.Set >= h.AcquireCall && l.Set <= h.End && !l.Found && l.Value != ""
 		}
 		if mine {
 			copies = append(copies, l)
