@@ -102,14 +102,17 @@ func (s *session) changed(key string) {
 	}
 }
 
-// ask queues a change and sends the read that completes it.
+// ask queues a change and sends the read that completes it: GET and
+// PTTL, written together (the server runs a client's buffered commands
+// back to back). No MULTI: it would double the commands the witness adds
+// to every write of a contended lock, and it is not needed for
+// atomicity, since a change between the two is a notification before the
+// PTTL's reply, which marks the read stale (changed).
 func (s *session) ask(p *pending) {
-	p.replies, p.sent = 4, time.Now()
+	p.replies, p.sent = 2, time.Now()
 	s.last[p.c.Key] = p
-	s.out = appendCommand(s.out, "MULTI")
 	s.out = appendCommand(s.out, "GET", p.c.Key)
 	s.out = appendCommand(s.out, "PTTL", p.c.Key)
-	s.out = appendCommand(s.out, "EXEC")
 	s.queue = append(s.queue, p)
 }
 
@@ -129,14 +132,16 @@ func (s *session) replied(f frame, at time.Time) {
 			continue
 		}
 		p.replies--
-		if p.replies == 0 {
-			s.complete(p, f, at)
+		if p.replies == 1 {
+			p.got = f // the GET's
+			return
 		}
+		s.complete(p, frame{items: []frame{p.got, f}}, at)
 		return
 	}
 }
 
-// complete fills a change from its EXEC reply: [value, pttl].
+// complete fills a change from its read: [GET's reply, PTTL's].
 func (s *session) complete(p *pending, exec frame, at time.Time) {
 	if len(exec.items) != 2 || p.stale {
 		// A value replaced before it could be read: the write is known,

@@ -125,8 +125,9 @@ type session struct {
 // pending is a change, with the read that completes it if it needs one.
 type pending struct {
 	c       backend.KeyChange
-	read    bool // waits for GET+PTTL
-	replies int  // replies still due: MULTI, GET, PTTL, EXEC
+	read    bool  // waits for GET+PTTL
+	replies int   // replies still due: GET, PTTL
+	got     frame // the GET's reply, until the PTTL's comes
 	sent    time.Time
 	stale   bool // the value changed again before the read ran
 	dedupe  bool // an expire: drop it if it changed nothing

@@ -12,7 +12,7 @@
 //     a SET NX that found the key taken fires nothing, a release script's
 //     DEL fires del, an expiry fires expired when the server removes the
 //     key. They carry no value and no expiry, hence the read (GET and PTTL
-//     in one MULTI) after each write.
+//     written together) after each write.
 //   - MONITOR shows every command with its arguments, but not whether it
 //     took effect (a refused SET NX looks like a granted one), never shows
 //     expiries, and Redis documents it as halving a server's throughput.
