@@ -44,6 +44,8 @@ var Families = []Family{
 		set: func(s *faults.Spec, m time.Duration) { s.Work = m }},
 	{Name: "slow-reply", Magnitude: "delay of the reply to a winning acquire", Scenario: "slow-reply",
 		set: func(s *faults.Spec, m time.Duration) { s.Delay = m }},
+	{Name: "replica-lag", Magnitude: "replication lag before the primary dies and its replica is promoted", Scenario: "failover",
+		set: func(s *faults.Spec, m time.Duration) { s.Latency = m }},
 	{Name: "clock-jump", Magnitude: "forward jump of the lock node's clock", Scenario: "gc-pause",
 		set: func(s *faults.Spec, m time.Duration) { s.Jump = m },
 		prepare: func(sc *scenarios.Scenario) {

@@ -108,6 +108,9 @@ func (r *Report) Sentences() []string {
 }
 
 func (m Margin) breaks() string {
+	if m.Searched == "-" {
+		return "not searched here (" + m.Note + ")"
+	}
 	if !m.Broke {
 		return fmt.Sprintf("never (up to %.0fx TTL)", float64(m.Cap)/float64(m.TTL))
 	}

@@ -101,6 +101,9 @@ type Probe struct {
 	Broke        int           `json:"broke"`        // runs whose safety verdict was fail
 	Inconclusive int           `json:"inconclusive"` // the fault never reached its dangerous moment often enough
 	Errors       int           `json:"errors,omitempty"`
+	// Skipped runs could not run on the backend (the reason in Skip).
+	Skipped int    `json:"skipped,omitempty"`
+	Skip    string `json:"skip,omitempty"`
 	// Seed is the first seed that broke the lock (-1: none; the margin's
 	// Shrunk replays one); Backend where it ran.
 	Seed    int64  `json:"first_broke_seed"`
@@ -228,6 +231,14 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 		if err != nil {
 			return m, err
 		}
+		if p.Skipped == p.Runs {
+			// The backend cannot run the family (the simulation has no
+			// replication): say so, and where to search it.
+			m.Searched = "-"
+			m.Note = fmt.Sprintf("not searched on %s: %s; search it on real Redis with --backend process", cfg.Backend.Name(), p.Skip)
+			m.Agrees = true
+			return m, nil
+		}
 		if p.Broke > 0 {
 			hi, top = at, p
 			break
@@ -316,6 +327,9 @@ func runProbe(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at 
 	for _, r := range ran {
 		p.Runs++
 		switch {
+		case r.Outcome == results.Skipped:
+			p.Skipped++
+			p.Skip = r.Error
 		case r.Outcome == results.HarnessError:
 			p.Errors++
 		case r.SafetyVerdict == checker.Fail:

@@ -68,6 +68,17 @@ func Predict(lock lockimpl.Spec, f Family, sc scenarios.Scenario) Prediction {
 		return Prediction{Breaks: true, Lo: lease - work, Hi: lease + retryGap,
 			Why: fmt.Sprintf("the late winner hears its reply D after its SET landed and works %v more: it outlives its %v "+
 				"lease once D + %v > %v, and another pod takes the key when it lapses", work, lease, work, lease)}
+	case "replica-lag":
+		if lock.Nodes > 1 {
+			return Prediction{Why: "independent primaries: no replica to promote"}
+		}
+		// The fault lets the replica lag, waits for a fresh acquire and
+		// kills the primary at once (within a millisecond): a lease written
+		// within the lag is missing on the promoted replica, and the next
+		// pod takes the key while its holder still believes.
+		return Prediction{Breaks: true, Lo: 0, Hi: retryGap,
+			Why: "a lease written within the replication lag is lost with the primary: any lag longer than the " +
+				"moment between the write and the kill breaks a lock without fencing (failover's critique)"}
 	case "clock-jump":
 		if lock.Nodes > 1 {
 			return Prediction{Breaks: true, Lo: lease - sc.WorkMax, Hi: lease + retryGap,
