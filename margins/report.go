@@ -94,8 +94,11 @@ func (r *Report) Sentences() []string {
 		if byLock[m.Lock] == nil {
 			locks = append(locks, m.Lock)
 		}
-		part := fmt.Sprintf("%s: never up to %s", m.Family, ttlWords(m.Cap))
-		if m.Broke {
+		part := fmt.Sprintf("%s never (up to %s)", m.Family, ttlWords(m.Cap))
+		switch {
+		case m.Searched == "-":
+			part = m.Family + ": not searched (the simulation cannot run it)"
+		case m.Broke:
 			part = fmt.Sprintf("%s of %s and more", m.Family, ttlWords(m.At))
 		}
 		byLock[m.Lock] = append(byLock[m.Lock], part)
@@ -109,7 +112,7 @@ func (r *Report) Sentences() []string {
 
 func (m Margin) breaks() string {
 	if m.Searched == "-" {
-		return "not searched here (" + m.Note + ")"
+		return "not in the simulation: --backend process"
 	}
 	if !m.Broke {
 		return fmt.Sprintf("never (up to %.0fx TTL)", float64(m.Cap)/float64(m.TTL))

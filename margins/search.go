@@ -234,7 +234,7 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 		if p.Skipped == p.Runs {
 			// The backend cannot run the family (the simulation has no
 			// replication): say so, and where to search it.
-			m.Searched = "-"
+			m.Searched, m.Schedules, m.Probes = "-", 0, nil
 			m.Note = fmt.Sprintf("not searched on %s: %s; search it on real Redis with --backend process", cfg.Backend.Name(), p.Skip)
 			m.Agrees = true
 			return m, nil
