@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,18 +16,20 @@ var palette = []string{"#1565c0", "#c62828", "#2e7d32", "#ef6c00", "#6a1b9a", "#
 // Plot writes one family's detection rate against magnitude (in TTLs),
 // one curve per lock, each boundary marked: a self-contained SVG.
 func (r *Report) Plot(w io.Writer, family string) {
-	const width, height, left, right, top, bottom = 720, 360, 60, 170, 30, 50
+	const width, height, left, right, top, bottom = 760, 360, 60, 200, 30, 50
+	// The axis spans twice the largest boundary (at least 1.5 TTLs), where
+	// the curves rise; probes further out (up to the cap) are left off.
 	var ms []Margin
-	maxX := 0.0
+	maxX := 1.5
 	for _, m := range r.Margins {
 		if m.Family == family {
 			ms = append(ms, m)
-			maxX = max(maxX, float64(m.Cap)/float64(m.TTL))
+			if m.Broke {
+				maxX = max(maxX, 2*float64(m.At)/float64(m.TTL))
+			}
 		}
 	}
-	if maxX == 0 {
-		maxX = 1
-	}
+	maxX = math.Ceil(maxX*4) / 4
 	pw, ph := float64(width-left-right), float64(height-top-bottom)
 	x := func(ttls float64) float64 { return float64(left) + ttls/maxX*pw }
 	y := func(rate float64) float64 { return float64(top) + (1-rate)*ph }
@@ -46,12 +49,18 @@ func (r *Report) Plot(w io.Writer, family string) {
 	fmt.Fprintf(&b, `<text x="%.0f" y="%d" text-anchor="middle">magnitude, in TTLs</text>`, float64(left)+pw/2, height-bottom+34)
 	for i, m := range ms {
 		c := palette[i%len(palette)]
-		var pts []string
+		var shown []Probe
 		for _, p := range m.curve() {
+			if float64(p.Magnitude)/float64(m.TTL) <= maxX {
+				shown = append(shown, p)
+			}
+		}
+		var pts []string
+		for _, p := range shown {
 			pts = append(pts, fmt.Sprintf("%.1f,%.1f", x(float64(p.Magnitude)/float64(m.TTL)), y(p.Rate())))
 		}
 		fmt.Fprintf(&b, `<polyline points="%s" fill="none" stroke="%s" stroke-width="2"/>`, strings.Join(pts, " "), c)
-		for _, p := range m.curve() {
+		for _, p := range shown {
 			fmt.Fprintf(&b, `<circle cx="%.1f" cy="%.1f" r="3" fill="%s"><title>%s at %s: %d of %d broke</title></circle>`,
 				x(float64(p.Magnitude)/float64(m.TTL)), y(p.Rate()), c, html.EscapeString(m.Lock), ttlWords(p.Magnitude), p.Broke, p.Runs)
 		}
@@ -63,23 +72,25 @@ func (r *Report) Plot(w io.Writer, family string) {
 			label = fmt.Sprintf("%s: %.2fx", m.Lock, float64(m.At)/float64(m.TTL))
 		}
 		if m.Predicted.Breaks {
-			lo, hi := x(float64(m.Predicted.Lo)/float64(m.TTL)), x(float64(m.Predicted.Hi)/float64(m.TTL))
+			lo, hi := x(float64(m.Predicted.Lo)/float64(m.TTL)), x(min(float64(m.Predicted.Hi)/float64(m.TTL), maxX))
 			fmt.Fprintf(&b, `<rect x="%.1f" y="%.0f" width="%.1f" height="6" fill="%s" opacity="0.35"><title>predicted: %s</title></rect>`,
 				lo, float64(top)+ph-6-float64(i)*7, max(hi-lo, 1), c, html.EscapeString(m.Predicted.Why))
 		}
 		fmt.Fprintf(&b, `<rect x="%d" y="%d" width="12" height="12" fill="%s"/><text x="%d" y="%d">%s</text>`,
 			width-right+12, top+i*18, c, width-right+30, top+i*18+10, html.EscapeString(label))
 	}
-	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#546e7a">dashed: boundary found; bars: the design's prediction</text>`,
-		width-right+12, top+len(ms)*18+16)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#546e7a">dashed: boundary found</text>`, width-right+12, top+len(ms)*18+16)
+	fmt.Fprintf(&b, `<text x="%d" y="%d" fill="#546e7a">bars: the predicted interval</text>`, width-right+12, top+len(ms)*18+32)
 	b.WriteString(`</svg>`)
 	_, _ = io.WriteString(w, b.String())
 }
 
 func tick(maxX float64) float64 {
 	switch {
-	case maxX <= 2:
+	case maxX <= 1.5:
 		return 0.25
+	case maxX <= 2:
+		return 0.5
 	case maxX <= 5:
 		return 0.5
 	}
