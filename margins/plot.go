@@ -123,6 +123,9 @@ func (r *Report) WriteFiles(dir string) ([]string, error) {
 	if err := write("margins.md", func(w io.Writer) error { r.WriteMarkdown(w); return nil }); err != nil {
 		return wrote, err
 	}
+	if err := write("margins.html", func(w io.Writer) error { r.WriteHTML(w); return nil }); err != nil {
+		return wrote, err
+	}
 	seen := map[string]bool{}
 	for _, m := range r.Margins {
 		if !seen[m.Family] {

@@ -19,8 +19,9 @@ at which two pods hold the lock at once, at your TTL. A bisection over
 magnitudes, each probe a batch of seeds, in the simulation (virtual time: a
 10 s TTL costs what 300 ms does); then a batch on real Redis just below and
 just above each boundary. Beside each boundary, the one the lock's design
-predicts. Writes margins.json (docs/schema/margins.v1.json), margins.md and
-one SVG plot per family under --out.
+predicts. Writes margins.json (docs/schema/margins.v1.json), margins.md,
+margins.html (the table and every plot, self-contained), one SVG plot per
+family and found.yaml (each boundary's smallest breaking schedule) under --out.
 
 Examples:
   lockchaos margins                                  # the built-in locks, every family, TTL 300ms

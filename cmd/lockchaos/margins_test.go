@@ -40,7 +40,7 @@ func TestMarginsFromTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	validate(t, compileSchema(t, "margins.v1.json"), "margins.json", doc)
-	for _, f := range []string{"margins.md", "pause.svg", "found.yaml"} {
+	for _, f := range []string{"margins.md", "margins.html", "pause.svg", "found.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s not written: %v", f, err)
 		}
