@@ -141,7 +141,8 @@ func serverExclusive(srv *history.ServerView, lockNodes int, opts Options, r *Re
 	}
 	if lockNodes > 1 {
 		r.Note = fmt.Sprintf("a lease is in force while a majority of the lock's %d nodes hold its value; a node holds one "+
-			"value at a time, so two majorities cannot overlap: what a forgetful node does to a quorum lock shows in stale-belief", lockNodes)
+			"value at a time, so two majorities cannot overlap: what a forgetful node does to a quorum lock shows in "+
+			"stale-belief", lockNodes)
 	}
 }
 

@@ -130,7 +130,8 @@ func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
 			continue // the server had already dropped it: the jump took nothing from it
 		} else if end.observed && end.at < due && jump > 0 {
 			if e, ok := v.tried(h.Key, h.Client, w.Call, due); ok {
-				return max(w.Call, e.Call), fmt.Sprintf("%s's clock jumped %s at %s under %s's lease on %s, due to lapse at %s; %s; %s tried at %s",
+				return max(w.Call, e.Call), fmt.Sprintf(
+					"%s's clock jumped %s at %s under %s's lease on %s, due to lapse at %s; %s; %s tried at %s",
 					node, msec(jump), secs(w.Call), clientText(h.Client), h.Key, secs(due), v.lapsed(h, end),
 					clientText(e.Client), secs(max(w.Call, e.Call))), true
 			}

@@ -73,8 +73,8 @@ func (v *View) findLeaseEnd(h hold, t int64) leaseEnd {
 	case v.lostSight(h) != "":
 		l.why = v.lostSight(h)
 	default:
-		l.why = fmt.Sprintf("the witness saw no lease of %s's on %s: the lock keeps it under a name or on a server the witness does not watch",
-			clientText(h.Client), h.Key)
+		l.why = fmt.Sprintf("the witness saw no lease of %s's on %s: the lock keeps it under a name or on a server "+
+			"the witness does not watch", clientText(h.Client), h.Key)
 	}
 	return l
 }

@@ -154,7 +154,8 @@ func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
 			tokens = v.tokens()
 		}
 		return probe.Call, fmt.Sprintf("the Sentinels promoted %s at %s while %s believed it held %s (acquired at %s, %s): %s",
-			probe.Targets()[0], secs(probe.Call), clientText(h.Client), h.Key, secs(h.Start), v.dueText(h, probe.Call), keyFound(probe, h, tokens)), true
+			probe.Targets()[0], secs(probe.Call), clientText(h.Client), h.Key, secs(h.Start), v.dueText(h, probe.Call),
+			keyFound(probe, h, tokens)), true
 	}
 	return w.Call, "no pod held a lease from the old primary when the Sentinels promoted the replica", false
 }

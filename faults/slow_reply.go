@@ -94,7 +94,8 @@ func lateWinner(w history.Event, v *View) (int64, string, bool) {
 					clientText(e.Client), e.Key, msec(took), v.lapsed(h, end)), true
 			}
 			if !end.observed && took > v.TTL {
-				return e.Return, fmt.Sprintf("%s's acquire of %s won, and its answer came %s after the call, past the %s (assumed from the TTL: %s)",
+				return e.Return, fmt.Sprintf(
+					"%s's acquire of %s won, and its answer came %s after the call, past the %s (assumed from the TTL: %s)",
 					clientText(e.Client), e.Key, msec(took), ttlText(v), end.why), true
 			}
 		}

@@ -164,96 +164,13 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 		}
 		return a.ID < b.ID
 	})
-	v := &ServerView{sight: map[string][]span{}, blind: map[string]string{}, Leases: make([]ServerLease, 0, writes)}
-	type slot struct{ node, key string }
-	live := map[slot]int{} // index in v.Leases of the value a key holds on a node
-	finish := func(i int, at int64, how string, op int64) {
-		l := &v.Leases[i]
-		l.End, l.Ended, l.EndOp = at, how, op
-		if how == LeaseExpired || how == LeaseReplaced || how == LeaseDeleted || how == LeaseEvicted {
-			l.Removed = at
-		}
-		if l.Deadline > 0 && l.Deadline < at {
-			// No command saw the value after its deadline, whatever
-			// removed it later.
-			l.End, l.Ended = l.Deadline, LeaseExpired
-		}
-	}
+	b := viewBuilder{v: &ServerView{sight: map[string][]span{}, blind: map[string]string{}, Leases: make([]ServerLease, 0, writes)},
+		live: map[slot]int{}, end: end}
 	for _, wi := range ws {
-		e := &events[wi]
-		node, t := e.Node(), e.Call
-		s := slot{node, e.ServerKey()}
-		i, held := live[s]
-		switch e.ServerOp() {
-		case WitnessWatches:
-			v.sight[node] = append(v.sight[node], span{t, end})
-		case WitnessBlind:
-			if sp := v.sight[node]; len(sp) > 0 && sp[len(sp)-1].to == end {
-				sp[len(sp)-1].to = t
-			}
-			v.blind[node] = e.Err
-			for k, j := range live {
-				if k.node == node {
-					v.Leases[j].Blind = true
-				}
-			}
-		case ServerSet, ServerPresent:
-			// The same value written again (SET XX PX as a renewal) or
-			// found again on reconnecting is the same lease, extended.
-			if held && e.Token != "" && v.Leases[i].Value == e.Token {
-				if e.ServerOp() == ServerSet {
-					v.Leases[i].Extended++
-				}
-				v.Leases[i].Deadline = e.Value
-				v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
-				continue
-			}
-			if held {
-				if b, ok := lastBlind(v.sight[node], t); ok && e.ServerOp() == ServerPresent && b >= v.Leases[i].Set {
-					// Found with another value on reconnecting: the node
-					// lost the old one while the witness could not see it,
-					// at the latest when sight was lost (a restart).
-					finish(i, b, LeaseLost, e.ID)
-				} else {
-					finish(i, t, LeaseReplaced, e.ID)
-				}
-			}
-			live[s] = len(v.Leases)
-			v.Leases = append(v.Leases, ServerLease{Key: e.Key, ServerKey: e.ServerKey(), Node: node, Value: e.Token, Set: t,
-				Deadline: e.Value, Found: e.ServerOp() == ServerPresent, SetOp: e.ID, EndOp: -1,
-				Expiries: []Expiry{{t, e.Value}}})
-		case ServerExpire:
-			if held {
-				v.Leases[i].Deadline = e.Value
-				v.Leases[i].Extended++
-				v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
-			}
-		case ServerDel, ServerExpired, ServerEvicted, ServerAbsent:
-			if !held {
-				continue
-			}
-			how := LeaseLost
-			switch e.ServerOp() {
-			case ServerDel:
-				how = LeaseDeleted
-			case ServerExpired:
-				how = LeaseExpired
-			case ServerEvicted:
-				how = LeaseEvicted
-			}
-			at := t
-			if how == LeaseLost {
-				// A node back without the key lost it when it went away
-				// (the witness went blind then), or by its deadline.
-				if b, ok := lastBlind(v.sight[node], t); ok {
-					at = b
-				}
-			}
-			finish(i, at, how, e.ID)
-			delete(live, s)
-		}
+		b.add(&events[wi])
 	}
-	for _, i := range live {
+	v := b.v
+	for _, i := range b.live {
 		l := &v.Leases[i]
 		if l.Deadline > 0 && l.Deadline < end {
 			l.End, l.Ended = l.Deadline, LeaseExpired
@@ -263,6 +180,107 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 	}
 	sort.SliceStable(v.Leases, func(i, j int) bool { return v.Leases[i].Set < v.Leases[j].Set })
 	return v
+}
+
+// slot is a key on a node.
+type slot struct{ node, key string }
+
+// viewBuilder folds witness events, in order, into a server view.
+type viewBuilder struct {
+	v    *ServerView
+	live map[slot]int // index in v.Leases of the value a key holds on a node
+	end  int64
+}
+
+func (b *viewBuilder) add(e *Event) {
+	v, node, t := b.v, e.Node(), e.Call
+	s := slot{node, e.ServerKey()}
+	i, held := b.live[s]
+	switch e.ServerOp() {
+	case WitnessWatches:
+		v.sight[node] = append(v.sight[node], span{t, b.end})
+	case WitnessBlind:
+		if sp := v.sight[node]; len(sp) > 0 && sp[len(sp)-1].to == b.end {
+			sp[len(sp)-1].to = t
+		}
+		v.blind[node] = e.Err
+		for k, j := range b.live {
+			if k.node == node {
+				v.Leases[j].Blind = true
+			}
+		}
+	case ServerSet, ServerPresent:
+		b.written(e, s, i, held)
+	case ServerExpire:
+		if held {
+			v.Leases[i].Deadline = e.Value
+			v.Leases[i].Extended++
+			v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
+		}
+	case ServerDel, ServerExpired, ServerEvicted, ServerAbsent:
+		if !held {
+			return
+		}
+		how, at := LeaseLost, t
+		switch e.ServerOp() {
+		case ServerDel:
+			how = LeaseDeleted
+		case ServerExpired:
+			how = LeaseExpired
+		case ServerEvicted:
+			how = LeaseEvicted
+		default:
+			// A node back without the key lost it when it went away
+			// (the witness went blind then), or by its deadline.
+			if bl, ok := lastBlind(v.sight[node], t); ok {
+				at = bl
+			}
+		}
+		b.finish(i, at, how, e.ID)
+		delete(b.live, s)
+	}
+}
+
+// written is a set or a find: a new lease, or the same one extended.
+func (b *viewBuilder) written(e *Event, s slot, i int, held bool) {
+	v, t := b.v, e.Call
+	// The same value written again (SET XX PX as a renewal) or found
+	// again on reconnecting is the same lease, extended.
+	if held && e.Token != "" && v.Leases[i].Value == e.Token {
+		if e.ServerOp() == ServerSet {
+			v.Leases[i].Extended++
+		}
+		v.Leases[i].Deadline = e.Value
+		v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
+		return
+	}
+	if held {
+		if bl, ok := lastBlind(v.sight[s.node], t); ok && e.ServerOp() == ServerPresent && bl >= v.Leases[i].Set {
+			// Found with another value on reconnecting: the node lost the
+			// old one while the witness could not see it, at the latest
+			// when sight was lost (a restart).
+			b.finish(i, bl, LeaseLost, e.ID)
+		} else {
+			b.finish(i, t, LeaseReplaced, e.ID)
+		}
+	}
+	b.live[s] = len(v.Leases)
+	v.Leases = append(v.Leases, ServerLease{Key: e.Key, ServerKey: e.ServerKey(), Node: s.node, Value: e.Token, Set: t,
+		Deadline: e.Value, Found: e.ServerOp() == ServerPresent, SetOp: e.ID, EndOp: -1, Expiries: []Expiry{{t, e.Value}}})
+}
+
+// finish ends lease i at at.
+func (b *viewBuilder) finish(i int, at int64, how string, op int64) {
+	l := &b.v.Leases[i]
+	l.End, l.Ended, l.EndOp = at, how, op
+	if how == LeaseExpired || how == LeaseReplaced || how == LeaseDeleted || how == LeaseEvicted {
+		l.Removed = at
+	}
+	if l.Deadline > 0 && l.Deadline < at {
+		// No command saw the value after its deadline, whatever removed
+		// it later.
+		l.End, l.Ended = l.Deadline, LeaseExpired
+	}
 }
 
 // lastBlind is the end of the last watched stretch before t that ended

@@ -15,7 +15,8 @@ func (r *Report) WriteHTML(w io.Writer) {
 		`body{font-family:sans-serif;margin:2em;color:#263238}table{border-collapse:collapse}` +
 		`td,th{border:1px solid #cfd8dc;padding:4px 8px;text-align:left}.no{color:#c62828;font-weight:bold}</style></head><body>`)
 	fmt.Fprintf(&b, "<h1>How far each lock bends before it breaks (TTL %s)</h1>", ttlWords(r.TTL))
-	fmt.Fprintf(&b, "<p>%d seeds a probe, resolution %.0f%% of the TTL, searched on %s", r.Seeds, 100*r.Resolution, html.EscapeString(r.Backend))
+	fmt.Fprintf(&b, "<p>%d seeds a probe, resolution %.0f%% of the TTL, searched on %s", r.Seeds, 100*r.Resolution,
+		html.EscapeString(r.Backend))
 	if r.Confirm != "" {
 		fmt.Fprintf(&b, ", confirmed on %s", html.EscapeString(r.Confirm))
 	}

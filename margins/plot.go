@@ -34,14 +34,15 @@ func (r *Report) Plot(w io.Writer, family string) {
 	x := func(ttls float64) float64 { return float64(left) + ttls/maxX*pw }
 	y := func(rate float64) float64 { return float64(top) + (1-rate)*ph }
 	var b strings.Builder
-	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`, width, height)
+	fmt.Fprintf(&b, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" font-family="sans-serif" font-size="12">`,
+		width, height)
 	fmt.Fprintf(&b, `<text x="%d" y="18" font-size="14">%s: share of schedules that broke the lock, by magnitude (TTL %s)</text>`,
 		left, html.EscapeString(family), ttlWords(r.TTL))
 	fmt.Fprintf(&b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#90a4ae"/>`, left, top, pw, ph)
 	for i := 0; i <= 4; i++ {
 		rate := float64(i) / 4
-		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eceff1"/><text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`,
-			left, y(rate), float64(left)+pw, y(rate), left-6, y(rate)+4, rate*100)
+		fmt.Fprintf(&b, `<line x1="%d" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eceff1"/>`, left, y(rate), float64(left)+pw, y(rate))
+		fmt.Fprintf(&b, `<text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`, left-6, y(rate)+4, rate*100)
 	}
 	for t := 0.0; t <= maxX+1e-9; t += tick(maxX) {
 		fmt.Fprintf(&b, `<text x="%.1f" y="%d" text-anchor="middle">%gx</text>`, x(t), height-bottom+16, t)

@@ -69,7 +69,8 @@ func (r *Report) WriteMarkdown(w io.Writer) {
 			yesNo(m.Agrees), m.confirmation())
 	}
 	if len(r.Recoveries) > 0 {
-		fmt.Fprintf(w, "\n| lock | TTL | after a crash, key freed in (median / max) | stuck | predicted at most | agrees |\n|---|---|---|---|---|---|\n")
+		fmt.Fprint(w, "\n| lock | TTL | after a crash, key freed in (median / max) | stuck | predicted at most | agrees |\n"+
+			"|---|---|---|---|---|---|\n")
 		for _, rc := range r.Recoveries {
 			pred := "never freed"
 			if rc.Predicted > 0 {

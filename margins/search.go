@@ -186,77 +186,123 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 	if err != nil {
 		return Margin{}, err
 	}
-	scale := float64(cfg.TTL) / float64(base.TTL)
 	capTTL := cfg.Cap
 	if lock.Lease > 0 {
 		capTTL = max(capTTL, lock.Lease+2) // a longer lease is searched past its own length
 	}
-	unit := base.TTL // magnitudes in the scenario's own time; the run stretches them by scale
-	step := time.Duration(cfg.Resolution * float64(unit))
-	m := Margin{Lock: lock.Name, Family: f.Name, TTL: cfg.TTL, Cap: time.Duration(capTTL * float64(cfg.TTL)),
-		Resolution: time.Duration(cfg.Resolution * float64(cfg.TTL)), Searched: cfg.Backend.Name()}
-	stretched, err := f.scenario(unit)
+	s := &search{ctx: ctx, cfg: cfg, lock: lock, f: f, scale: float64(cfg.TTL) / float64(base.TTL),
+		unit: base.TTL, m: Margin{Lock: lock.Name, Family: f.Name, TTL: cfg.TTL, Cap: time.Duration(capTTL * float64(cfg.TTL)),
+			Resolution: time.Duration(cfg.Resolution * float64(cfg.TTL)), Searched: cfg.Backend.Name()}}
+	stretched, err := f.scenario(s.unit)
 	if err != nil {
-		return m, err
+		return s.m, err
 	}
 	stretched.TTL = cfg.TTL
-	stretched.WorkMax = time.Duration(float64(base.WorkMax) * scale)
-	m.Predicted = Predict(lock, f, stretched)
-	probe := func(at time.Duration, confirm bool, seeds int) (Probe, error) {
-		on := cfg.Backend
-		if confirm {
-			on = cfg.Confirm
-		}
-		p, err := runProbe(ctx, cfg, lock, f, at, scale, on, seeds)
-		if err == nil {
-			if !confirm {
-				m.Probes = append(m.Probes, p)
-				m.Schedules += p.Runs
-			}
-			if cfg.Progress != nil {
-				cfg.Progress(p)
-			}
-		}
-		return p, err
+	stretched.WorkMax = time.Duration(float64(base.WorkMax) * s.scale)
+	s.m.Predicted = Predict(lock, f, stretched)
+	lo, hi, top, err := s.scan(capTTL)
+	if err != nil || hi == 0 {
+		return s.m, err
 	}
-	// Upward first, on a coarse ladder: a magnitude far past the cell
-	// (a reply held back longer than the cell runs) breaks nothing, so the
-	// cap alone cannot say "never". The first rung that breaks the lock
-	// and the one below it bracket the boundary.
-	lo, hi := time.Duration(0), time.Duration(0)
-	var top Probe
-	for _, r := range ladder(capTTL) {
-		at := time.Duration(r * float64(unit))
-		p, err := probe(at, false, cfg.Seeds)
+	lo, hi, broke, err := s.bisect(lo, hi, top)
+	if err != nil {
+		return s.m, err
+	}
+	m := &s.m
+	if m.Shrunk, err = shrink(ctx, cfg, lock, f, hi, s.scale, broke.Seed); err != nil {
+		return *m, err
+	}
+	m.Broke = true
+	m.At, m.Held = stretch(hi, s.scale), stretch(lo, s.scale)
+	m.Agrees = m.Predicted.agrees(true, m.At, m.Resolution)
+	if cfg.Confirm != nil {
+		below, err := s.probe(lo, true, cfg.ConfirmSeeds)
 		if err != nil {
-			return m, err
+			return *m, err
+		}
+		above, err := s.probe(hi+s.step(), true, cfg.ConfirmSeeds)
+		if err != nil {
+			return *m, err
+		}
+		ok := below.Broke == 0 && above.Broke > 0
+		m.Below, m.Above, m.Confirmed = &below, &above, &ok
+	}
+	return *m, nil
+}
+
+// search is one lock's search under one family; magnitudes are in the
+// scenario's own time (unit is its TTL), stretched by scale to the TTL
+// asked for.
+type search struct {
+	ctx   context.Context
+	cfg   Config
+	lock  lockimpl.Spec
+	f     Family
+	scale float64
+	unit  time.Duration
+	m     Margin
+}
+
+func (s *search) step() time.Duration { return time.Duration(s.cfg.Resolution * float64(s.unit)) }
+
+// probe runs magnitude at on the search's backend, or on the confirming
+// one.
+func (s *search) probe(at time.Duration, confirm bool, seeds int) (Probe, error) {
+	on := s.cfg.Backend
+	if confirm {
+		on = s.cfg.Confirm
+	}
+	p, err := runProbe(s.ctx, s.cfg, s.lock, s.f, at, s.scale, on, seeds)
+	if err == nil {
+		if !confirm {
+			s.m.Probes = append(s.m.Probes, p)
+			s.m.Schedules += p.Runs
+		}
+		if s.cfg.Progress != nil {
+			s.cfg.Progress(p)
+		}
+	}
+	return p, err
+}
+
+// scan goes upward first, on a coarse ladder: a magnitude far past the
+// cell (a reply held back longer than the cell runs) breaks nothing, so
+// the cap alone cannot say "never". The first rung that breaks the lock
+// and the one below it bracket the boundary; hi 0: none broke it (the
+// margin says why).
+func (s *search) scan(capTTL float64) (lo, hi time.Duration, top Probe, err error) {
+	for _, r := range ladder(capTTL) {
+		at := time.Duration(r * float64(s.unit))
+		p, err := s.probe(at, false, s.cfg.Seeds)
+		if err != nil {
+			return 0, 0, p, err
 		}
 		if p.Skipped == p.Runs {
 			// The backend cannot run the family (the simulation has no
 			// replication): say so, and where to search it.
-			m.Searched, m.Schedules, m.Probes = "-", 0, nil
-			m.Note = fmt.Sprintf("not searched on %s: %s; search it on real Redis with --backend process", cfg.Backend.Name(), p.Skip)
-			m.Agrees = true
-			return m, nil
+			s.m.Searched, s.m.Schedules, s.m.Probes = "-", 0, nil
+			s.m.Note = fmt.Sprintf("not searched on %s: %s; search it on real Redis with --backend process", s.cfg.Backend.Name(), p.Skip)
+			s.m.Agrees = true
+			return 0, 0, p, nil
 		}
 		if p.Broke > 0 {
-			hi, top = at, p
-			break
+			return lo, at, p, nil
 		}
 		lo = at
 	}
-	if hi == 0 {
-		m.Note = fmt.Sprintf("no violation up to %.0fx TTL in %d schedules", capTTL, m.Schedules)
-		m.Agrees = m.Predicted.agrees(false, 0, m.Resolution)
-		return m, nil
-	}
-	broke := top
-	for hi-lo > step {
-		mid := (lo + hi) / 2
-		mid = mid.Round(time.Millisecond / 10)
-		p, err := probe(mid, false, cfg.Seeds)
+	s.m.Note = fmt.Sprintf("no violation up to %.0fx TTL in %d schedules", capTTL, s.m.Schedules)
+	s.m.Agrees = s.m.Predicted.agrees(false, 0, s.m.Resolution)
+	return lo, 0, Probe{}, nil
+}
+
+// bisect halves the bracket until it is the resolution wide; broke is the
+// last probe that broke the lock (at hi).
+func (s *search) bisect(lo, hi time.Duration, broke Probe) (time.Duration, time.Duration, Probe, error) {
+	for hi-lo > s.step() {
+		mid := ((lo + hi) / 2).Round(time.Millisecond / 10)
+		p, err := s.probe(mid, false, s.cfg.Seeds)
 		if err != nil {
-			return m, err
+			return lo, hi, broke, err
 		}
 		if p.Broke > 0 {
 			hi, broke = mid, p
@@ -264,25 +310,7 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 			lo = mid
 		}
 	}
-	if m.Shrunk, err = shrink(ctx, cfg, lock, f, hi, scale, broke.Seed); err != nil {
-		return m, err
-	}
-	m.Broke = true
-	m.At, m.Held = stretch(hi, scale), stretch(lo, scale)
-	m.Agrees = m.Predicted.agrees(true, m.At, m.Resolution)
-	if cfg.Confirm != nil {
-		below, err := probe(lo, true, cfg.ConfirmSeeds)
-		if err != nil {
-			return m, err
-		}
-		above, err := probe(hi+step, true, cfg.ConfirmSeeds)
-		if err != nil {
-			return m, err
-		}
-		ok := below.Broke == 0 && above.Broke > 0
-		m.Below, m.Above, m.Confirmed = &below, &above, &ok
-	}
-	return m, nil
+	return lo, hi, broke, nil
 }
 
 // ladder is the coarse scan's rungs, in TTLs, up to capTTL.

@@ -209,8 +209,8 @@ func (t *timeline) drawServerRow(b *strings.Builder, r serverRow, from, to int64
 	if r.serverKey != "" && r.serverKey != r.key {
 		about += " (the server names it " + r.serverKey + ")"
 	}
-	fmt.Fprintf(b, `<g class="server-row"><text x="4" y="%d" font-size="11" fill="#37474f">%s<title>%s: its life on the server</title></text>`,
-		y+12, esc(shortKey(label)), esc(about))
+	fmt.Fprintf(b, `<g class="server-row"><text x="4" y="%d" font-size="11" fill="#37474f">`, y+12)
+	fmt.Fprintf(b, `%s<title>%s: its life on the server</title></text>`, esc(shortKey(label)), esc(about))
 	fmt.Fprintf(b, `<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#eceff1"/>`, leftMargin, y+laneHeight/2, width-10, y+laneHeight/2)
 	visible := 0
 	for _, l := range r.leases {

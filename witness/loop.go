@@ -13,7 +13,8 @@ const channelPrefix = "__keyspace@0__:"
 // (incrby, append, hset...) make the key a counter or some other value,
 // not a lease: it is not reported.
 var (
-	writes   = map[string]backend.KeyOp{"set": backend.KeySet, "rename_to": backend.KeySet, "copy_to": backend.KeySet, "restore": backend.KeySet}
+	writes = map[string]backend.KeyOp{"set": backend.KeySet, "rename_to": backend.KeySet, "copy_to": backend.KeySet,
+		"restore": backend.KeySet}
 	expiries = map[string]bool{"expire": true, "persist": true}
 	removals = map[string]backend.KeyOp{"del": backend.KeyDel, "rename_from": backend.KeyDel, "move_from": backend.KeyDel,
 		"expired": backend.KeyExpired, "evicted": backend.KeyEvicted}

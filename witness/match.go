@@ -45,5 +45,5 @@ func (m Matcher) Match(serverKey string) (string, bool) {
 // boundary is a byte that cannot continue a key name's last word: not a
 // letter or digit (":", "{", "}", "/", "." and the like separate words).
 func boundary(c byte) bool {
-	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-')
+	return (c < 'a' || c > 'z') && (c < 'A' || c > 'Z') && (c < '0' || c > '9') && c != '_' && c != '-'
 }

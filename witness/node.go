@@ -201,7 +201,7 @@ func (s *session) setup() error {
 // is every class but K, E, m, n and t).
 func covers(have, want string) bool {
 	for _, c := range want {
-		if !strings.ContainsRune(have, c) && !(strings.ContainsRune(have, 'A') && strings.ContainsRune("g$lshzxetd", c)) {
+		if !strings.ContainsRune(have, c) && (!strings.ContainsRune(have, 'A') || !strings.ContainsRune("g$lshzxetd", c)) {
 			return false
 		}
 	}

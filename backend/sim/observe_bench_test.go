@@ -160,7 +160,7 @@ func contend(t *testing.T, observed bool, release string) int64 {
 		l, _ := nw.NewLink(fmt.Sprint("pod", p, "->node0"), n.Addr())
 		rdb := redis.NewClient(&redis.Options{Addr: l.Addr(), Protocol: 2, DisableIdentity: true, MaxRetries: -1,
 			Dialer: nw.(netfault.Dialer).DialContext})
-		defer rdb.Close()
+		t.Cleanup(func() { _ = rdb.Close() })
 		_ = rdb.Incr(ctx, "lock:fence").Err()
 		_ = rdb.ScriptLoad(ctx, release).Err()
 		wg.Go(func() {

@@ -88,7 +88,8 @@ func newRoot(cl *cli) *cobra.Command {
 		return nil
 	})
 	for _, c := range []*cobra.Command{
-		newRunCmd(cl), newListCmd(cl), newCheckCmd(cl), newMarginsCmd(cl), newReportCmd(cl), newCompareCmd(cl), newCompletionCmd(cl), newVersionCmd(cl),
+		newRunCmd(cl), newListCmd(cl), newCheckCmd(cl), newMarginsCmd(cl), newReportCmd(cl), newCompareCmd(cl),
+		newCompletionCmd(cl), newVersionCmd(cl),
 	} {
 		root.AddCommand(c)
 		cl.order = append(cl.order, c.Name())

@@ -58,8 +58,10 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs := cmd.Flags()
 	fs.StringSliceVar(&c.locks, "lock", []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameTokenWatchdog,
 		lockimpl.NameRedlock, lockimpl.NameFenced}, "locks to search, comma separated")
-	fs.StringSliceVar(&c.families, "family", nil, "fault families, comma separated (default: all: pause, slow-holder, slow-reply, clock-jump)")
-	fs.Var((*multiList)(&c.lockDrivers), "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
+	fs.StringSliceVar(&c.families, "family", nil,
+		"fault families, comma separated (default: all: pause, slow-holder, slow-reply, replica-lag, clock-jump)")
+	fs.Var((*multiList)(&c.lockDrivers), "lock-driver",
+		"a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
 	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, "the TTL to search at (your production TTL; every scenario time stretches with it)")
 	fs.IntVar(&c.seeds, "seeds", 20, "seeds per probe")
 	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
@@ -157,8 +159,9 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 			recs, err = margins.Recoveries(ctx, cfg, ttls)
 		}
 	}
-	rep := &margins.Report{Recoveries: recs, Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds, Resolution: c.resolution,
-		Backend: cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
+	rep := &margins.Report{Recoveries: recs, Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds,
+		Resolution: c.resolution,
+		Backend:    cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
 	if cfg.Confirm != nil {
 		rep.Confirm = cfg.Confirm.Name()
 	}
