@@ -52,8 +52,9 @@ func checkServer(srv serverFacts, holds []Hold, opts Options) (Result, Result) {
 		ex.Note, sb.Note = note, note
 		return ex, sb
 	}
-	serverExclusive(srv.ServerView, srv.lockNodes, opts, &ex)
-	staleBelief(srv.ServerView, holds, srv.lockNodes, opts, &sb)
+	ls := leasesInForce(srv.ServerView, srv.lockNodes) // both properties read them
+	serverExclusive(ls, srv.lockNodes, opts, &ex)
+	staleBelief(srv.ServerView, ls, holds, srv.lockNodes, opts, &sb)
 	return ex, sb
 }
 
@@ -112,8 +113,7 @@ func firstPerNode(cs []history.ServerLease) []history.ServerLease {
 }
 
 // serverExclusive finds two leases on one key in force at once.
-func serverExclusive(srv *history.ServerView, lockNodes int, opts Options, r *Result) {
-	ls := leasesInForce(srv, lockNodes)
+func serverExclusive(ls []lease, lockNodes int, opts Options, r *Result) {
 	live := map[string][]lease{}
 	for _, l := range ls {
 		r.Operations++
@@ -148,8 +148,7 @@ func serverExclusive(srv *history.ServerView, lockNodes int, opts Options, r *Re
 
 // staleBelief finds holds that outlived their server lease while the
 // server gave the key to another pod.
-func staleBelief(srv *history.ServerView, holds []Hold, lockNodes int, opts Options, r *Result) {
-	ls := leasesInForce(srv, lockNodes)
+func staleBelief(srv *history.ServerView, ls []lease, holds []Hold, lockNodes int, opts Options, r *Result) {
 	byKey := map[string][]lease{}
 	for _, l := range ls {
 		byKey[l.serverKey] = append(byKey[l.serverKey], l)

@@ -15,6 +15,7 @@ import (
 
 // leaseEnd is when a hold's lease stopped holding.
 type leaseEnd struct {
+	copies []history.ServerLease // observed: the lease's copies, one per node
 	// at is when the lease was due to lapse as the server had it at the
 	// moment asked about (renewals after it are the lock's defence, not
 	// the fault's undoing); final is when it really stopped holding.
@@ -60,7 +61,7 @@ func (v *View) leaseEndOf(h hold, t int64) leaseEnd {
 func (v *View) findLeaseEnd(h hold, t int64) leaseEnd {
 	srv := v.server()
 	if sh, ok := srv.LeaseFor(h, v.LockNodes); ok {
-		return leaseEnd{at: sh.DueAt(t, v.LockNodes), final: sh.End, set: sh.Start, observed: true, how: sh.Ended,
+		return leaseEnd{copies: sh.Copies, at: sh.DueAt(t, v.LockNodes), final: sh.End, set: sh.Start, observed: true, how: sh.Ended,
 			where: strings.Join(sh.Nodes, ", ")}
 	}
 	l := leaseEnd{at: max(expiry(h, v.TTL), v.renewedUntil(h, t))}
@@ -135,9 +136,8 @@ func (v *View) dueOf(h hold, t int64) leaseEnd {
 	if !l.observed {
 		return l
 	}
-	sh, _ := v.server().LeaseFor(h, v.LockNodes)
 	due := int64(0)
-	for _, c := range sh.Copies {
+	for _, c := range l.copies {
 		if c.Deadline == 0 {
 			due = history.Forever
 			break
