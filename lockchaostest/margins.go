@@ -22,8 +22,10 @@ type MarginOptions struct {
 
 // Margins finds how far lock bends before it breaks under each fault
 // family, in the simulation (Sim): the smallest pause, slow critical
-// section, reply delay and clock jump at which two pods held it at once,
-// each beside what a lease lock's design predicts. It logs one sentence
+// section, reply delay, one-way loss, latency and clock jump at which two
+// pods held it at once, and the longest node restart that still broke it,
+// each beside what a lease lock's design predicts (replica lag needs real
+// Redis: its row says so). It logs one sentence
 // per lock ("mylock, TTL 10.00 s, breaks under pause of 9.80 s and more;
 // ...") and returns the margins; it fails t only when the search cannot
 // run (a disagreement with the theory is a finding to read, not a test

@@ -71,7 +71,7 @@ func (l *naiveLease) Release(ctx context.Context) error {
 var naiveSpec = Spec{
 	Name:  NameNaive,
 	Doc:   "SET key 1 NX PX ttl, then an unconditional DEL: deletes whoever holds the lock now",
-	Nodes: 1,
+	Nodes: 1, BlindRelease: true,
 	New: func(env Env) (Locker, error) {
 		return NewNaive(env.Clients[0], NaiveConfig{TTL: env.TTL})
 	},

@@ -129,7 +129,7 @@ const redlockTimeoutFactor = 0.2
 var redlockSpec = Spec{
 	Name:  NameRedlock,
 	Doc:   "go-redsync/redsync v4 over 3 independent primaries (majority quorum, validity check)",
-	Nodes: redlockNodes,
+	Nodes: redlockNodes, NodeTimeout: redlockTimeoutFactor,
 	New: func(env Env) (Locker, error) {
 		return NewRedlock(env.Clients[:redlockNodes], RedlockConfig{TTL: env.TTL, TimeoutFactor: redlockTimeoutFactor})
 	},

@@ -44,6 +44,14 @@ type Spec struct {
 	// margins' theory reads it; the checker never does (the witness sees
 	// the real lease).
 	Lease float64
+	// NodeTimeout bounds each node call to this fraction of the TTL
+	// (Redlock's timeout factor); 0: only the client's call timeout
+	// does. The margins' theory reads it.
+	NodeTimeout float64
+	// BlindRelease says the lock's release deletes the key whoever holds
+	// it now (the naive DEL): a release that lands after its lease lapsed
+	// frees another pod's. The margins' theory reads it.
+	BlindRelease bool
 	// SignalsLoss says Lease.Lost closes when the lock learns it lost the
 	// lease.
 	SignalsLoss bool

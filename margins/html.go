@@ -40,6 +40,17 @@ func (r *Report) WriteHTML(w io.Writer) {
 			html.EscapeString(m.Predicted.text(m.TTL)), agree, conf, html.EscapeString(m.Predicted.Why))
 	}
 	b.WriteString("</table>")
+	if len(r.Recoveries) > 0 || len(r.Tolerances) > 0 {
+		b.WriteString("<h2>Liveness</h2><ul>")
+		for _, rc := range r.Recoveries {
+			fmt.Fprintf(&b, "<li>after a crash: %s</li>", html.EscapeString(rc.String()))
+		}
+		for _, t := range r.Tolerances {
+			fmt.Fprintf(&b, "<li>under a silent minority: %s (predicted: %s)</li>", html.EscapeString(t.String()),
+				html.EscapeString(t.predicted()))
+		}
+		b.WriteString("</ul>")
+	}
 	seen := map[string]bool{}
 	for _, m := range r.Margins {
 		if seen[m.Family] || m.Searched == "-" {

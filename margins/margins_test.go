@@ -76,3 +76,43 @@ func TestUnknownFamilyListsTheValidOnes(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A restart breaks a lock when it is quick, not when it is slow: the
+// search starts from an immediate restart and finds the longest delay
+// that still breaks it, inside the holder's critical section. Under
+// latency, naive's unconditional DEL (landing two latencies late) breaks
+// it at about half the latency the token lock takes.
+func TestBoundariesBelowAndBlindReleases(t *testing.T) {
+	if testing.Short() {
+		t.Skip("two searches")
+	}
+	run := func(fam string, locks ...lockimpl.Spec) []margins.Margin {
+		f, err := margins.FamilyNamed(fam)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ms, err := margins.Search(context.Background(), margins.Config{Locks: locks, Families: []margins.Family{f}, Seeds: 6,
+			Seed: 3, OutDir: t.TempDir(), Backend: sim.New(func(f func()) { synctest.Test(t, func(*testing.T) { f() }) })})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range ms {
+			if !m.Agrees {
+				t.Errorf("%s/%s: measured %v (broke %v), predicted %+v: they disagree", m.Family, m.Lock, m.At, m.Broke, m.Predicted)
+			}
+		}
+		return ms
+	}
+	r := run("restart-delay", lock(t, "token"))[0]
+	if !r.BreaksBelow || !r.Broke || r.At > 165*time.Millisecond || r.Held <= r.At {
+		t.Errorf("token under restarts: broke %v up to %v, held from %v; want up to about its 150 ms critical sections",
+			r.Broke, r.At, r.Held)
+	}
+	if raceEnabled {
+		return
+	}
+	l := run("latency", lock(t, "naive"), lock(t, "token"))
+	if !l[0].Broke || !l[1].Broke || l[0].At > l[1].At*2/3 {
+		t.Errorf("latency: naive breaks at %v, token at %v; want naive at about half", l[0].At, l[1].At)
+	}
+}

@@ -121,7 +121,12 @@ func (r *Report) WriteFiles(dir string) ([]string, error) {
 	if err := write("margins.json", r.WriteJSON); err != nil {
 		return wrote, err
 	}
-	if err := write("margins.md", func(w io.Writer) error { r.WriteMarkdown(w); return nil }); err != nil {
+	if err := write("margins.md", func(w io.Writer) error {
+		r.WriteMarkdown(w)
+		fmt.Fprintln(w)
+		r.WriteMarkdownDetail(w)
+		return nil
+	}); err != nil {
 		return wrote, err
 	}
 	if err := write("margins.html", func(w io.Writer) error { r.WriteHTML(w); return nil }); err != nil {

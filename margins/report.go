@@ -2,10 +2,8 @@ package margins
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -29,6 +27,11 @@ type Report struct {
 	// Recoveries are the liveness margins: how long a crashed holder's
 	// key stays taken, per lock and TTL.
 	Recoveries []Recovery `json:"recoveries,omitempty"`
+	// Tolerances are the liveness margins under a silent minority: how
+	// long a free key waits, per multi-node lock and TTL.
+	Tolerances []Tolerance `json:"tolerances,omitempty"`
+	// TimeScale stretched the runs on real Redis (1 in the simulation).
+	TimeScale float64 `json:"time_scale,omitempty"`
 }
 
 // WriteJSON writes the report as margins.json does.
@@ -58,30 +61,15 @@ func (r *Report) WriteTable(w io.Writer) {
 			fmt.Fprintf(w, "  %s%s\n", rc, mark)
 		}
 	}
-}
-
-// WriteMarkdown writes the table the README embeds.
-func (r *Report) WriteMarkdown(w io.Writer) {
-	fmt.Fprintf(w, "| family | lock | breaks at (TTL %s) | predicted | agrees | real Redis: below / above |\n|---|---|---|---|---|---|\n",
-		ttlWords(r.TTL))
-	for _, m := range r.Margins {
-		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", m.Family, m.Lock, m.breaks(), m.Predicted.text(m.TTL),
-			yesNo(m.Agrees), m.confirmation())
-	}
-	if len(r.Recoveries) > 0 {
-		fmt.Fprint(w, "\n| lock | TTL | after a crash, key freed in (median / max) | stuck | predicted at most | agrees |\n"+
-			"|---|---|---|---|---|---|\n")
-		for _, rc := range r.Recoveries {
-			pred := "never freed"
-			if rc.Predicted > 0 {
-				pred = ttlWords(rc.Predicted)
+	if len(r.Tolerances) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "While a minority of nodes is silently gone (minority-partition), a free key waits:")
+		for _, t := range r.Tolerances {
+			mark := ""
+			if !t.Agrees {
+				mark = fmt.Sprintf(" (predicted: %s: DISAGREES)", t.predicted())
 			}
-			took := "-"
-			if rc.Median > 0 {
-				took = fmt.Sprintf("%s / %s (%.2fx TTL)", ttlWords(rc.Median), ttlWords(rc.Max), float64(rc.Max)/float64(rc.TTL))
-			}
-			fmt.Fprintf(w, "| %s | %s | %s | %d of %d | %s | %s |\n", rc.Lock, ttlWords(rc.TTL), took, rc.Stuck, rc.Judged, pred,
-				yesNo(rc.Agrees))
+			fmt.Fprintf(w, "  %s%s\n", t, mark)
 		}
 	}
 }
@@ -97,10 +85,16 @@ func (r *Report) Sentences() []string {
 		}
 		part := fmt.Sprintf("%s never (up to %s)", m.Family, ttlWords(m.Cap))
 		switch {
+		case m.NotApplicable:
+			part = m.Family + ": n/a"
 		case m.Searched == "-":
 			part = m.Family + ": not searched (the simulation cannot run it)"
+		case m.Broke && m.BreaksBelow:
+			part = fmt.Sprintf("%s of %s and less", m.Family, ttlWords(m.At))
 		case m.Broke:
 			part = fmt.Sprintf("%s of %s and more", m.Family, ttlWords(m.At))
+		case m.BreaksBelow:
+			part = m.Family + " never"
 		}
 		byLock[m.Lock] = append(byLock[m.Lock], part)
 	}
@@ -112,18 +106,33 @@ func (r *Report) Sentences() []string {
 }
 
 func (m Margin) breaks() string {
+	if m.NotApplicable {
+		return "n/a"
+	}
 	if m.Searched == "-" {
 		return "not in the simulation: --backend process"
 	}
-	if !m.Broke {
-		return fmt.Sprintf("never (up to %.0fx TTL)", float64(m.Cap)/float64(m.TTL))
+	on := ""
+	if m.Searched != "sim" {
+		on = " on " + m.Searched
 	}
-	return fmt.Sprintf("%s (%.2fx TTL)", ttlWords(m.At), float64(m.At)/float64(m.TTL))
+	switch {
+	case !m.Broke && m.BreaksBelow:
+		return "never (not even at 0)" + on
+	case !m.Broke:
+		return fmt.Sprintf("never (up to %.0fx TTL)", float64(m.Cap)/float64(m.TTL)) + on
+	case m.BreaksBelow:
+		return fmt.Sprintf("%s (%.2fx TTL) or less", ttlWords(m.At), float64(m.At)/float64(m.TTL)) + on
+	}
+	return fmt.Sprintf("%s (%.2fx TTL)", ttlWords(m.At), float64(m.At)/float64(m.TTL)) + on
 }
 
 func (m Margin) holds() string {
 	if !m.Broke {
 		return "-"
+	}
+	if m.BreaksBelow {
+		return fmt.Sprintf("%s (%.2fx) and more", ttlWords(m.Held), float64(m.Held)/float64(m.TTL))
 	}
 	return fmt.Sprintf("%s (%.2fx)", ttlWords(m.Held), float64(m.Held)/float64(m.TTL))
 }
@@ -167,36 +176,4 @@ func (m Margin) curve() []Probe {
 	ps := append([]Probe(nil), m.Probes...)
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Magnitude < ps[j].Magnitude })
 	return ps
-}
-
-// The markers between which WriteMarkdownInto writes the table.
-const (
-	TableStart = "<!-- lockchaos:margins -->"
-	TableEnd   = "<!-- /lockchaos:margins -->"
-)
-
-// ErrNoMarkers is a file without the table's markers.
-var ErrNoMarkers = errors.New("margins: no table markers")
-
-// WriteMarkdownInto replaces the table between TableStart and TableEnd in
-// the file at path (the README embeds the built-in locks' margins).
-func (r *Report) WriteMarkdownInto(path string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	text := string(b)
-	i, j := strings.Index(text, TableStart), strings.Index(text, TableEnd)
-	if i < 0 || j < i {
-		return fmt.Errorf("%w: %s needs a line %q and, after it, a line %q", ErrNoMarkers, path, TableStart, TableEnd)
-	}
-	var t strings.Builder
-	r.WriteMarkdown(&t)
-	fmt.Fprintf(&t, "\n_TTL %s, %d seeds a probe, resolution %.0f%% of the TTL, searched on %s", ttlWords(r.TTL), r.Seeds,
-		100*r.Resolution, r.Backend)
-	if r.Confirm != "" {
-		fmt.Fprintf(&t, ", confirmed on %s", r.Confirm)
-	}
-	fmt.Fprintf(&t, " (`make margins-table`, seed %d)._\n", r.Seed)
-	return os.WriteFile(path, []byte(text[:i+len(TableStart)]+"\n"+t.String()+text[j:]), 0o644)
 }

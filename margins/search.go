@@ -8,6 +8,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -41,10 +42,14 @@ type Config struct {
 	Backend      backend.Backend
 	Confirm      backend.Backend
 	ConfirmSeeds int
-	// ConfirmScale stretches the confirmation runs for a loaded machine
-	// (scenarios.Calibrate's; 0: 1). Magnitudes stretch with it, so a
-	// boundary in TTLs is the same.
-	ConfirmScale float64
+	// TimeScale stretches the runs on real Redis (the confirmation's, and
+	// the search's where it runs there) for a loaded machine:
+	// scenarios.Calibrate's, 0 for 1. Magnitudes stretch with it, so a
+	// boundary in TTLs is the same; the simulation never stretches.
+	TimeScale float64
+	// NodeOpTime is the measured time to kill and restart a node there
+	// (scenarios.Calibrate's; 0: the backend's own estimate).
+	NodeOpTime time.Duration
 	// Parallel cells at once; OutDir keeps the probes' files.
 	Parallel int
 	OutDir   string
@@ -144,12 +149,22 @@ type Margin struct {
 	Below     *Probe `json:"confirm_below,omitempty"`
 	Above     *Probe `json:"confirm_above,omitempty"`
 	Confirmed *bool  `json:"confirmed,omitempty"`
+	// BreaksBelow says the lock breaks at magnitudes up to At and held
+	// from Held up (a restart sooner than a lease lapses), not from At up.
+	BreaksBelow bool `json:"breaks_below,omitempty"`
+	// NotApplicable says no backend can run the family for this lock
+	// (Note says why).
+	NotApplicable bool `json:"not_applicable,omitempty"`
 	// Searched says where the search ran ("sim", or "process" where the
 	// simulation cannot run the cell).
 	Searched string `json:"searched"`
 	Note     string `json:"note,omitempty"`
 	// Shrunk is the smallest schedule found breaking the lock at At.
 	Shrunk *Shrunk `json:"shrunk,omitempty"`
+	// SearchTime and ConfirmTime are the wall time the search (with its
+	// shrinking) and the confirmation took.
+	SearchTime  time.Duration `json:"search_ns"`
+	ConfirmTime time.Duration `json:"confirm_ns,omitempty"`
 }
 
 // Search finds every lock's margin under every family.
@@ -167,7 +182,9 @@ func Search(ctx context.Context, cfg Config) ([]Margin, error) {
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
+			start := time.Now()
 			m, err := searchOne(ctx, cfg, lock, f)
+			m.SearchTime = time.Since(start) - m.ConfirmTime
 			if err != nil {
 				return out, err
 			}
@@ -177,30 +194,32 @@ func Search(ctx context.Context, cfg Config) ([]Margin, error) {
 	return out, nil
 }
 
-// searchOne bisects one lock's boundary under one family: the cap first
-// (a lock that holds there never breaks, as far as the search can say),
-// then halves the bracket until it is Resolution wide. A magnitude that
-// breaks the lock in any run of its batch counts as breaking it.
+// searchOne bisects one lock's boundary under one family: a coarse
+// upward scan brackets it, then halving narrows the bracket until it is
+// Resolution wide. A magnitude that breaks the lock in any run of its
+// batch counts as breaking it. For a family that breaks below its
+// boundary (Family.Below) the bracket is the last magnitude that broke
+// and the first that held.
 func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (Margin, error) {
 	base, err := f.scenario(time.Millisecond)
 	if err != nil {
 		return Margin{}, err
 	}
 	capTTL := cfg.Cap
+	if f.Cap > 0 {
+		capTTL = min(capTTL, f.Cap)
+	}
 	if lock.Lease > 0 {
 		capTTL = max(capTTL, lock.Lease+2) // a longer lease is searched past its own length
 	}
 	s := &search{ctx: ctx, cfg: cfg, lock: lock, f: f, scale: float64(cfg.TTL) / float64(base.TTL),
 		unit: base.TTL, m: Margin{Lock: lock.Name, Family: f.Name, TTL: cfg.TTL, Cap: time.Duration(capTTL * float64(cfg.TTL)),
-			Resolution: time.Duration(cfg.Resolution * float64(cfg.TTL)), Searched: cfg.Backend.Name()}}
-	stretched, err := f.scenario(s.unit)
-	if err != nil {
-		return s.m, err
-	}
-	stretched.TTL = cfg.TTL
-	stretched.WorkMax = time.Duration(float64(base.WorkMax) * s.scale)
-	s.m.Predicted = Predict(lock, f, stretched)
+			Resolution: time.Duration(cfg.Resolution * float64(cfg.TTL)), Searched: cfg.Backend.Name(), BreaksBelow: f.Below}}
+	s.m.Predicted = Predict(lock, f, s.stretched(base))
 	lo, hi, top, err := s.scan(capTTL)
+	if s.skipped != "" && cfg.Confirm != nil {
+		return searchOnReal(ctx, cfg, lock, f, s.skipped)
+	}
 	if err != nil || hi == 0 {
 		return s.m, err
 	}
@@ -209,25 +228,108 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 		return s.m, err
 	}
 	m := &s.m
-	if m.Shrunk, err = shrink(ctx, cfg, lock, f, hi, s.scale, broke.Seed); err != nil {
+	at, held := hi, lo
+	if f.Below {
+		at, held = lo, hi
+	}
+	if m.Shrunk, err = shrink(ctx, cfg, lock, f, at, s.scale, broke.Seed); err != nil {
 		return *m, err
 	}
 	m.Broke = true
-	m.At, m.Held = stretch(hi, s.scale), stretch(lo, s.scale)
+	m.At, m.Held = stretch(at, s.scale), stretch(held, s.scale)
 	m.Agrees = m.Predicted.agrees(true, m.At, m.Resolution)
-	if cfg.Confirm != nil {
-		below, err := s.probe(lo, true, cfg.ConfirmSeeds)
-		if err != nil {
-			return *m, err
-		}
-		above, err := s.probe(hi+s.step(), true, cfg.ConfirmSeeds)
-		if err != nil {
-			return *m, err
-		}
-		ok := below.Broke == 0 && above.Broke > 0
-		m.Below, m.Above, m.Confirmed = &below, &above, &ok
+	return *m, s.confirm(lo, hi)
+}
+
+// searchOnReal searches a family the simulation cannot run (replication
+// lag, a driver process) on the confirming backend instead, with fewer,
+// wider probes: its seeds a probe and twice the resolution. Nothing
+// confirms it: it ran on real Redis already.
+func searchOnReal(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, why string) (Margin, error) {
+	onReal := cfg
+	onReal.Backend, onReal.Confirm = cfg.Confirm, nil
+	onReal.Seeds, onReal.Resolution = cfg.ConfirmSeeds, min(2*cfg.Resolution, 0.5)
+	m, err := searchOne(ctx, onReal, lock, f)
+	if m.NotApplicable {
+		return m, err
 	}
-	return *m, nil
+	m.Note = strings.TrimPrefix(m.Note+"; ", "; ") + fmt.Sprintf("searched on %s, not %s (%s): %d seeds a probe, "+
+		"resolution %.0f%% of the TTL", onReal.Backend.Name(), cfg.Backend.Name(), why, onReal.Seeds, 100*onReal.Resolution)
+	return m, err
+}
+
+// stretched is the family's scenario at the search's TTL, as the theory
+// reads it.
+func (s *search) stretched(base scenarios.Scenario) scenarios.Scenario {
+	sc := base.Scaled(s.scale)
+	sc.TTL = s.cfg.TTL
+	return sc
+}
+
+// confirm runs the confirming backend's batches on each side of the
+// bracket [lo, hi] (the search's own time): one step outside where the
+// lock should break, the bracket's end where it should hold.
+func (s *search) confirm(lo, hi time.Duration) error {
+	if s.cfg.Confirm == nil {
+		return nil
+	}
+	start := time.Now()
+	defer func() { s.m.ConfirmTime = time.Since(start) }()
+	// One step outside the bracket on each side: the bracket is the
+	// resolution wide, and a run on real Redis at its very edge may go
+	// either way.
+	belowAt, aboveAt := max(0, lo-s.step()), hi+s.step()
+	breaking, holding := &aboveAt, &belowAt
+	if s.f.Below {
+		breaking, holding = &belowAt, &aboveAt
+	}
+	held, err := s.probe(*holding, true, s.cfg.ConfirmSeeds)
+	if err != nil {
+		return err
+	}
+	broke, err := s.probeUntilBroken(*breaking)
+	if err != nil {
+		return err
+	}
+	ok := held.Broke == 0 && broke.Broke > 0
+	below, above := &held, &broke
+	if s.f.Below {
+		below, above = &broke, &held
+	}
+	s.m.Below, s.m.Above, s.m.Confirmed = below, above, &ok
+	return nil
+}
+
+// confirmBatches is how many batches the breaking side of a confirmation
+// may take: a break near the boundary is a matter of where the fault
+// lands, and a batch of five that missed it is not yet a disagreement.
+const confirmBatches = 3
+
+// probeUntilBroken runs confirmation batches at at until one breaks the
+// lock, at most confirmBatches, and sums them.
+func (s *search) probeUntilBroken(at time.Duration) (Probe, error) {
+	var sum Probe
+	for i := range confirmBatches {
+		batch := *s // each batch its own seeds
+		batch.cfg.Seed += int64(i * s.cfg.ConfirmSeeds)
+		p, err := batch.probe(at, true, s.cfg.ConfirmSeeds)
+		if err != nil {
+			return p, err
+		}
+		if i == 0 {
+			sum = p
+		} else {
+			sum.Runs, sum.Broke, sum.Inconclusive, sum.Errors = sum.Runs+p.Runs, sum.Broke+p.Broke,
+				sum.Inconclusive+p.Inconclusive, sum.Errors+p.Errors
+			if sum.Seed < 0 {
+				sum.Seed = p.Seed
+			}
+		}
+		if sum.Broke > 0 {
+			break
+		}
+	}
+	return sum, nil
 }
 
 // search is one lock's search under one family; magnitudes are in the
@@ -241,6 +343,8 @@ type search struct {
 	scale float64
 	unit  time.Duration
 	m     Margin
+	// skipped is why the backend could not run the family at all.
+	skipped string
 }
 
 func (s *search) step() time.Duration { return time.Duration(s.cfg.Resolution * float64(s.unit)) }
@@ -265,13 +369,20 @@ func (s *search) probe(at time.Duration, confirm bool, seeds int) (Probe, error)
 	return p, err
 }
 
+// past says a probe is past the boundary the search looks for: it broke
+// the lock, or, for a family that breaks below its boundary, it held.
+func (s *search) past(p Probe) bool { return (p.Broke > 0) != s.f.Below }
+
 // scan goes upward first, on a coarse ladder: a magnitude far past the
 // cell (a reply held back longer than the cell runs) breaks nothing, so
-// the cap alone cannot say "never". The first rung that breaks the lock
-// and the one below it bracket the boundary; hi 0: none broke it (the
-// margin says why).
+// the cap alone cannot say "never". The first rung past the boundary and
+// the one below it bracket it; hi 0: none was past it (the margin says
+// why).
 func (s *search) scan(capTTL float64) (lo, hi time.Duration, top Probe, err error) {
-	for _, r := range ladder(capTTL) {
+	var last Probe
+	rungs := ladder(s.f.first(), capTTL)
+	lo0 := time.Duration(rungs[0] * float64(s.unit))
+	for i, r := range rungs {
 		at := time.Duration(r * float64(s.unit))
 		p, err := s.probe(at, false, s.cfg.Seeds)
 		if err != nil {
@@ -281,22 +392,46 @@ func (s *search) scan(capTTL float64) (lo, hi time.Duration, top Probe, err erro
 			// The backend cannot run the family (the simulation has no
 			// replication): say so, and where to search it.
 			s.m.Searched, s.m.Schedules, s.m.Probes = "-", 0, nil
-			s.m.Note = fmt.Sprintf("not searched on %s: %s; search it on real Redis with --backend process", s.cfg.Backend.Name(), p.Skip)
+			s.m.Agrees = !s.m.Predicted.Breaks
+			if _, virtual := backend.Virtual(s.cfg.Backend); !virtual {
+				// Real Redis could not run it either: the lock and the
+				// fault do not meet (Redlock has no replica to promote).
+				s.m.NotApplicable, s.m.Note = true, p.Skip
+				return 0, 0, p, nil
+			}
 			s.m.Agrees = true
+			s.m.Note = fmt.Sprintf("not searched on %s: %s; search it on real Redis with --backend process", s.cfg.Backend.Name(), p.Skip)
+			s.skipped = p.Skip
 			return 0, 0, p, nil
 		}
-		if p.Broke > 0 {
+		if s.past(p) {
+			if s.f.Below && i == 0 {
+				break // held at the first rung: never broke
+			}
+			if s.f.Below {
+				return lo, at, last, nil
+			}
 			return lo, at, p, nil
 		}
-		lo = at
+		lo, last = at, p
 	}
-	s.m.Note = fmt.Sprintf("no violation up to %.0fx TTL in %d schedules", capTTL, s.m.Schedules)
-	s.m.Agrees = s.m.Predicted.agrees(false, 0, s.m.Resolution)
+	switch {
+	case s.f.Below && last.Broke > 0:
+		s.m.Note = fmt.Sprintf("broke at every magnitude up to %.0fx TTL in %d schedules", capTTL, s.m.Schedules)
+		s.m.Broke, s.m.At = true, s.m.Cap
+		s.m.Agrees = s.m.Predicted.agrees(true, s.m.At, s.m.Resolution)
+	case s.f.Below:
+		s.m.Note = fmt.Sprintf("no violation even at %s in %d schedules", ttlWords(stretch(lo0, s.scale)), s.m.Schedules)
+		s.m.Agrees = s.m.Predicted.agrees(false, 0, s.m.Resolution)
+	default:
+		s.m.Note = fmt.Sprintf("no violation up to %.0fx TTL in %d schedules", capTTL, s.m.Schedules)
+		s.m.Agrees = s.m.Predicted.agrees(false, 0, s.m.Resolution)
+	}
 	return lo, 0, Probe{}, nil
 }
 
 // bisect halves the bracket until it is the resolution wide; broke is the
-// last probe that broke the lock (at hi).
+// last probe that broke the lock (at hi, or at lo below the boundary).
 func (s *search) bisect(lo, hi time.Duration, broke Probe) (time.Duration, time.Duration, Probe, error) {
 	for hi-lo > s.step() {
 		mid := ((lo + hi) / 2).Round(time.Millisecond / 10)
@@ -305,7 +440,10 @@ func (s *search) bisect(lo, hi time.Duration, broke Probe) (time.Duration, time.
 			return lo, hi, broke, err
 		}
 		if p.Broke > 0 {
-			hi, broke = mid, p
+			broke = p
+		}
+		if s.past(p) {
+			hi = mid
 		} else {
 			lo = mid
 		}
@@ -313,11 +451,23 @@ func (s *search) bisect(lo, hi time.Duration, broke Probe) (time.Duration, time.
 	return lo, hi, broke, nil
 }
 
-// ladder is the coarse scan's rungs, in TTLs, up to capTTL.
-func ladder(capTTL float64) []float64 {
+// first is the family's first rung, in TTLs: 0 for a family that breaks
+// below its boundary (the mildest fault first), else From (default 0.5).
+func (f Family) first() float64 {
+	switch {
+	case f.Below:
+		return 0
+	case f.From == 0:
+		return 0.5
+	}
+	return f.From
+}
+
+// ladder is the coarse scan's rungs, in TTLs, from from up to capTTL.
+func ladder(from, capTTL float64) []float64 {
 	var out []float64
-	for _, r := range []float64{0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 100} {
-		if r < capTTL {
+	for _, r := range []float64{0, 0.05, 0.1, 0.25, 0.5, 0.8, 1, 1.25, 1.5, 2, 3, 5, 7.5, 10, 15, 20, 30, 50, 100} {
+		if r >= from && r < capTTL {
 			out = append(out, r)
 		}
 	}
@@ -347,8 +497,9 @@ func runProbe(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at 
 		// A probe below the boundary never reaches its dangerous moment:
 		// it ends at its planned length instead of running on for a floor
 		// a search does not need.
-		Options: scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: cfg.ConfirmScale, MaxDuration: sc.Duration,
-			OutDir: filepath.Join(cfg.OutDir, on.Name())},
+		Options: scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: cfg.TimeScale, NodeOpTime: cfg.NodeOpTime,
+			MaxDuration: sc.Duration,
+			OutDir:      filepath.Join(cfg.OutDir, on.Name())},
 		Parallel: cfg.Parallel, Repeat: seeds, DropMetHistories: virtual})
 	p := Probe{Lock: lock.Name, Family: f.Name, Magnitude: stretch(at, scale), InTTL: float64(at) / float64(unscaled),
 		Seed: -1, Backend: on.Name()}

@@ -14,20 +14,28 @@ import (
 )
 
 const marginsUsage = `Finds how far each lock bends before it breaks: for each fault family with a
-magnitude (pause, slow-holder, slow-reply, clock-jump), the smallest magnitude
-at which two pods hold the lock at once, at your TTL. A bisection over
-magnitudes, each probe a batch of seeds, in the simulation (virtual time: a
-10 s TTL costs what 300 ms does); then a batch on real Redis just below and
-just above each boundary. Beside each boundary, the one the lock's design
-predicts. Writes margins.json (docs/schema/margins.v1.json), margins.md,
-margins.html (the table and every plot, self-contained), one SVG plot per
-family and found.yaml (each boundary's smallest breaking schedule) under --out.
+magnitude (pause, slow-holder, slow-reply, one-way-loss, latency, replica-lag,
+clock-jump), the smallest magnitude at which two pods hold the lock at once,
+at your TTL; for restart-delay, the longest a node may stay down and still
+come back empty under a holder. A bisection over magnitudes, each probe a
+batch of seeds, in the simulation (virtual time: a 10 s TTL costs what 300 ms
+does); then a batch on real Redis just below and just above each boundary.
+What the simulation cannot run (replication lag, a driver process) is
+searched on the --confirm-on Redis instead, with fewer, wider probes. Beside
+each boundary, the one the lock's design predicts. Then the liveness
+margins at each --recovery-ttl: how long a crashed holder's key stays taken,
+and, for a lock on several nodes, how long a free key waits while one node
+is silently gone. Writes margins.json (docs/schema/margins.v1.json),
+margins.md, margins.html (the table and every plot, self-contained), one SVG
+plot per family and found.yaml (each boundary's smallest breaking schedule)
+under --out.
 
 Examples:
   lockchaos margins                                  # the built-in locks, every family, TTL 300ms
   lockchaos margins --lock token --ttl 10s           # your TTL
   lockchaos margins --family pause --confirm-on none # simulation only
-  lockchaos margins --lock-driver 'mine=./my-driver' --lock mine --backend process
+  lockchaos margins --lock-driver 'mine=./my-driver' --lock mine   # searched on real Redis
+  lockchaos margins --scenarios-file my-locks.yaml --lock mine
 
 Exit codes: 0 every measured boundary agrees with its prediction (and with
 real Redis, where confirmed); 1 a disagreement (a finding about the lock or
@@ -35,7 +43,9 @@ the harness: the table says which); 2 usage; 3 the harness could not run.`
 
 type marginsConfig struct {
 	locks, families     []string
-	lockDrivers         []string
+	lockDrivers, files  []string
+	timeScale           float64
+	seedsSet, resSet    bool
 	ttl                 time.Duration
 	seeds, confirmSeeds int
 	seed                int64
@@ -53,19 +63,28 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	cmd := &cobra.Command{
 		Use: "margins", Short: "find each lock's breaking point per fault family, checked against the theory", Long: marginsUsage,
 		Args: cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error { return done(cmdMargins(*c, cl.stdout, cl.stderr)) },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c.seedsSet, c.resSet = cmd.Flags().Changed("seeds"), cmd.Flags().Changed("resolution")
+			return done(cmdMargins(*c, cl.stdout, cl.stderr))
+		},
 	}
 	fs := cmd.Flags()
 	fs.StringSliceVar(&c.locks, "lock", []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameTokenWatchdog,
 		lockimpl.NameRedlock, lockimpl.NameFenced}, "locks to search, comma separated")
 	fs.StringSliceVar(&c.families, "family", nil,
-		"fault families, comma separated (default: all: pause, slow-holder, slow-reply, replica-lag, clock-jump)")
+		"fault families, comma separated (default: all: "+strings.Join(familyNames(), ", ")+")")
 	fs.Var((*multiList)(&c.lockDrivers), "lock-driver",
 		"a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
+	fs.Var((*multiList)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
+		"searched on real Redis")
+	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor (default: calibrated "+
+		"to the machine's load, as run does; the simulation never stretches)")
 	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, "the TTL to search at (your production TTL; every scenario time stretches with it)")
-	fs.IntVar(&c.seeds, "seeds", 20, "seeds per probe")
+	fs.IntVar(&c.seeds, "seeds", 20, "seeds per probe (default 20 in the simulation, --confirm-seeds on real Redis)")
 	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
-	fs.Float64Var(&c.resolution, "resolution", 0.05, "the search's step, as a fraction of the TTL")
+	fs.Float64Var(&c.resolution, "resolution", 0.05, "the search's step, as a fraction of the TTL (default 0.05 in the "+
+		"simulation, 0.1 on real Redis)")
 	fs.Float64Var(&c.capTTL, "cap", 10, "the largest magnitude tried, in TTLs")
 	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process (fewer, wider probes: slower)")
 	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary (process, docker) or none")
@@ -85,8 +104,17 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockchaos margins: "+format+"\n", a...)
 		return exitUsage
 	}
-	if _, err := loadCatalog(nil, c.lockDrivers); err != nil {
+	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
 		return usage("%v", err)
+	}
+	if c.backend != "sim" {
+		// Real Redis: fewer, wider probes, unless asked otherwise.
+		if !c.seedsSet {
+			c.seeds = c.confirmSeeds
+		}
+		if !c.resSet {
+			c.resolution = 0.1
+		}
 	}
 	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
 		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
@@ -98,8 +126,9 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 		if spec.Nodes == 0 {
 			return usage("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
 		}
-		if spec.OutOfProcess && c.backend == "sim" {
-			return usage("lock %s runs in a driver process, which the simulation cannot run: add --backend process", name)
+		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
+			return usage("lock %s runs in a driver process, which the simulation cannot run: its search needs real Redis "+
+				"(--backend process, or a --confirm-on other than none)", name)
 		}
 		cfg.Locks = append(cfg.Locks, spec)
 	}
@@ -121,6 +150,10 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 			defer closeBackend(conf)
 			cfg.Confirm = conf
 		}
+		if err := calibrate(&cfg, c.timeScale, stderr); err != nil {
+			fmt.Fprintf(stderr, "lockchaos margins: calibration: %v\n", err)
+			return exitHarness
+		}
 		if err := cfg.Validate(); err != nil {
 			return usage("%v", err)
 		}
@@ -141,6 +174,31 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	return usage("unknown --backend %q (want sim, process or docker)", c.backend)
 }
 
+// calibrate stretches the runs on real Redis for the machine's load, as
+// run does: a loaded machine's boundaries are then read at the same TTL
+// multiples as a quiet one's. The real backend is the search's or, when
+// that is the simulation, the confirming one.
+func calibrate(cfg *margins.Config, given float64, stderr io.Writer) error {
+	be := cfg.Backend
+	if _, virtual := backend.Virtual(be); virtual {
+		be = cfg.Confirm
+	}
+	if be == nil {
+		return nil
+	}
+	ctx, stop, _ := signalContext()
+	defer stop()
+	t, err := measureTiming(ctx, be, given)
+	if err != nil {
+		return err
+	}
+	cfg.TimeScale, cfg.NodeOpTime = t.scale, t.nodeOp
+	if t.calibration != "" {
+		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", be.Name(), t.calibration)
+	}
+	return nil
+}
+
 func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	ctx, stop, _ := signalContext()
 	defer stop()
@@ -150,6 +208,7 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 	}
 	found, err := margins.Search(ctx, cfg)
 	var recs []margins.Recovery
+	var tols []margins.Tolerance
 	if err == nil {
 		ttls := c.recoveryTTLs
 		if ttls == nil {
@@ -157,9 +216,12 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 		}
 		if len(ttls) > 0 && ttls[0] > 0 {
 			recs, err = margins.Recoveries(ctx, cfg, ttls)
+			if err == nil {
+				tols, err = margins.Tolerances(ctx, cfg, ttls)
+			}
 		}
 	}
-	rep := &margins.Report{Recoveries: recs, Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds,
+	rep := &margins.Report{Recoveries: recs, Tolerances: tols, TimeScale: cfg.TimeScale, Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds,
 		Resolution: c.resolution,
 		Backend:    cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
 	if cfg.Confirm != nil {
@@ -196,6 +258,11 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 			return exitViolation
 		}
 	}
+	for _, t := range tols {
+		if !t.Agrees {
+			return exitViolation
+		}
+	}
 	return 0
 }
 
@@ -206,4 +273,12 @@ func firstErr(errs ...error) error {
 		}
 	}
 	return nil
+}
+
+func familyNames() []string {
+	names := make([]string, len(margins.Families))
+	for i, f := range margins.Families {
+		names[i] = f.Name
+	}
+	return names
 }

@@ -9,9 +9,11 @@ import (
 )
 
 // lockchaos margins from the built binary (the simulation needs the
-// testing.T sim.Host makes): the table, the sentence per lock, the files,
-// margins.json against its schema, the replay file, exit 0 when the
-// boundaries agree with the theory.
+// testing.T sim.Host makes): the table, the sentence per lock, a family
+// that breaks below its boundary, both liveness margins, the files,
+// margins.json against its schema, the replay file, exit 0 when every
+// boundary agrees with the theory (fenced's under restarts included: its
+// fence counter restarts empty with the node).
 func TestMarginsFromTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a search")
@@ -21,16 +23,18 @@ func TestMarginsFromTheBinary(t *testing.T) {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "margins", "--lock", "token,fenced", "--family", "pause", "--seeds", "3", "--confirm-on", "none",
-		"--recovery-ttl", "300ms", "--out", dir)
+	cmd := exec.Command(bin, "margins", "--lock", "token,redlock,fenced", "--family", "pause,restart-delay", "--seeds", "3",
+		"--confirm-on", "none", "--recovery-ttl", "300ms", "--out", dir)
 	cmd.Env = append(os.Environ(), "CI=true")
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("margins: %v\n%s", err, out)
 	}
 	text := string(out)
-	for _, want := range []string{"FAMILY", "pause   token", "never (up to 10x TTL)", "token, TTL 300 ms, breaks under pause of",
-		"freed after a crash in", "margins.json"} {
+	for _, want := range []string{"FAMILY", "pause          token", "never (up to 10x TTL)",
+		"token, TTL 300 ms, breaks under pause of", "restart-delay of", "TTL) or less", "and more",
+		"freed after a crash in", "While a minority of nodes is silently gone", "redlock, TTL 300 ms, node timeout 60 ms",
+		"margins.json"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("output lacks %q:\n%s", want, text)
 		}
@@ -40,7 +44,7 @@ func TestMarginsFromTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	validate(t, compileSchema(t, "margins.v1.json"), "margins.json", doc)
-	for _, f := range []string{"margins.md", "margins.html", "pause.svg", "found.yaml"} {
+	for _, f := range []string{"margins.md", "margins.html", "pause.svg", "restart-delay.svg", "found.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s not written: %v", f, err)
 		}
@@ -56,6 +60,8 @@ func TestMarginsUsageErrors(t *testing.T) {
 		{[]string{"margins", "--lock", "mutex", "--confirm-on", "none"}, "keeps no shared state"},
 		{[]string{"margins", "--lock", "nosuch", "--confirm-on", "none"}, "nosuch"},
 		{[]string{"margins", "--backend", "moon", "--confirm-on", "none"}, "want sim, process or docker"},
+		{[]string{"margins", "--lock-driver", "mine=./no-such-driver", "--lock", "mine", "--confirm-on", "none"}, "needs real Redis"},
+		{[]string{"margins", "--scenarios-file", "no-such-file.yaml", "--confirm-on", "none"}, "no-such-file.yaml"},
 	} {
 		code, _, errOut := runCLI(c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
