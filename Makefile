@@ -28,7 +28,7 @@ endif
 
 .PHONY: chaos-sim chaos-sim-vs-process
 .PHONY: chaos-liveness chaos-liveness-loaded
-.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table margins margins-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image perf detection soak
+.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table margins margins-theory margins-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image perf detection soak
 
 all: test
 
@@ -74,6 +74,10 @@ libs-table: build
 margins: build
 	@.ci/ensure-redis
 	bin/lockchaos margins --seed $(MARGINS_SEED) --out $(PERF_OUT)/margins
+
+## margins-theory: the same search in the simulation only, a gate: exit 1 when a boundary disagrees with its lock's design
+margins-theory: build
+	bin/lockchaos margins --seed $(MARGINS_SEED) --confirm-on none --out $(PERF_OUT)/margins-theory
 
 ## margins-table: the same, its table written into README.md
 margins-table: build

@@ -241,6 +241,21 @@ func searchOne(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family) (M
 	return *m, s.confirm(lo, hi)
 }
 
+// search is one lock's search under one family; magnitudes are in the
+// scenario's own time (unit is its TTL), stretched by scale to the TTL
+// asked for.
+type search struct {
+	ctx   context.Context
+	cfg   Config
+	lock  lockimpl.Spec
+	f     Family
+	scale float64
+	unit  time.Duration
+	m     Margin
+	// skipped is why the backend could not run the family at all.
+	skipped string
+}
+
 // searchOnReal searches a family the simulation cannot run (replication
 // lag, a driver process) on the confirming backend instead, with fewer,
 // wider probes: its seeds a probe and twice the resolution. Nothing
@@ -282,6 +297,14 @@ func (s *search) confirm(lo, hi time.Duration) error {
 	breaking, holding := &aboveAt, &belowAt
 	if s.f.Below {
 		breaking, holding = &belowAt, &aboveAt
+		// A real node is down for the delay and then for its own restart
+		// (the calibration's node operation), where a simulated one
+		// starts at once: the real boundary is that much lower.
+		if restart := time.Duration(float64(s.cfg.NodeOpTime) / s.scale); restart > 0 && belowAt > restart {
+			belowAt -= restart
+			s.m.Note = strings.TrimPrefix(s.m.Note+"; ", "; ") + fmt.Sprintf("confirmed %s lower on %s: a real node is "+
+				"down for the delay and for its restart", ttlWords(s.cfg.NodeOpTime), s.cfg.Confirm.Name())
+		}
 	}
 	held, err := s.probe(*holding, true, s.cfg.ConfirmSeeds)
 	if err != nil {
@@ -330,21 +353,6 @@ func (s *search) probeUntilBroken(at time.Duration) (Probe, error) {
 		}
 	}
 	return sum, nil
-}
-
-// search is one lock's search under one family; magnitudes are in the
-// scenario's own time (unit is its TTL), stretched by scale to the TTL
-// asked for.
-type search struct {
-	ctx   context.Context
-	cfg   Config
-	lock  lockimpl.Spec
-	f     Family
-	scale float64
-	unit  time.Duration
-	m     Margin
-	// skipped is why the backend could not run the family at all.
-	skipped string
 }
 
 func (s *search) step() time.Duration { return time.Duration(s.cfg.Resolution * float64(s.unit)) }

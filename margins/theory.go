@@ -65,24 +65,7 @@ func Predict(lock lockimpl.Spec, f Family, sc scenarios.Scenario) Prediction {
 		return Prediction{Breaks: true, Lo: lease, Hi: lease + retryGap,
 			Why: fmt.Sprintf("the critical section outlasts the %v lease, counted from the acquire, and another pod takes the key", lease)}
 	case "slow-reply":
-		// The late winner believes from its reply, D after its SET landed,
-		// and then works for the fault's Work (half the TTL).
-		work := ttl / 2
-		if limit, why := quorumLimit(lock, ttl); limit > 0 && limit <= lease-work {
-			return Prediction{Why: why + ": an acquire whose answers come later than that is given up (and released), " +
-				"and one that comes sooner leaves its holder more lease than its critical section needs"}
-		}
-		if lock.Renews {
-			// Its first renewal, a third of the TTL after the answer,
-			// comes too late once the lease lapsed first.
-			return Prediction{Breaks: true, Lo: lease - ttl/3, Hi: lease - ttl/3 + retryGap,
-				Why: fmt.Sprintf("the late winner hears its reply D after its SET landed; its watchdog's first renewal comes a "+
-					"third of the TTL later, too late once D + %v > %v, while it works %v on, and another pod takes the key",
-					ttl/3, lease, work)}
-		}
-		return Prediction{Breaks: true, Lo: lease - work, Hi: lease - work + retryGap,
-			Why: fmt.Sprintf("the late winner hears its reply D after its SET landed and works %v more: it outlives its %v "+
-				"lease once D + %v > %v, and another pod takes the key when it lapses", work, lease, work, lease)}
+		return predictReply(lock, ttl, lease)
 	case "one-way-loss":
 		// Through the loss the holder's commands land but it hears
 		// nothing: its first unanswered call gives up its connection, and
@@ -201,4 +184,25 @@ func predictLag(lock lockimpl.Spec, sc scenarios.Scenario, lease time.Duration) 
 			"an equal fence is not below the highest the resource has seen"
 	}
 	return p
+}
+
+// predictReply: the late winner believes from its reply, D after its SET
+// landed, and then works for the fault's Work (half the TTL).
+func predictReply(lock lockimpl.Spec, ttl, lease time.Duration) Prediction {
+	work := ttl / 2
+	if limit, why := quorumLimit(lock, ttl); limit > 0 && limit <= lease-work {
+		return Prediction{Why: why + ": an acquire whose answers come later than that is given up (and released), " +
+			"and one that comes sooner leaves its holder more lease than its critical section needs"}
+	}
+	if lock.Renews {
+		// Its first renewal, a third of the TTL after the answer,
+		// comes too late once the lease lapsed first.
+		return Prediction{Breaks: true, Lo: lease - ttl/3, Hi: lease - ttl/3 + retryGap,
+			Why: fmt.Sprintf("the late winner hears its reply D after its SET landed; its watchdog's first renewal comes a "+
+				"third of the TTL later, too late once D + %v > %v, while it works %v on, and another pod takes the key",
+				ttl/3, lease, work)}
+	}
+	return Prediction{Breaks: true, Lo: lease - work, Hi: lease - work + retryGap,
+		Why: fmt.Sprintf("the late winner hears its reply D after its SET landed and works %v more: it outlives its %v "+
+			"lease once D + %v > %v, and another pod takes the key when it lapses", work, lease, work, lease)}
 }

@@ -204,6 +204,10 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 	defer stop()
 	start := time.Now()
 	cfg.Progress = func(p margins.Probe) {
+		if p.Runs > 0 && p.Skipped == p.Runs {
+			fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
+			return
+		}
 		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs)
 	}
 	found, err := margins.Search(ctx, cfg)
@@ -221,7 +225,8 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 			}
 		}
 	}
-	rep := &margins.Report{Recoveries: recs, Tolerances: tols, TimeScale: cfg.TimeScale, Format: margins.FormatVersion, TTL: c.ttl, Seed: c.seed, Seeds: c.seeds,
+	rep := &margins.Report{Recoveries: recs, Tolerances: tols, TimeScale: cfg.TimeScale, Format: margins.FormatVersion,
+		TTL: c.ttl, Seed: c.seed, Seeds: c.seeds,
 		Resolution: c.resolution,
 		Backend:    cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
 	if cfg.Confirm != nil {
