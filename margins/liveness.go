@@ -52,10 +52,7 @@ func Recoveries(ctx context.Context, cfg Config, ttls []time.Duration) ([]Recove
 				sc.RecoverWithin = time.Duration((lock.Lease+1)*float64(sc.TTL)) + 60*time.Millisecond
 			}
 			sc = sc.Scaled(float64(ttl) / float64(base.TTL))
-			ran := scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: sc, Lock: lock,
-				Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}},
-				scenarios.MatrixOptions{Options: scenarios.Options{Seed: cfg.Seed, Backend: cfg.Backend,
-					OutDir: filepath.Join(cfg.OutDir, "recovery")}, Parallel: cfg.Parallel, Repeat: cfg.Seeds})
+			ran := runBatch(ctx, cfg, sc, lock, "recovery")
 			r := Recovery{Lock: lock.Name, TTL: ttl, Predicted: predictedRecovery(lock, ttl)}
 			var took []time.Duration
 			for _, c := range ran {
@@ -117,4 +114,12 @@ func (r Recovery) String() string {
 	}
 	return fmt.Sprintf("%s, TTL %s: freed after a crash in %s median, %s max (%.2fx TTL), %d of %d stuck",
 		r.Lock, ttlWords(r.TTL), ttlWords(r.Median), ttlWords(r.Max), float64(r.Max)/float64(r.TTL), r.Stuck, r.Judged)
+}
+
+// runBatch runs one liveness cell on the config's seeds, ungated.
+func runBatch(ctx context.Context, cfg Config, sc scenarios.Scenario, lock lockimpl.Spec, dir string) []*results.Cell {
+	return scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: sc, Lock: lock,
+		Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}},
+		scenarios.MatrixOptions{Options: scenarios.Options{Seed: cfg.Seed, Backend: cfg.Backend, TimeScale: cfg.TimeScale,
+			NodeOpTime: cfg.NodeOpTime, OutDir: filepath.Join(cfg.OutDir, dir)}, Parallel: cfg.Parallel, Repeat: cfg.Seeds})
 }

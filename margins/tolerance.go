@@ -3,7 +3,6 @@ package margins
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"time"
 
@@ -75,10 +74,7 @@ func Tolerances(ctx context.Context, cfg Config, ttls []time.Duration) ([]Tolera
 			}
 			sc := base.WithDefaults().Scaled(float64(ttl) / float64(base.TTL))
 			sc.CallTimeout = base.CallTimeout
-			ran := scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: sc, Lock: lock,
-				Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}},
-				scenarios.MatrixOptions{Options: scenarios.Options{Seed: cfg.Seed, Backend: cfg.Backend, TimeScale: cfg.TimeScale,
-					OutDir: filepath.Join(cfg.OutDir, "tolerance")}, Parallel: cfg.Parallel, Repeat: cfg.Seeds})
+			ran := runBatch(ctx, cfg, sc, lock, "tolerance")
 			out = append(out, tolerance(lock, ttl, nodeTimeout(lock, ttl, sc.CallTimeout), ran))
 			if ctx.Err() != nil {
 				return out, ctx.Err()
