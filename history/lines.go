@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 
 	"github.com/lockchaos/lockchaos/internal/jsonl"
+	"github.com/lockchaos/lockchaos/internal/safefile"
 )
 
 // appendLine appends l as json.Marshal encodes it (same fields, order,
@@ -54,7 +54,7 @@ func appendLine(b []byte, l line) (_ []byte, ok bool) {
 // WriteFile writes a whole history (for example a generated or filtered
 // one) in the same format a Recorder writes, so LoadFile reads it back.
 func WriteFile(path string, h *History) error {
-	f, err := os.Create(path)
+	f, err := safefile.Create(path)
 	if err != nil {
 		return fmt.Errorf("history: %w", err)
 	}

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/lockchaos/lockchaos/internal/safefile"
 )
 
 // FlushInterval is how often a Recorder pushes buffered lines to its file:
@@ -70,7 +72,8 @@ func NewRecorder(path string, h Header) (*Recorder, error) {
 	h.Start = r.base.Round(0)
 	r.header = h
 	if path != "" {
-		f, err := os.Create(path)
+		// Never through a link planted where the history goes.
+		f, err := safefile.Create(path)
 		if err != nil {
 			return nil, fmt.Errorf("history: %w", err)
 		}

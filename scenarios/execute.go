@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/internal/wait"
 	"github.com/lockchaos/lockchaos/netfault"
 
@@ -366,7 +366,7 @@ func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *histo
 
 func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 	if part.History != "" {
-		if err := os.MkdirAll(filepath.Dir(part.History), 0o755); err != nil {
+		if err := safefile.MkdirAll(filepath.Dir(part.History)); err != nil {
 			return nil, fmt.Errorf("harness: %w", err)
 		}
 	}

@@ -5,10 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"runtime"
 	"sync"
 
+	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 )
@@ -195,7 +195,7 @@ func dropMetHistory(r *results.Cell) {
 	if r.Outcome != results.Met || r.History == "" {
 		return
 	}
-	if err := os.Remove(r.History); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	if err := safefile.Remove(r.History); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return
 	}
 	r.History, r.HistoryDropped = "", true
