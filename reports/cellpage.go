@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"html"
 	"html/template"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -288,7 +288,7 @@ func writePorcupine(page, cellName, indexLink string, rep *checker.Report, tl *t
 	var out []porcupineLink
 	base := strings.TrimSuffix(page, ".html")
 	// The cell page itself is written after this: make its folder now.
-	if err := os.MkdirAll(filepath.Dir(page), 0o755); err != nil {
+	if err := safefile.MkdirAll(filepath.Dir(page)); err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
 	for _, r := range rep.Results {
@@ -302,7 +302,7 @@ func writePorcupine(page, cellName, indexLink string, rep *checker.Report, tl *t
 		}
 		r.Info.AddAnnotations(ann)
 		path := fmt.Sprintf("%s-porcupine-%s.html", base, r.Property)
-		f, err := os.Create(path)
+		f, err := safefile.Create(path)
 		if err != nil {
 			return nil, fmt.Errorf("reports: %w", err)
 		}
@@ -313,7 +313,7 @@ func writePorcupine(page, cellName, indexLink string, rep *checker.Report, tl *t
 		}
 		err = errors.Join(err, f.Close())
 		if err != nil {
-			os.Remove(path)
+			_ = safefile.Remove(path)
 			return nil, fmt.Errorf("reports: porcupine view of %s: %w", r.Property, err)
 		}
 		note := "every operation, with the longest linearizable prefix highlighted"

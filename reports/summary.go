@@ -9,11 +9,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
+	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -173,36 +175,18 @@ func writeFile(path string, data []byte) error {
 	})
 }
 
-// writeStream is writeFile for a report written piece by piece.
+// writeStream is writeFile for a report written piece by piece. The
+// temporary file and the rename are safefile's: the folders on the way are
+// never links, and a link at path is replaced, not written through.
 func writeStream(path string, write func(*bufio.Writer) error) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return fmt.Errorf("reports: %w", err)
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	err := safefile.WriteAtomic(path, func(f io.Writer) error {
+		w := bufio.NewWriterSize(f, 1<<16)
+		if err := write(w); err != nil {
+			return err
+		}
+		return w.Flush()
+	})
 	if err != nil {
-		return fmt.Errorf("reports: %w", err)
-	}
-	w := bufio.NewWriterSize(tmp, 1<<16)
-	err = write(w)
-	if err == nil {
-		err = w.Flush()
-	}
-	if err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return fmt.Errorf("reports: %w", err)
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("reports: %w", err)
-	}
-	// CreateTemp makes the file 0600; reports are for everyone to read.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		os.Remove(tmp.Name())
-		return fmt.Errorf("reports: %w", err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
 		return fmt.Errorf("reports: %w", err)
 	}
 	return nil
