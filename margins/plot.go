@@ -5,9 +5,10 @@ import (
 	"html"
 	"io"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/lockchaos/lockchaos/internal/safefile"
 )
 
 // palette gives each lock of a plot its colour, in the report's order.
@@ -101,22 +102,16 @@ func tick(maxX float64) float64 {
 // WriteFiles writes margins.json, margins.md and one SVG per family
 // into dir.
 func (r *Report) WriteFiles(dir string) ([]string, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
 	var wrote []string
+	// Each file whole or not at all (a rename), never through a link
+	// planted in dir; only what was written is listed.
 	write := func(name string, fill func(io.Writer) error) error {
 		p := filepath.Join(dir, name)
-		f, err := os.Create(p)
-		if err != nil {
-			return err
-		}
-		if err := fill(f); err != nil {
-			f.Close()
+		if err := safefile.WriteAtomic(p, fill); err != nil {
 			return err
 		}
 		wrote = append(wrote, p)
-		return f.Close()
+		return nil
 	}
 	if err := write("margins.json", r.WriteJSON); err != nil {
 		return wrote, err

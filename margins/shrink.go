@@ -3,12 +3,12 @@ package margins
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -94,8 +94,13 @@ func appendReplay(path, name string, sc scenarios.Scenario, scale float64, lock 
 			size += fmt.Sprintf("\n        %s: %s", kv.key, d(kv.v))
 		}
 	}
+	// Appended to, never through a link planted at path (safefile).
+	fh, err := safefile.Append(path)
+	if err != nil {
+		return err
+	}
 	var b strings.Builder
-	if _, err := os.Stat(path); err != nil {
+	if st, err := fh.Stat(); err != nil || st.Size() == 0 {
 		b.WriteString("# Schedules lockchaos margins found breaking a lock at its boundary, each shrunk\n" +
 			"# (fewest pods, shortest cell); replay one on real Redis with the command margins printed.\n" +
 			"scenarios:\n")
@@ -105,10 +110,6 @@ func appendReplay(path, name string, sc scenarios.Scenario, scale float64, lock 
 		"    faults:\n      - kind: %s%s\n    expect: {%s: unsafe}\n",
 		name, sc.Description, d(sc.TTL), d(sc.Duration), sc.Clients, d(sc.WorkMin), d(sc.WorkMax), d(sc.CallTimeout),
 		d(sc.FirstFault), d(sc.GapMin), d(sc.GapMax), fault.Kind, size, lock)
-	fh, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
-	if err != nil {
-		return err
-	}
 	if _, err := fh.WriteString(b.String()); err != nil {
 		fh.Close()
 		return err
