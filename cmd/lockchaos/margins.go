@@ -139,6 +139,11 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 		}
 		cfg.Families = append(cfg.Families, f)
 	}
+	release, err := claimOut(c.out)
+	if err != nil {
+		return usage("%v", err)
+	}
+	defer release()
 	run := func(be backend.Backend) int {
 		cfg.Backend = be
 		if c.confirmOn != "none" {

@@ -87,6 +87,12 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		fmt.Fprintf(stdout, "wrote the table into %s\n", markdown)
 		return exitOK
 	}
+	release, err := claimOut(out)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
+		return exitUsage
+	}
+	defer release()
 	res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages})
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)

@@ -86,12 +86,14 @@ func cmdRun(flags runConfig, rest, args []string, stdout, stderr io.Writer) int 
 	if err == nil {
 		err = c.checkCells(cells)
 	}
-	if err == nil {
-		err = checkOut(c.out)
-	}
 	if err != nil {
 		return usageErr("%v", err)
 	}
+	release, err := claimOut(c.out)
+	if err != nil {
+		return usageErr("%v", err)
+	}
+	defer release()
 	if c.cpuProfile != "" {
 		stop, err := startCPUProfile(c.cpuProfile)
 		if err != nil {

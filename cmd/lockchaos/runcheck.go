@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"runtime"
 	"strings"
 	"time"
@@ -215,22 +214,4 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 		}
 	}
 	return nil
-}
-
-// checkOut makes the --out directory, and checks a file can be written
-// in it, before anything runs: a run that cannot write its reports has
-// nothing to show for its cells.
-func checkOut(dir string) error {
-	if dir == "" {
-		return errors.New("--out '': want a directory")
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return fmt.Errorf("--out %s: %w", dir, err)
-	}
-	probe, err := os.CreateTemp(dir, ".lockchaos-write-check-*")
-	if err != nil {
-		return fmt.Errorf("--out %s: not writable: %w", dir, err)
-	}
-	_ = probe.Close()
-	return os.Remove(probe.Name())
 }
