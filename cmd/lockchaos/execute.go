@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 	"syscall"
 	"time"
 
@@ -56,7 +57,7 @@ const sweepViolations = 3
 
 // execute runs the selected cells on the backend, replays their findings,
 // writes every report and returns the exit code.
-// The output directory was made and checked before (checkOut). An
+// The output directory was made and checked before (claimOut). An
 // interrupt (SIGINT, SIGTERM) at any point, calibration included, ends in
 // the summary of what ran and exit 130 or 143.
 func (s *session) execute() int {
@@ -98,8 +99,8 @@ func (s *session) execute() int {
 		replays = s.replayFindings(ctx, ran)
 	}
 	sum := s.summary(on, started, matrixTime, ran, replays, ctx.Err() != nil)
-	s.report(sum, ran)
-	return s.exit(caught(), sum)
+	reportErr := s.report(sum, ran)
+	return s.exit(caught(), sum, reportErr)
 }
 
 // measureTiming is how cells stretch on be: not at all in virtual time
@@ -209,26 +210,43 @@ func (s *session) summary(
 }
 
 // report writes summary.json, junit.xml and the HTML pages, and shows the
-// outcome: the table on stdout, or the summary line of the JSON stream.
-func (s *session) report(sum *reports.Summary, ran []*results.Cell) {
+// outcome: the table on stdout, or the summary line of the JSON stream. It
+// names only the files it wrote, and returns why any other was not.
+func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 	out := s.cfg.out
 	reports.RelativeHistories(out, sum)
+	var wrote []string
 	jsonPath, errJSON := reports.WriteJSON(out, sum)
+	if errJSON == nil {
+		wrote = append(wrote, jsonPath)
+	}
 	junitPath, errJUnit := reports.WriteJUnit(out, sum)
+	if errJUnit == nil {
+		wrote = append(wrote, junitPath)
+	}
 	html, errHTML := reports.WriteHTML(out, sum, reports.HTMLOptions{})
-	if err := errors.Join(errJSON, errJUnit, errHTML); err != nil {
+	err := errors.Join(errJSON, errJUnit, errHTML)
+	if err != nil {
 		fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", err)
 	}
 	if s.cfg.asJSON {
 		s.stream.emit(streamEvent{Type: "summary", Summary: sum})
-		return
+		return err
 	}
 	w := s.stdout
 	printMatrix(w, sum)
 	printReplays(w, sum.Replays)
-	fmt.Fprintf(w, "\nwrote %s, %s", jsonPath, junitPath)
+	fmt.Fprintln(w)
+	if len(wrote) > 0 {
+		fmt.Fprintf(w, "wrote %s", strings.Join(wrote, ", "))
+	}
 	if html != nil {
-		fmt.Fprintf(w, ", %s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
+		if len(wrote) > 0 {
+			fmt.Fprint(w, ", ")
+		} else {
+			fmt.Fprint(w, "wrote ")
+		}
+		fmt.Fprintf(w, "%s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
 		if dropped := droppedHistories(ran); html.Unpaged > 0 && dropped > 0 {
 			fmt.Fprintf(w, "; %d met runs without one, %d of whose histories were not kept: --keep-histories", html.Unpaged, dropped)
 		} else if html.Unpaged > 0 {
@@ -236,21 +254,34 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) {
 		}
 		fmt.Fprint(w, ")")
 	}
-	fmt.Fprintln(w)
+	if len(wrote) > 0 || html != nil {
+		fmt.Fprintln(w)
+	}
+	return err
 }
 
 // exit is the run's exit code: the signal's that interrupted it, else
-// its outcomes'.
-func (s *session) exit(sig os.Signal, sum *reports.Summary) int {
+// its outcomes', where a report that could not be written is a harness
+// error (3) unless a worse outcome (a violation) already fails the run:
+// a run whose reports are missing never exits 0.
+func (s *session) exit(sig os.Signal, sum *reports.Summary, reportErr error) int {
+	written := "partial results written"
+	if reportErr != nil {
+		written = "partial results not all written (see above)"
+	}
 	switch sig {
 	case syscall.SIGINT:
-		fmt.Fprintln(s.stderr, "lockchaos run: interrupted (SIGINT); every node stopped, partial results written")
+		fmt.Fprintf(s.stderr, "lockchaos run: interrupted (SIGINT); every node stopped, %s\n", written)
 		return 130
 	case syscall.SIGTERM:
-		fmt.Fprintln(s.stderr, "lockchaos run: terminated (SIGTERM); every node stopped, partial results written")
+		fmt.Fprintf(s.stderr, "lockchaos run: terminated (SIGTERM); every node stopped, %s\n", written)
 		return 143
 	}
-	return runExit(sum)
+	code := runExit(sum)
+	if reportErr != nil && code != exitViolation {
+		return exitHarness
+	}
+	return code
 }
 
 // droppedHistories counts the met runs of a simulated sweep whose history
