@@ -139,12 +139,13 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 		}
 		cfg.Families = append(cfg.Families, f)
 	}
-	release, err := claimOut(c.out)
-	if err != nil {
-		return usage("%v", err)
-	}
-	defer release()
 	run := func(be backend.Backend) int {
+		// Once every flag is known good: a usage error makes no --out.
+		release, err := claimOut(c.out)
+		if err != nil {
+			return usage("%v", err)
+		}
+		defer release()
 		cfg.Backend = be
 		if c.confirmOn != "none" {
 			conf, _, err := chooseBackend(c.confirmOn, "", nil)
