@@ -10,9 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 )
 
-const reportUsage = `Usage: lockchaos report [--out DIR] [--markdown FILE|-] DIR...
-
-Rebuilds the HTML reports (index.html and a page per cell) from saved
+const reportUsage = `Rebuilds the HTML reports (index.html and a page per cell) from saved
 results: each DIR holds a summary.json and the cells' histories. Several
 DIRs (the shards of one run) are merged into one matrix.
 
@@ -27,10 +25,7 @@ as safety alone.
 Examples:
   lockchaos report out/chaos
   lockchaos report --out out/all out/shard1 out/shard2 out/shard3
-  lockchaos report --markdown README.md out/chaos-libs
-
-Flags:
-`
+  lockchaos report --markdown README.md out/chaos-libs`
 
 func newReportCmd(cl *cli) *cobra.Command {
 	var out, markdown string
