@@ -240,7 +240,7 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) {
 }
 
 // exit is the run's exit code: the signal's that interrupted it, else
-// its outcomes'.
+// its outcomes', else inconclusive when every cell was skipped.
 func (s *session) exit(sig os.Signal, sum *reports.Summary) int {
 	switch sig {
 	case syscall.SIGINT:
@@ -250,7 +250,19 @@ func (s *session) exit(sig os.Signal, sum *reports.Summary) int {
 		fmt.Fprintln(s.stderr, "lockchaos run: terminated (SIGTERM); every node stopped, partial results written")
 		return 143
 	}
-	return runExit(sum)
+	if code := runExit(sum); code != exitOK || !nothingRan(sum) {
+		return code
+	}
+	// A gate that ran nothing must not look green: a backend that cannot
+	// run a shard's cells, or a selection of n/a cells only, tested nothing.
+	fmt.Fprintf(s.stderr, "lockchaos run: inconclusive: every cell was skipped (%d), nothing was tested; "+
+		"the table says why each was\n", len(sum.Cells))
+	return exitInconclusive
+}
+
+// nothingRan says no cell of the run ran: each was skipped.
+func nothingRan(sum *reports.Summary) bool {
+	return sum.Totals[string(results.Skipped)] == len(sum.Cells)
 }
 
 // droppedHistories counts the met runs of a simulated sweep whose history

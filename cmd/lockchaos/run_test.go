@@ -392,3 +392,32 @@ func TestFourShardsAtOnceMergeToTheUnshardedRun(t *testing.T) {
 		t.Fatalf("merged shards hold %v, the unsharded run %v", got, want)
 	}
 }
+
+// A run where every cell was skipped tested nothing: it exits 4
+// (inconclusive) and says so, never 0 (a simulated run of failover, which
+// the simulation cannot model, was all skipped and exited 0).
+func TestRunWhereEveryCellWasSkippedIsInconclusive(t *testing.T) {
+	mk := func(outcomes ...results.Outcome) *reports.Summary {
+		s := &reports.Summary{}
+		for _, o := range outcomes {
+			s.Cells = append(s.Cells, &results.Cell{Outcome: o})
+		}
+		s.Tally()
+		return s
+	}
+	for _, c := range []struct {
+		s    *reports.Summary
+		want int
+		says string
+	}{
+		{mk(results.Skipped, results.Skipped), exitInconclusive, "inconclusive: every cell was skipped (2), nothing was tested"},
+		{mk(results.Skipped, results.Met), exitOK, ""},
+		{mk(results.Skipped, results.Regression), exitViolation, ""},
+	} {
+		var stderr strings.Builder
+		s := &session{stderr: &stderr}
+		if got := s.exit(nil, c.s); got != c.want || !strings.Contains(stderr.String(), c.says) || (c.says == "") != (stderr.Len() == 0) {
+			t.Errorf("%v: exit %d, want %d; said %q", c.s.Totals, got, c.want, stderr.String())
+		}
+	}
+}
