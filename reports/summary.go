@@ -6,6 +6,7 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,12 +127,19 @@ func ReadJSON(path string) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
+	// An editor on Windows may save the file with a byte order mark,
+	// which encoding/json refuses ("invalid character 'ï'"): the JSON
+	// after it is the summary all the same.
+	b = bytes.TrimPrefix(b, []byte("\uFEFF"))
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, path, err)
 	}
 	if s.Format < 1 || s.Format > FormatVersion {
 		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads formats 1 to %d", ErrMalformed, path, s.Format, FormatVersion)
+	}
+	if err := checkOutcomes(s.Cells); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, path, err)
 	}
 	// Summaries of earlier versions gave a harness error the verdict of
 	// the history it left (often an empty "pass"); a cell that did not run
@@ -145,6 +153,40 @@ func ReadJSON(path string) (*Summary, error) {
 		upgradeFormat1(&s)
 	}
 	return &s, nil
+}
+
+// checkOutcomes refuses a cell whose outcome is not one lockchaos
+// writes: a null or missing "outcome" would read as "" and count as a
+// cell that ran and passed. A group's outcome may be absent (not judged),
+// not unknown.
+func checkOutcomes(cells []*results.Cell) error {
+	for i, c := range cells {
+		if c == nil {
+			return fmt.Errorf("cells[%d] is null", i)
+		}
+		for _, f := range []struct {
+			name     string
+			o        results.Outcome
+			optional bool
+		}{{"outcome", c.Outcome, false}, {"safety_outcome", c.SafetyOutcome, true}, {"liveness_outcome", c.LivenessOutcome, true}} {
+			switch {
+			case f.o == "" && f.optional, f.o.Valid():
+			case f.o == "":
+				return fmt.Errorf("cells[%d] (%s/%s): %q is null or missing (want one of %s)", i, c.Scenario, c.Lock, f.name, outcomeList())
+			default:
+				return fmt.Errorf("cells[%d] (%s/%s): %q is %q, not an outcome (want one of %s)", i, c.Scenario, c.Lock, f.name, f.o, outcomeList())
+			}
+		}
+	}
+	return nil
+}
+
+func outcomeList() string {
+	var names []string
+	for _, o := range results.Outcomes() {
+		names = append(names, string(o))
+	}
+	return strings.Join(names, ", ")
 }
 
 // upgradeFormat1 reads a format 1 summary as format 2: every property
