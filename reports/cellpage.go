@@ -90,7 +90,24 @@ func outcomeNote(c *results.Cell) string {
 	return outcomeNotes[c.Outcome]
 }
 
-func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) error {
+// HistoryError is a cell page built without its history, which could
+// not be read (missing, unreadable, malformed): the page says why instead
+// of showing the run, and `lockchaos report` fails once every page is
+// written.
+type HistoryError struct {
+	Page, History string
+	Err           error
+}
+
+func (e *HistoryError) Error() string {
+	return fmt.Sprintf("%s: the history %s could not be read: %v", e.Page, e.History, e.Err)
+}
+
+func (e *HistoryError) Unwrap() error { return e.Err }
+
+// writeCellPage writes c's page; unread says its history could not be
+// read (the page was written all the same), err that it was not written.
+func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) (unread *HistoryError, err error) {
 	pageDir := filepath.Dir(page)
 	v := cellView{CSS: template.CSS(css), Simulated: c.Simulated, Backend: c.Backend, Scenario: c.Scenario, Lock: c.Lock,
 		Expect: c.Expected().String(), Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNote(c),
@@ -101,11 +118,17 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 	v.Description = c.Description
 	v.TimeScale, v.Planned, v.Ran = max(c.TimeScale, 1), c.Planned, c.Ran.Round(time.Millisecond)
 	h, rep, err := cellEvidence(c, opts)
+	if errors.As(err, &unread) {
+		unread.Page = page
+	}
 	if c.History != "" {
 		path := historyPath(c, opts)
 		v.HistoryLink, v.HistoryName = relLink(pageDir, path), filepath.Base(path)
 	}
-	if err != nil {
+	switch {
+	case unread != nil:
+		v.Recheck = "the history could not be read: " + unread.Err.Error()
+	case err != nil:
 		v.Recheck = err.Error()
 	}
 	if h != nil && rep != nil {
@@ -126,7 +149,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		}
 		links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
 		if err != nil {
-			return err
+			return unread, err
 		}
 		v.Porcupine = links
 	}
@@ -142,9 +165,9 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 	v.Stats = statRows(st, c)
 	var buf bytes.Buffer
 	if err := cellTmpl.Execute(&buf, v); err != nil {
-		return fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
+		return unread, fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
 	}
-	return writeFile(page, buf.Bytes())
+	return unread, writeFile(page, buf.Bytes())
 }
 
 // violationGroups lists each property's violations, decisive properties
@@ -187,9 +210,10 @@ func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker
 	if c.History == "" {
 		return nil, nil, nil
 	}
-	h, err := history.LoadFile(historyPath(c, opts))
+	path := historyPath(c, opts)
+	h, err := history.LoadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the history could not be read: %w", err)
+		return nil, nil, &HistoryError{History: path, Err: err}
 	}
 	rep := checker.Check(context.Background(), h, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
 	return h, rep, nil

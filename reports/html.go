@@ -69,6 +69,9 @@ type HTMLResult struct {
 	// Unpaged counts the met runs of a sweep given no page (see
 	// HTMLOptions.AllPages).
 	Unpaged int
+	// Unread are the pages written without their history, which could
+	// not be read; each page says why.
+	Unread []*HistoryError
 }
 
 // WriteHTML writes index.html (the matrix) and one page per cell run under
@@ -107,13 +110,14 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 	// of the time; the list keeps the cells' order.
 	pages := make([]string, len(todo))
 	errs := make([]error, len(todo))
+	unread := make([]*HistoryError, len(todo))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
 			for i := range next {
 				pages[i] = filepath.Join(dir, cellPageName(todo[i], s.Repeat > 1))
-				errs[i] = writeCellPage(pages[i], dir, s, todo[i], opts)
+				unread[i], errs[i] = writeCellPage(pages[i], dir, s, todo[i], opts)
 			}
 		})
 	}
@@ -128,6 +132,9 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 		}
 		links[c] = filepath.ToSlash(cellPageName(c, s.Repeat > 1))
 		res.Pages = append(res.Pages, pages[i])
+		if unread[i] != nil {
+			res.Unread = append(res.Unread, unread[i])
+		}
 	}
 	index := filepath.Join(dir, "index.html")
 	var buf bytes.Buffer

@@ -219,6 +219,11 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) {
 	if err := errors.Join(errJSON, errJUnit, errHTML); err != nil {
 		fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", err)
 	}
+	if html != nil {
+		for _, u := range html.Unread {
+			fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", u)
+		}
+	}
 	if s.cfg.asJSON {
 		s.stream.emit(streamEvent{Type: "summary", Summary: sum})
 		return

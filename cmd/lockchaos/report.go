@@ -98,5 +98,14 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		fmt.Fprintf(stdout, " (%d met runs without a page: --all-pages)", res.Unpaged)
 	}
 	fmt.Fprintln(stdout)
+	// A page without its history shows nothing of the run: the input
+	// was bad (as for check), said once every other page is written.
+	for _, u := range res.Unread {
+		fmt.Fprintf(stderr, "lockchaos report: %v\n", u)
+	}
+	if n := len(res.Unread); n > 0 {
+		fmt.Fprintf(stderr, "lockchaos report: %d of %d cell page(s) built without their history (each says why)\n", n, len(res.Pages))
+		return exitUsage
+	}
 	return exitOK
 }
