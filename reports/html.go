@@ -293,8 +293,8 @@ func orDash(s string) string {
 }
 
 func timeScaleText(s *Summary) string {
-	t := fmt.Sprintf("%.2f", max(s.TimeScale, 1))
-	if s.Calibration != "" {
+	t := s.TimeScaleText()
+	if s.Calibration != "" && s.TimeScale != 0 {
 		t += " (" + s.Calibration + ")"
 	}
 	return t

@@ -235,3 +235,27 @@ func TestSimulatedNeverPassesForReal(t *testing.T) {
 		}
 	}
 }
+
+// No report of a run interrupted before calibration finished says it ran
+// at time scale 1.00: each says the scale was not measured. (JUnit has
+// nothing to say: no cell ran.)
+func TestUnmeasuredTimeScaleIsSaidSo(t *testing.T) {
+	dir := t.TempDir()
+	s := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Seed: 9, Repeat: 1, Backend: "process",
+		Started: time.Unix(0, 0).UTC(), Calibration: reports.CalibrationInterrupted, Interrupted: true}
+	s.Tally()
+	html, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(html.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "1.00") || !strings.Contains(string(b), "not measured") {
+		t.Errorf("index.html claims a time scale:\n%s", b)
+	}
+	if md := reports.Markdown(s); strings.Contains(md, "time scale 1.00") || !strings.Contains(md, "time scale not measured") {
+		t.Errorf("markdown claims a time scale:\n%s", md)
+	}
+}

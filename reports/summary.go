@@ -42,7 +42,9 @@ type Summary struct {
 	Command      string        `json:"command"`
 	Interrupted  bool          `json:"interrupted,omitempty"`
 	// TimeScale is the factor every cell's times were stretched by, and
-	// Calibration the measurement it came from ("" when forced).
+	// Calibration the measurement it came from ("" when forced). No
+	// scale (0) with CalibrationInterrupted: the run was interrupted
+	// before calibration finished, and no cell ran.
 	TimeScale   float64 `json:"time_scale,omitempty"`
 	Calibration string  `json:"calibration,omitempty"`
 	// Simulated says every cell ran in the simulation (virtual time,
@@ -57,6 +59,19 @@ type Summary struct {
 	Totals     map[string]int      `json:"totals"`
 	Cells      []*results.Cell     `json:"cells"`
 	Aggregates []results.Aggregate `json:"aggregates,omitempty"`
+}
+
+// CalibrationInterrupted is a summary's Calibration when the run was
+// interrupted before calibration measured the machine.
+const CalibrationInterrupted = "not measured: the run was interrupted before calibration finished"
+
+// TimeScaleText is the time scale for people: "1.00", or that it was not
+// measured. A summary without one (older versions) ran as designed.
+func (s *Summary) TimeScaleText() string {
+	if s.TimeScale == 0 && s.Calibration != "" {
+		return s.Calibration
+	}
+	return fmt.Sprintf("%.2f", max(s.TimeScale, 1))
 }
 
 // Tally fills Totals (outcome -> count), Aggregates and

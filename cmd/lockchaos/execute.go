@@ -71,11 +71,7 @@ func (s *session) execute() int {
 	case ctx.Err() != nil:
 		// Interrupted while measuring: what failed is the measurement
 		// the signal cut short, not the harness.
-		// Nothing was measured: the scale is the one given, else 1.
-		t = timing{scale: s.cfg.timeScale, calibration: "interrupted during calibration"}
-		if t.scale == 0 {
-			t.scale = 1
-		}
+		t = interruptedTiming(s.cfg.timeScale)
 	case err != nil:
 		fmt.Fprintf(s.stderr, "lockchaos run: %v\n", err)
 		return exitHarness
@@ -117,6 +113,16 @@ func measureTiming(ctx context.Context, be backend.Backend, given float64) (timi
 		return timing{}, err
 	}
 	return timing{scale: cal.Scale, nodeOp: cal.NodeOp, calibration: cal.String(), measured: true}, nil
+}
+
+// interruptedTiming is the timing of a run interrupted while calibrating:
+// the scale given, else none (0), with the reason: no cell ran, and a
+// "time scale 1.00" would claim a measurement that never finished.
+func interruptedTiming(given float64) timing {
+	if given != 0 {
+		return timing{scale: given}
+	}
+	return timing{calibration: reports.CalibrationInterrupted}
 }
 
 // runMatrix runs the cells on t, showing progress on stderr and, with

@@ -421,3 +421,21 @@ func TestRunWhereEveryCellWasSkippedIsInconclusive(t *testing.T) {
 		}
 	}
 }
+
+// A run interrupted before calibration measured anything claims no time
+// scale ("time scale 1.00" was printed): the table says calibration did
+// not finish. A --time-scale given is still the one it ran at.
+func TestInterruptedCalibrationClaimsNoTimeScale(t *testing.T) {
+	if got := interruptedTiming(2.5); got.scale != 2.5 {
+		t.Errorf("--time-scale 2.5 interrupted: scale %v", got.scale)
+	}
+	tm := interruptedTiming(0)
+	sum := &reports.Summary{Seed: 1, Backend: "process", TimeScale: tm.scale, Calibration: tm.calibration}
+	sum.Tally()
+	var out strings.Builder
+	printMatrix(&out, sum)
+	if strings.Contains(out.String(), "time scale 1.00") ||
+		!strings.Contains(out.String(), "time scale not measured: the run was interrupted before calibration finished") {
+		t.Errorf("interrupted during calibration:\n%s", out.String())
+	}
+}
