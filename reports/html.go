@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"hash/fnv"
@@ -210,7 +211,8 @@ type indexView struct {
 	Seed, LastSeed                                                      int64
 	Repeat                                                              int
 	Started, Elapsed, Version, GoVersion, RedisVersion, Backend, Shards string
-	Command, TimeScale                                                  string
+	TimeScale                                                           string
+	Reruns                                                              []string
 	Interrupted, Simulated                                              bool
 	Totals                                                              []total
 	Locks                                                               []string
@@ -224,7 +226,7 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 		LastSeed: s.Seed + int64(max(s.Repeat, 1)) - 1, Repeat: s.Repeat,
 		Started: s.Started.Format(time.RFC3339), Elapsed: s.Elapsed.Round(time.Millisecond).String(), Version: s.Version,
 		GoVersion: s.GoVersion, RedisVersion: orDash(s.RedisVersion), Backend: orDash(s.Backend), Shards: s.Shard,
-		Command: s.Command, Interrupted: s.Interrupted, Simulated: s.Simulated, TimeScale: timeScaleText(s), Replays: s.Replays}
+		Reruns: strings.Split(cmp.Or(s.Rerun, s.Command), "\n"), Interrupted: s.Interrupted, Simulated: s.Simulated, TimeScale: timeScaleText(s), Replays: s.Replays}
 	for k, n := range s.Totals {
 		v.Totals = append(v.Totals, total{k, n})
 	}

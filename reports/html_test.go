@@ -335,3 +335,27 @@ func TestSweepPagesTheRunsWorthReading(t *testing.T) {
 		t.Fatalf("--all-pages: %d pages, %d unpaged", len(res.Pages), res.Unpaged)
 	}
 }
+
+// index.html's "rerun everything" is the summary's rerun line (the seed
+// and time scale pinned), not the command as typed; merged shards give a
+// line each.
+func TestIndexRerunsEverythingWithTheSeedAndTimeScale(t *testing.T) {
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	s.Command, s.Rerun = "lockchaos run", "lockchaos run --seed 1 --time-scale 1.50"
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, _ := os.ReadFile(res.Index)
+	if !strings.Contains(string(index), "<td>rerun everything</td><td><code>lockchaos run --seed 1 --time-scale 1.50</code></td>") {
+		t.Errorf("index.html does not rerun with the seed and scale:\n%s", index)
+	}
+	other := *s
+	other.Shard, s.Shard = "2/2", "1/2"
+	s.Rerun, other.Rerun = "lockchaos run --seed 1 --shard 1/2", "lockchaos run --seed 1 --shard 2/2"
+	merged := reports.Merge(dir, []*reports.Summary{s, &other}, []string{dir, dir})
+	if merged.Rerun != "lockchaos run --seed 1 --shard 1/2\nlockchaos run --seed 1 --shard 2/2" {
+		t.Errorf("merged rerun %q", merged.Rerun)
+	}
+}

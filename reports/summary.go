@@ -7,11 +7,13 @@ package reports
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -40,7 +42,11 @@ type Summary struct {
 	Started      time.Time     `json:"started"`
 	Elapsed      time.Duration `json:"elapsed_ns"`
 	Command      string        `json:"command"`
-	Interrupted  bool          `json:"interrupted,omitempty"`
+	// Rerun reruns the whole run: Command with the seed, time scale and
+	// shard the run had pinned (older summaries have none); merged shards
+	// have one line per shard.
+	Rerun       string `json:"rerun,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
 	// TimeScale is the factor every cell's times were stretched by, and
 	// Calibration the measurement it came from ("" when forced). No
 	// scale (0) with CalibrationInterrupted: the run was interrupted
@@ -306,9 +312,22 @@ func Merge(outDir string, sums []*Summary, dirs []string) *Summary {
 	}
 	if len(sums) > 1 {
 		m.Shard = strings.Join(shards, ", ")
+		m.Rerun = mergedRerun(sums)
 	}
 	m.Tally()
 	return &m
+}
+
+// mergedRerun is the rerun lines of the merged runs, one a line, each
+// once: each shard's pins its own shard.
+func mergedRerun(sums []*Summary) string {
+	var lines []string
+	for _, s := range sums {
+		if l := cmp.Or(s.Rerun, s.Command); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // RelativeHistories rewrites each cell's history path relative to dir, so

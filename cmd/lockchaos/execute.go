@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -203,7 +204,7 @@ func (s *session) summary(
 ) *reports.Summary {
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
 		GoVersion: runtime.Version(), RedisVersion: s.redisVersion, Backend: s.be.Name(), Seed: s.cfg.seed, Repeat: s.cfg.repeat,
-		Shard: s.cfg.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args),
+		Shard: s.cfg.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args), Rerun: s.rerunAll(on),
 		Interrupted: interrupted, Cells: ran, TimeScale: on.scale, Calibration: on.calibration, Simulated: on.virtual, Replays: replays}
 	sum.Tally()
 	if len(replays) > 0 {
@@ -212,6 +213,20 @@ func (s *session) summary(
 		sum.SchedulesPerSecond *= sum.Elapsed.Seconds() / matrixTime.Seconds()
 	}
 	return sum
+}
+
+// rerunAll is the line that reruns the whole run on: the command as
+// typed with the seed, the time scale (none in virtual time, nor when
+// calibration did not finish) and the shard it ran with.
+func (s *session) rerunAll(on target) string {
+	pins := [][2]string{{"seed", strconv.FormatInt(s.cfg.seed, 10)}}
+	if !on.virtual && on.scale != 0 {
+		pins = append(pins, [2]string{"time-scale", fmt.Sprintf("%.2f", on.scale)})
+	}
+	if s.cfg.shard != "" {
+		pins = append(pins, [2]string{"shard", s.cfg.shard})
+	}
+	return rerunLine(s.args, pins)
 }
 
 // report writes summary.json, junit.xml and the HTML pages, and shows the

@@ -439,3 +439,25 @@ func TestInterruptedCalibrationClaimsNoTimeScale(t *testing.T) {
 		t.Errorf("interrupted during calibration:\n%s", out.String())
 	}
 }
+
+// The line that reruns the whole run (index.html's "rerun everything")
+// is the command as typed with the seed, the time scale and the shard the
+// run had: a random seed, a measured scale and a shard from the CI's
+// variables are not in what was typed. A value given is replaced, in
+// either spelling; another flag's value is never taken for a flag.
+func TestRerunEverythingPinsSeedTimeScaleAndShard(t *testing.T) {
+	s := &session{cfg: runConfig{seed: 42, shard: "2/4"},
+		args: []string{"--scenario", "baseline", "--seed=7", "--time-scale", "0", "--json", "--lock-driver", "--seed"}}
+	on := target{timing: timing{scale: 1.5}}
+	want := "lockchaos run --scenario baseline --json --lock-driver --seed --seed 42 --time-scale 1.50 --shard 2/4"
+	if got := s.rerunAll(on); got != want {
+		t.Errorf("rerun:\n got %s\nwant %s", got, want)
+	}
+	s = &session{cfg: runConfig{seed: 3}, args: []string{"--backend", "sim"}}
+	if got, want := s.rerunAll(target{timing: timing{scale: 1, virtual: true}}), "lockchaos run --backend sim --seed 3"; got != want {
+		t.Errorf("simulated, no shard: %s, want %s", got, want)
+	}
+	if got, want := s.rerunAll(target{timing: interruptedTiming(0)}), "lockchaos run --backend sim --seed 3"; got != want {
+		t.Errorf("calibration interrupted (no scale): %s, want %s", got, want)
+	}
+}
