@@ -9,7 +9,6 @@ import (
 	"html/template"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -255,52 +254,33 @@ type window struct {
 	title    string
 }
 
-// zoomWindows returns up to six windows, one per episode: violations
-// (decisive ones, or all when none is decisive) whose moments lie within
-// 100 ms of each other form one episode, shown from shortly before its
-// first moment to shortly after its last, at most 700 ms wide.
+// zoomWindows returns a window for each of the first six incidents: the
+// checker's grouping of the violations (by the fault window they
+// followed), the one the page's incident list shows, so a zoom and its
+// incident name the same violations and the same span. Each is drawn from
+// shortly before the incident's start to shortly after its end, at most
+// 700 ms wide (a longer incident's title says how much is shown).
 func zoomWindows(rep *checker.Report, end int64) []window {
 	const (
-		gap    = 100_000_000
 		before = 80_000_000
 		after  = 40_000_000
 		widest = 700_000_000
 	)
-	var vs []checker.Violation
-	for _, decisive := range []bool{true, false} {
-		for _, r := range rep.Results {
-			if r.Decisive == decisive {
-				vs = append(vs, r.Violations...)
-			}
-		}
-		if len(vs) > 0 {
-			break
-		}
-	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
-	type episode struct {
-		first, last int64
-		n           int
-		lead        string
-	}
-	var eps []episode
-	for _, v := range vs {
-		if n := len(eps); n > 0 && v.At-eps[n-1].last <= gap {
-			eps[n-1].last = v.At
-			eps[n-1].n++
-			continue
-		}
-		eps = append(eps, episode{first: v.At, last: v.At, n: 1, lead: v.Summary})
-	}
 	var out []window
-	for i, e := range eps {
+	for i, in := range rep.Incidents {
 		if i == 6 {
 			break
 		}
-		from := max(e.first-before, 0)
-		to := min(e.last+after, end, from+widest)
-		title := fmt.Sprintf("episode %d, %s to %s: %d violation(s); first: %s",
-			i+1, history.Seconds(from), history.Seconds(to), e.n, e.lead)
+		from := max(in.Start-before, 0)
+		to := max(min(in.End+after, end, from+widest), from)
+		title := fmt.Sprintf("incident %d, %s to %s: %d violation(s)", i+1, history.Seconds(in.Start), history.Seconds(in.End),
+			in.Violations)
+		if in.Fault != "" {
+			title += " after " + in.Fault
+		}
+		if to < in.End {
+			title += fmt.Sprintf(" (shown to %s)", history.Seconds(to))
+		}
 		out = append(out, window{from: from, to: to, title: title})
 	}
 	return out

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestHTMLEscapesUserText(t *testing.T) {
 func TestCellPageShowsTimelineViolationsAndRerun(t *testing.T) {
 	b := []byte(cellPageOf(t, "slow-holder--naive"))
 	for _, want := range []string{`<svg class="timeline"`, `class="overlap"`, `class="foreign-release"`, "removed a lock it no longer held",
-		"lockchaos run --scenario slow-holder", "episode 1", "porcupine-mutual-exclusion.html"} {
+		"lockchaos run --scenario slow-holder", "incident 1", "porcupine-mutual-exclusion.html"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -357,5 +358,24 @@ func TestIndexRerunsEverythingWithTheSeedAndTimeScale(t *testing.T) {
 	merged := reports.Merge(dir, []*reports.Summary{s, &other}, []string{dir, dir})
 	if merged.Rerun != "lockchaos run --seed 1 --shard 1/2\nlockchaos run --seed 1 --shard 2/2" {
 		t.Errorf("merged rerun %q", merged.Rerun)
+	}
+}
+
+var (
+	incidentRE = regexp.MustCompile(`<li><b>([0-9.]+ s) to ([0-9.]+ s)</b>, (\d+) violation\(s\)`)
+	zoomRE     = regexp.MustCompile(`<h3>incident \d+, ([0-9.]+ s) to ([0-9.]+ s): (\d+) violation\(s\)`)
+)
+
+// The cell page's incident and the timeline's zoom on it group and span
+// one violation alike (the zoom was an "episode" of its own, 0.000 s to
+// 0.071 s, beside the incident's 0.031 s to 0.042 s).
+func TestOneViolationIsOneIncidentAndOneZoomWithOneSpan(t *testing.T) {
+	page := cellPageOf(t, "gc-pause--fenced") // stale-fence-rejected.jsonl: one violation
+	incidents, zooms := incidentRE.FindAllStringSubmatch(page, -1), zoomRE.FindAllStringSubmatch(page, -1)
+	if len(incidents) != 1 || len(zooms) != 1 {
+		t.Fatalf("%d incident(s), %d zoom(s), want one of each:\n%s", len(incidents), len(zooms), page)
+	}
+	if in, z := incidents[0][1:], zooms[0][1:]; !slices.Equal(in, z) || in[2] != "1" {
+		t.Errorf("incident %q, zoom %q: want one span and one violation for both", in, z)
 	}
 }
