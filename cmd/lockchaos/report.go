@@ -22,6 +22,10 @@ how many runs found the lock stuck) between the lines
 standard output with "-". Summaries of format 1 (before liveness) are read
 as safety alone.
 
+Exit codes: 0 written; 2 usage, an unreadable summary, or a cell page
+whose history could not be read (each named with why, every other page
+written); 3 a report could not be written.
+
 Examples:
   lockchaos report out/chaos
   lockchaos report --out out/all out/shard1 out/shard2 out/shard3

@@ -45,8 +45,8 @@ Examples:
 
 Exit codes: 0 every cell met its expectation; 1 a safe (or live) cell failed
 or an unsafe (or stuck) cell was not detected; 2 usage or config error; 3 the harness could
-not run; 4 a cell was inconclusive; 130/143 interrupted (partial results are
-written).`
+not run; 4 a cell was inconclusive, or every cell was skipped (nothing was
+tested); 130/143 interrupted (partial results are written).`
 
 func newRunCmd(cl *cli) *cobra.Command {
 	c := &runConfig{}
