@@ -8,7 +8,6 @@ import (
 	"html"
 	"html/template"
 	"path/filepath"
-	"sort"
 	"strings"
 	"time"
 
@@ -90,7 +89,24 @@ func outcomeNote(c *results.Cell) string {
 	return outcomeNotes[c.Outcome]
 }
 
-func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) error {
+// HistoryError is a cell page built without its history, which could
+// not be read (missing, unreadable, malformed): the page says why instead
+// of showing the run, and `lockchaos report` fails once every page is
+// written.
+type HistoryError struct {
+	Page, History string
+	Err           error
+}
+
+func (e *HistoryError) Error() string {
+	return fmt.Sprintf("%s: the history %s could not be read: %v", e.Page, e.History, e.Err)
+}
+
+func (e *HistoryError) Unwrap() error { return e.Err }
+
+// writeCellPage writes c's page; unread says its history could not be
+// read (the page was written all the same), err that it was not written.
+func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptions) (unread *HistoryError, err error) {
 	pageDir := filepath.Dir(page)
 	v := cellView{CSS: template.CSS(css), Simulated: c.Simulated, Backend: c.Backend, Scenario: c.Scenario, Lock: c.Lock,
 		Expect: c.Expected().String(), Verdict: verdictWord(c), Outcome: string(c.Outcome), OutcomeNote: outcomeNote(c),
@@ -101,11 +117,17 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 	v.Description = c.Description
 	v.TimeScale, v.Planned, v.Ran = max(c.TimeScale, 1), c.Planned, c.Ran.Round(time.Millisecond)
 	h, rep, err := cellEvidence(c, opts)
+	if errors.As(err, &unread) {
+		unread.Page = page
+	}
 	if c.History != "" {
 		path := historyPath(c, opts)
 		v.HistoryLink, v.HistoryName = relLink(pageDir, path), filepath.Base(path)
 	}
-	if err != nil {
+	switch {
+	case unread != nil:
+		v.Recheck = "the history could not be read: " + unread.Err.Error()
+	case err != nil:
 		v.Recheck = err.Error()
 	}
 	if h != nil && rep != nil {
@@ -126,7 +148,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		}
 		links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
 		if err != nil {
-			return err
+			return unread, err
 		}
 		v.Porcupine = links
 	}
@@ -142,9 +164,9 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 	v.Stats = statRows(st, c)
 	var buf bytes.Buffer
 	if err := cellTmpl.Execute(&buf, v); err != nil {
-		return fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
+		return unread, fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
 	}
-	return writeFile(page, buf.Bytes())
+	return unread, writeFile(page, buf.Bytes())
 }
 
 // violationGroups lists each property's violations, decisive properties
@@ -187,9 +209,10 @@ func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker
 	if c.History == "" {
 		return nil, nil, nil
 	}
-	h, err := history.LoadFile(historyPath(c, opts))
+	path := historyPath(c, opts)
+	h, err := history.LoadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("the history could not be read: %w", err)
+		return nil, nil, &HistoryError{History: path, Err: err}
 	}
 	rep := checker.Check(context.Background(), h, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
 	return h, rep, nil
@@ -231,52 +254,33 @@ type window struct {
 	title    string
 }
 
-// zoomWindows returns up to six windows, one per episode: violations
-// (decisive ones, or all when none is decisive) whose moments lie within
-// 100 ms of each other form one episode, shown from shortly before its
-// first moment to shortly after its last, at most 700 ms wide.
+// zoomWindows returns a window for each of the first six incidents: the
+// checker's grouping of the violations (by the fault window they
+// followed), the one the page's incident list shows, so a zoom and its
+// incident name the same violations and the same span. Each is drawn from
+// shortly before the incident's start to shortly after its end, at most
+// 700 ms wide (a longer incident's title says how much is shown).
 func zoomWindows(rep *checker.Report, end int64) []window {
 	const (
-		gap    = 100_000_000
 		before = 80_000_000
 		after  = 40_000_000
 		widest = 700_000_000
 	)
-	var vs []checker.Violation
-	for _, decisive := range []bool{true, false} {
-		for _, r := range rep.Results {
-			if r.Decisive == decisive {
-				vs = append(vs, r.Violations...)
-			}
-		}
-		if len(vs) > 0 {
-			break
-		}
-	}
-	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
-	type episode struct {
-		first, last int64
-		n           int
-		lead        string
-	}
-	var eps []episode
-	for _, v := range vs {
-		if n := len(eps); n > 0 && v.At-eps[n-1].last <= gap {
-			eps[n-1].last = v.At
-			eps[n-1].n++
-			continue
-		}
-		eps = append(eps, episode{first: v.At, last: v.At, n: 1, lead: v.Summary})
-	}
 	var out []window
-	for i, e := range eps {
+	for i, in := range rep.Incidents {
 		if i == 6 {
 			break
 		}
-		from := max(e.first-before, 0)
-		to := min(e.last+after, end, from+widest)
-		title := fmt.Sprintf("episode %d, %s to %s: %d violation(s); first: %s",
-			i+1, history.Seconds(from), history.Seconds(to), e.n, e.lead)
+		from := max(in.Start-before, 0)
+		to := max(min(in.End+after, end, from+widest), from)
+		title := fmt.Sprintf("incident %d, %s to %s: %d violation(s)", i+1, history.Seconds(in.Start), history.Seconds(in.End),
+			in.Violations)
+		if in.Fault != "" {
+			title += " after " + in.Fault
+		}
+		if to < in.End {
+			title += fmt.Sprintf(" (shown to %s)", history.Seconds(to))
+		}
 		out = append(out, window{from: from, to: to, title: title})
 	}
 	return out

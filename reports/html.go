@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"embed"
 	"fmt"
 	"hash/fnv"
@@ -69,6 +70,9 @@ type HTMLResult struct {
 	// Unpaged counts the met runs of a sweep given no page (see
 	// HTMLOptions.AllPages).
 	Unpaged int
+	// Unread are the pages written without their history, which could
+	// not be read; each page says why.
+	Unread []*HistoryError
 }
 
 // WriteHTML writes index.html (the matrix) and one page per cell run under
@@ -107,13 +111,14 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 	// of the time; the list keeps the cells' order.
 	pages := make([]string, len(todo))
 	errs := make([]error, len(todo))
+	unread := make([]*HistoryError, len(todo))
 	next := make(chan int)
 	var wg sync.WaitGroup
 	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
 			for i := range next {
 				pages[i] = filepath.Join(dir, cellPageName(todo[i], s.Repeat > 1))
-				errs[i] = writeCellPage(pages[i], dir, s, todo[i], opts)
+				unread[i], errs[i] = writeCellPage(pages[i], dir, s, todo[i], opts)
 			}
 		})
 	}
@@ -128,6 +133,9 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 		}
 		links[c] = filepath.ToSlash(cellPageName(c, s.Repeat > 1))
 		res.Pages = append(res.Pages, pages[i])
+		if unread[i] != nil {
+			res.Unread = append(res.Unread, unread[i])
+		}
 	}
 	index := filepath.Join(dir, "index.html")
 	var buf bytes.Buffer
@@ -203,7 +211,8 @@ type indexView struct {
 	Seed, LastSeed                                                      int64
 	Repeat                                                              int
 	Started, Elapsed, Version, GoVersion, RedisVersion, Backend, Shards string
-	Command, TimeScale                                                  string
+	TimeScale                                                           string
+	Reruns                                                              []string
 	Interrupted, Simulated                                              bool
 	Totals                                                              []total
 	Locks                                                               []string
@@ -217,7 +226,7 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 		LastSeed: s.Seed + int64(max(s.Repeat, 1)) - 1, Repeat: s.Repeat,
 		Started: s.Started.Format(time.RFC3339), Elapsed: s.Elapsed.Round(time.Millisecond).String(), Version: s.Version,
 		GoVersion: s.GoVersion, RedisVersion: orDash(s.RedisVersion), Backend: orDash(s.Backend), Shards: s.Shard,
-		Command: s.Command, Interrupted: s.Interrupted, Simulated: s.Simulated, TimeScale: timeScaleText(s), Replays: s.Replays}
+		Reruns: strings.Split(cmp.Or(s.Rerun, s.Command), "\n"), Interrupted: s.Interrupted, Simulated: s.Simulated, TimeScale: timeScaleText(s), Replays: s.Replays}
 	for k, n := range s.Totals {
 		v.Totals = append(v.Totals, total{k, n})
 	}
@@ -286,8 +295,8 @@ func orDash(s string) string {
 }
 
 func timeScaleText(s *Summary) string {
-	t := fmt.Sprintf("%.2f", max(s.TimeScale, 1))
-	if s.Calibration != "" {
+	t := s.TimeScaleText()
+	if s.Calibration != "" && s.TimeScale != 0 {
 		t += " (" + s.Calibration + ")"
 	}
 	return t

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,7 +119,7 @@ func TestHTMLEscapesUserText(t *testing.T) {
 func TestCellPageShowsTimelineViolationsAndRerun(t *testing.T) {
 	b := []byte(cellPageOf(t, "slow-holder--naive"))
 	for _, want := range []string{`<svg class="timeline"`, `class="overlap"`, `class="foreign-release"`, "removed a lock it no longer held",
-		"lockchaos run --scenario slow-holder", "episode 1", "porcupine-mutual-exclusion.html"} {
+		"lockchaos run --scenario slow-holder", "incident 1", "porcupine-mutual-exclusion.html"} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -333,5 +334,48 @@ func TestSweepPagesTheRunsWorthReading(t *testing.T) {
 	}
 	if len(res.Pages) != 4 || res.Unpaged != 0 {
 		t.Fatalf("--all-pages: %d pages, %d unpaged", len(res.Pages), res.Unpaged)
+	}
+}
+
+// index.html's "rerun everything" is the summary's rerun line (the seed
+// and time scale pinned), not the command as typed; merged shards give a
+// line each.
+func TestIndexRerunsEverythingWithTheSeedAndTimeScale(t *testing.T) {
+	dir := t.TempDir()
+	s := savedRun(t, dir)
+	s.Command, s.Rerun = "lockchaos run", "lockchaos run --seed 1 --time-scale 1.50"
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, _ := os.ReadFile(res.Index)
+	if !strings.Contains(string(index), "<td>rerun everything</td><td><code>lockchaos run --seed 1 --time-scale 1.50</code></td>") {
+		t.Errorf("index.html does not rerun with the seed and scale:\n%s", index)
+	}
+	other := *s
+	other.Shard, s.Shard = "2/2", "1/2"
+	s.Rerun, other.Rerun = "lockchaos run --seed 1 --shard 1/2", "lockchaos run --seed 1 --shard 2/2"
+	merged := reports.Merge(dir, []*reports.Summary{s, &other}, []string{dir, dir})
+	if merged.Rerun != "lockchaos run --seed 1 --shard 1/2\nlockchaos run --seed 1 --shard 2/2" {
+		t.Errorf("merged rerun %q", merged.Rerun)
+	}
+}
+
+var (
+	incidentRE = regexp.MustCompile(`<li><b>([0-9.]+ s) to ([0-9.]+ s)</b>, (\d+) violation\(s\)`)
+	zoomRE     = regexp.MustCompile(`<h3>incident \d+, ([0-9.]+ s) to ([0-9.]+ s): (\d+) violation\(s\)`)
+)
+
+// The cell page's incident and the timeline's zoom on it group and span
+// one violation alike (the zoom was an "episode" of its own, 0.000 s to
+// 0.071 s, beside the incident's 0.031 s to 0.042 s).
+func TestOneViolationIsOneIncidentAndOneZoomWithOneSpan(t *testing.T) {
+	page := cellPageOf(t, "gc-pause--fenced") // stale-fence-rejected.jsonl: one violation
+	incidents, zooms := incidentRE.FindAllStringSubmatch(page, -1), zoomRE.FindAllStringSubmatch(page, -1)
+	if len(incidents) != 1 || len(zooms) != 1 {
+		t.Fatalf("%d incident(s), %d zoom(s), want one of each:\n%s", len(incidents), len(zooms), page)
+	}
+	if in, z := incidents[0][1:], zooms[0][1:]; !slices.Equal(in, z) || in[2] != "1" {
+		t.Errorf("incident %q, zoom %q: want one span and one violation for both", in, z)
 	}
 }

@@ -146,6 +146,7 @@ func runProperties(s *Summary) *junitProperties {
 	add("time_scale", strconv.FormatFloat(max(s.TimeScale, 1), 'f', 2, 64))
 	add("shard", s.Shard)
 	add("command", s.Command)
+	add("rerun", s.Rerun)
 	return p
 }
 

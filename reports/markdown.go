@@ -56,8 +56,8 @@ func Markdown(s *Summary) string {
 	}
 	var b strings.Builder
 	runs := max(s.Repeat, 1)
-	fmt.Fprintf(&b, "Generated from `%s` (%s backend, seed %d, %d run(s) per cell, time scale %.2f, %s, lockchaos %s). ",
-		s.Command, s.Backend, s.Seed, runs, max(s.TimeScale, 1), s.Started.UTC().Format("2006-01-02"), s.Version)
+	fmt.Fprintf(&b, "Generated from `%s` (%s backend, seed %d, %d run(s) per cell, time scale %s, %s, lockchaos %s). ",
+		s.Command, s.Backend, s.Seed, runs, s.TimeScaleText(), s.Started.UTC().Format("2006-01-02"), s.Version)
 	b.WriteString("\"fails k/n\": k of n runs found a decisive safety violation (runs the harness could not complete are errors, " +
 		"not among the n); **unsafe** and safe are the expectations the gate holds each cell to. A scenario's liveness column " +
 		"(where liveness was judged or expected other than live): \"stuck k/n\", k of the n runs that judged liveness found " +

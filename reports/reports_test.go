@@ -49,6 +49,45 @@ func TestSummaryRoundTrip(t *testing.T) {
 	}
 }
 
+// A summary whose cell has "outcome": null (or none, or a word lockchaos
+// never writes) is refused with the file, the cell and the field, not
+// read as a cell that ran with an empty outcome; one saved with a UTF-8
+// byte order mark reads as without it.
+func TestSummaryOutcomeNullIsRefusedAndABOMIsRead(t *testing.T) {
+	dir := t.TempDir()
+	path, err := reports.WriteJSON(dir, sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const first = `"outcome": "met"`
+	for _, c := range []struct{ outcome, says string }{
+		{`"outcome": null`, `cells[0] (baseline/token): "outcome" is null or missing (want one of met, regression,`},
+		{`"outcome": ""`, `cells[0] (baseline/token): "outcome" is null or missing`},
+		{`"outcome": "passed"`, `cells[0] (baseline/token): "outcome" is "passed", not an outcome (want one of met,`},
+		{`"outcome": "met", "safety_outcome": "bogus"`, `cells[0] (baseline/token): "safety_outcome" is "bogus", not an outcome`},
+	} {
+		bad := filepath.Join(dir, "bad.json")
+		if err := os.WriteFile(bad, []byte(strings.Replace(string(good), first, c.outcome, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := reports.ReadJSON(bad)
+		if !errors.Is(err, reports.ErrMalformed) || !strings.Contains(err.Error(), bad+": "+c.says) {
+			t.Errorf("%s: %v, want %q", c.outcome, err, c.says)
+		}
+	}
+	bom := filepath.Join(dir, "bom.json")
+	if err := os.WriteFile(bom, append([]byte("\uFEFF"), good...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err := reports.ReadJSON(bom); err != nil || len(s.Cells) != 5 {
+		t.Errorf("a summary with a byte order mark: %v", err)
+	}
+}
+
 // TestSummaryWrittenCellByCellIsWhatMarshalIndentWrites: the summary is
 // streamed a cell at a time (a sweep's is hundreds of megabytes), and must
 // still be the very bytes json.MarshalIndent gives, whether cells is
@@ -194,5 +233,29 @@ func TestSimulatedNeverPassesForReal(t *testing.T) {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("junit.xml lacks %q", want)
 		}
+	}
+}
+
+// No report of a run interrupted before calibration finished says it ran
+// at time scale 1.00: each says the scale was not measured. (JUnit has
+// nothing to say: no cell ran.)
+func TestUnmeasuredTimeScaleIsSaidSo(t *testing.T) {
+	dir := t.TempDir()
+	s := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Seed: 9, Repeat: 1, Backend: "process",
+		Started: time.Unix(0, 0).UTC(), Calibration: reports.CalibrationInterrupted, Interrupted: true}
+	s.Tally()
+	html, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(html.Index)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), "1.00") || !strings.Contains(string(b), "not measured") {
+		t.Errorf("index.html claims a time scale:\n%s", b)
+	}
+	if md := reports.Markdown(s); strings.Contains(md, "time scale 1.00") || !strings.Contains(md, "time scale not measured") {
+		t.Errorf("markdown claims a time scale:\n%s", md)
 	}
 }

@@ -6,12 +6,15 @@ package reports
 
 import (
 	"bufio"
+	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -41,9 +44,15 @@ type Summary struct {
 	Started      time.Time     `json:"started"`
 	Elapsed      time.Duration `json:"elapsed_ns"`
 	Command      string        `json:"command"`
-	Interrupted  bool          `json:"interrupted,omitempty"`
+	// Rerun reruns the whole run: Command with the seed, time scale and
+	// shard the run had pinned (older summaries have none); merged shards
+	// have one line per shard.
+	Rerun       string `json:"rerun,omitempty"`
+	Interrupted bool   `json:"interrupted,omitempty"`
 	// TimeScale is the factor every cell's times were stretched by, and
-	// Calibration the measurement it came from ("" when forced).
+	// Calibration the measurement it came from ("" when forced). No
+	// scale (0) with CalibrationInterrupted: the run was interrupted
+	// before calibration finished, and no cell ran.
 	TimeScale   float64 `json:"time_scale,omitempty"`
 	Calibration string  `json:"calibration,omitempty"`
 	// Simulated says every cell ran in the simulation (virtual time,
@@ -58,6 +67,19 @@ type Summary struct {
 	Totals     map[string]int      `json:"totals"`
 	Cells      []*results.Cell     `json:"cells"`
 	Aggregates []results.Aggregate `json:"aggregates,omitempty"`
+}
+
+// CalibrationInterrupted is a summary's Calibration when the run was
+// interrupted before calibration measured the machine.
+const CalibrationInterrupted = "not measured: the run was interrupted before calibration finished"
+
+// TimeScaleText is the time scale for people: "1.00", or that it was not
+// measured. A summary without one (older versions) ran as designed.
+func (s *Summary) TimeScaleText() string {
+	if s.TimeScale == 0 && s.Calibration != "" {
+		return s.Calibration
+	}
+	return fmt.Sprintf("%.2f", max(s.TimeScale, 1))
 }
 
 // Tally fills Totals (outcome -> count), Aggregates and
@@ -128,12 +150,19 @@ func ReadJSON(path string) (*Summary, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reports: %w", err)
 	}
+	// An editor on Windows may save the file with a byte order mark,
+	// which encoding/json refuses ("invalid character 'ï'"): the JSON
+	// after it is the summary all the same.
+	b = bytes.TrimPrefix(b, []byte("\uFEFF"))
 	var s Summary
 	if err := json.Unmarshal(b, &s); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, path, err)
 	}
 	if s.Format < 1 || s.Format > FormatVersion {
 		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads formats 1 to %d", ErrMalformed, path, s.Format, FormatVersion)
+	}
+	if err := checkOutcomes(s.Cells); err != nil {
+		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, path, err)
 	}
 	// Summaries of earlier versions gave a harness error the verdict of
 	// the history it left (often an empty "pass"); a cell that did not run
@@ -147,6 +176,40 @@ func ReadJSON(path string) (*Summary, error) {
 		upgradeFormat1(&s)
 	}
 	return &s, nil
+}
+
+// checkOutcomes refuses a cell whose outcome is not one lockchaos
+// writes: a null or missing "outcome" would read as "" and count as a
+// cell that ran and passed. A group's outcome may be absent (not judged),
+// not unknown.
+func checkOutcomes(cells []*results.Cell) error {
+	for i, c := range cells {
+		if c == nil {
+			return fmt.Errorf("cells[%d] is null", i)
+		}
+		for _, f := range []struct {
+			name     string
+			o        results.Outcome
+			optional bool
+		}{{"outcome", c.Outcome, false}, {"safety_outcome", c.SafetyOutcome, true}, {"liveness_outcome", c.LivenessOutcome, true}} {
+			switch {
+			case f.o == "" && f.optional, f.o.Valid():
+			case f.o == "":
+				return fmt.Errorf("cells[%d] (%s/%s): %q is null or missing (want one of %s)", i, c.Scenario, c.Lock, f.name, outcomeList())
+			default:
+				return fmt.Errorf("cells[%d] (%s/%s): %q is %q, not an outcome (want one of %s)", i, c.Scenario, c.Lock, f.name, f.o, outcomeList())
+			}
+		}
+	}
+	return nil
+}
+
+func outcomeList() string {
+	var names []string
+	for _, o := range results.Outcomes() {
+		names = append(names, string(o))
+	}
+	return strings.Join(names, ", ")
 }
 
 // upgradeFormat1 reads a format 1 summary as format 2: every property
@@ -233,9 +296,22 @@ func Merge(outDir string, sums []*Summary, dirs []string) *Summary {
 	}
 	if len(sums) > 1 {
 		m.Shard = strings.Join(shards, ", ")
+		m.Rerun = mergedRerun(sums)
 	}
 	m.Tally()
 	return &m
+}
+
+// mergedRerun is the rerun lines of the merged runs, one a line, each
+// once: each shard's pins its own shard.
+func mergedRerun(sums []*Summary) string {
+	var lines []string
+	for _, s := range sums {
+		if l := cmp.Or(s.Rerun, s.Command); l != "" && !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // RelativeHistories rewrites each cell's history path relative to dir, so

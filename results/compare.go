@@ -23,6 +23,14 @@ const (
 	Interrupted  Outcome = "interrupted"  // Ctrl-C or SIGTERM mid-cell: partial history, checked
 )
 
+// Outcomes are every outcome, in the order of the constants.
+func Outcomes() []Outcome {
+	return []Outcome{Met, Regression, Missed, Unknown, Inconclusive, HarnessError, Skipped, Interrupted}
+}
+
+// Valid says o is one of Outcomes.
+func (o Outcome) Valid() bool { return slices.Contains(Outcomes(), o) }
+
 // Compare turns one group's verdict into an outcome for an expectation
 // (safe or live: must pass; unsafe or stuck: must fail; either). A
 // decisive violation always counts; a pass counts only with enough

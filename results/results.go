@@ -5,6 +5,7 @@ package results
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/checker"
@@ -131,7 +132,8 @@ func (r *Cell) Summary() string {
 		}
 	}
 	if r.Error != "" {
-		s += ": " + r.Error
+		// A skip reason starts "skipped: ": the outcome is said once.
+		s += ": " + strings.TrimPrefix(r.Error, string(r.Outcome)+": ")
 	}
 	return s
 }

@@ -1,6 +1,7 @@
 package results_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/lockchaos/lockchaos/checker"
@@ -61,5 +62,15 @@ func TestHarnessErrorHasNoVerdict(t *testing.T) {
 	}
 	if got := (&results.Cell{Outcome: results.Skipped}).ShownVerdict(); got != results.NoVerdict {
 		t.Errorf("skipped cell: ShownVerdict %q", got)
+	}
+}
+
+// A skipped cell's line says "skipped" once: the reason the plan gives
+// starts with the word too ("skipped: skipped: the sim backend ...").
+func TestSkippedCellSaysSkippedOnce(t *testing.T) {
+	c := &results.Cell{Scenario: "failover", Lock: "token", Expect: results.Unsafe, Outcome: results.Skipped,
+		Error: "skipped: the sim backend cannot model replication"}
+	if got := c.Summary(); strings.Count(got, "skipped") != 1 || !strings.HasSuffix(got, ": skipped: the sim backend cannot model replication") {
+		t.Errorf("%q", got)
 	}
 }

@@ -19,9 +19,7 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 )
 
-const checkUsage = `Usage: lockchaos check [flags] HISTORY.jsonl
-
-Re-checks a history recorded by lockchaos (a crashed run's history too: its
+const checkUsage = `Re-checks a history recorded by lockchaos (a crashed run's history too: its
 operations with no return count as indefinite) and prints the verdict and
 every violation in plain words.
 
@@ -33,10 +31,7 @@ Exit codes: 0 pass, 1 violation, 2 bad input (the file and line at fault:
 the header must be the first line, no line may pass 1 MiB, a client must be
 one of the header's), 4 inconclusive (a checker ran out of budget, a pass
 below the evidence floor the history records, or a history with no events:
-verdict unknown, nothing was checked).
-
-Flags:
-`
+verdict unknown, nothing was checked).`
 
 func newCheckCmd(cl *cli) *cobra.Command {
 	var budget time.Duration

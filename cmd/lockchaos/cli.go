@@ -75,18 +75,15 @@ func newRoot(cl *cli) *cobra.Command {
 	root.SetErr(cl.stderr)
 	root.SetVersionTemplate("lockchaos {{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &flagError{cmd: c, err: err} })
-	fallbackHelp, fallbackUsage := (&cobra.Command{}).HelpFunc(), (&cobra.Command{}).UsageFunc()
-	root.SetHelpFunc(func(c *cobra.Command, args []string) {
-		if !ownHelp(c) {
-			fallbackHelp(c, args)
-		}
-	})
+	// One help for every command (helpText): asked for, on stdout;
+	// cobra's usage on a failure is off (SilenceUsage), but should it
+	// print one, it is the same text, on stderr.
+	root.SetHelpFunc(func(c *cobra.Command, _ []string) { fmt.Fprint(c.OutOrStdout(), cl.helpText(c)) })
 	root.SetUsageFunc(func(c *cobra.Command) error {
-		if !ownHelp(c) {
-			return fallbackUsage(c)
-		}
+		fmt.Fprint(c.ErrOrStderr(), cl.helpText(c))
 		return nil
 	})
+	root.SetHelpCommand(newHelpCmd(cl))
 	for _, c := range []*cobra.Command{
 		newRunCmd(cl), newListCmd(cl), newCheckCmd(cl), newMarginsCmd(cl), newReportCmd(cl), newCompareCmd(cl),
 		newCompletionCmd(cl), newVersionCmd(cl),
@@ -95,24 +92,12 @@ func newRoot(cl *cli) *cobra.Command {
 		cl.order = append(cl.order, c.Name())
 	}
 	cl.order = append(cl.order, "help")
+	// What cobra adds as it executes, added now: the usage printed
+	// without executing (no arguments) lists them too.
+	root.InitDefaultHelpCmd()
+	root.InitDefaultHelpFlag()
+	root.InitDefaultVersionFlag()
 	return root
-}
-
-// ownHelp prints our help for our commands and says whether it did: the
-// root's usage on stdout (as "lockchaos help" always has), a command's
-// text and flags on stderr (as the flag package did for "run --help").
-// cobra's help command itself keeps cobra's help.
-func ownHelp(c *cobra.Command) bool {
-	switch {
-	case !c.HasParent():
-		fmt.Fprint(c.OutOrStdout(), usage)
-	case c.Long != "" && c.Name() != "help":
-		fmt.Fprint(c.ErrOrStderr(), c.Long)
-		fmt.Fprint(c.ErrOrStderr(), c.Flags().FlagUsages())
-	default:
-		return false
-	}
-	return true
 }
 
 // exitFor maps what cobra returned to an exit code, saying in one line
@@ -148,20 +133,22 @@ func (cl *cli) unknownCommand(root *cobra.Command) {
 			break
 		}
 	}
-	fmt.Fprintf(cl.stderr, "lockchaos: unknown command %q (valid: %s)", name, strings.Join(cl.order, ", "))
+	cl.unknownName(root, "lockchaos", name)
+	fmt.Fprintln(cl.stderr, "Run 'lockchaos help' for usage.")
+}
+
+// unknownName says on one line that name is no command of who's, the
+// valid ones and, where one is close, cobra's suggestion.
+func (cl *cli) unknownName(root *cobra.Command, who, name string) {
+	fmt.Fprintf(cl.stderr, "%s: unknown command %q (valid: %s)", who, name, strings.Join(cl.order, ", "))
 	if s := root.SuggestionsFor(name); len(s) > 0 {
 		fmt.Fprintf(cl.stderr, "; did you mean %s?", strings.Join(s, " or "))
 	}
-	fmt.Fprintln(cl.stderr, "\nRun 'lockchaos help' for usage.")
+	fmt.Fprintln(cl.stderr)
 }
 
-const versionUsage = `Usage: lockchaos version
-
-Prints the version of this build and the Go it was built with (the same
-as lockchaos --version).
-
-Flags:
-`
+const versionUsage = `Prints the version of this build and the Go it was built with (the same
+as lockchaos --version).`
 
 func newVersionCmd(cl *cli) *cobra.Command {
 	return &cobra.Command{

@@ -46,10 +46,10 @@ func TestSingleDashLongFlagsStillWork(t *testing.T) {
 // "help COMMAND" work.
 func TestHelpDocumentsEveryFlag(t *testing.T) {
 	root := newRoot(&cli{stdout: &strings.Builder{}, stderr: &strings.Builder{}})
-	for _, name := range []string{"run", "list", "check", "report", "completion", "version"} {
-		code, _, stderr := runCLI(name, "--help")
-		if code != exitOK || !strings.HasPrefix(stderr, "Usage: lockchaos "+name) {
-			t.Errorf("%s --help: exit %d\n%s", name, code, stderr)
+	for _, name := range []string{"run", "list", "check", "margins", "report", "compare", "completion", "version"} {
+		code, stdout, _ := runCLI(name, "--help")
+		if code != exitOK || !strings.HasPrefix(stdout, "Usage: lockchaos "+name) {
+			t.Errorf("%s --help: exit %d\n%s", name, code, stdout)
 			continue
 		}
 		cmd, _, err := root.Find([]string{name})
@@ -57,16 +57,81 @@ func TestHelpDocumentsEveryFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 		cmd.Flags().VisitAll(func(f *pflag.Flag) {
-			if !strings.Contains(stderr, "--"+f.Name+" ") && !strings.Contains(stderr, "--"+f.Name+"[") {
-				t.Errorf("%s --help does not document --%s:\n%s", name, f.Name, stderr)
+			if !strings.Contains(stdout, "--"+f.Name+" ") && !strings.Contains(stdout, "--"+f.Name+"[") {
+				t.Errorf("%s --help does not document --%s:\n%s", name, f.Name, stdout)
 			}
 		})
 	}
-	if code, _, stderr := runCLI("help", "run"); code != exitOK || !strings.Contains(stderr, "--scenarios-file file") {
-		t.Errorf("help run: exit %d\n%s", code, stderr)
+	if code, stdout, _ := runCLI("help", "run"); code != exitOK || !strings.Contains(stdout, "--scenarios-file file") {
+		t.Errorf("help run: exit %d\n%s", code, stdout)
 	}
 	if code, _, stderr := runCLI("lsit"); code != exitUsage || !strings.Contains(stderr, "did you mean list?") || strings.Count(stderr, "\n") != 2 {
 		t.Errorf("lsit: exit %d, want one line naming list and a pointer to help:\n%s", code, stderr)
+	}
+}
+
+// helpLines are every help a user can ask for: the root's and each
+// command's, by --help and by "help COMMAND".
+func helpLines(t *testing.T) [][]string {
+	t.Helper()
+	root := newRoot(&cli{stdout: &strings.Builder{}, stderr: &strings.Builder{}})
+	lines := [][]string{{"--help"}, {"-h"}, {"help"}}
+	for _, c := range root.Commands() {
+		lines = append(lines, []string{c.Name(), "--help"}, []string{"help", c.Name()})
+	}
+	if len(lines) < 3+2*9 {
+		t.Fatalf("%d command lines: a command is missing from the tree", len(lines))
+	}
+	return lines
+}
+
+// Help that was asked for is the output (stdout, exit 0: "L run --help |
+// less" shows it), in one shape for every command: a usage line, a
+// Flags: header, and each flag's default said once (pflag's "(default
+// 2)" after a usage that already says "default: one per core" was said
+// twice). The root's lists every command.
+func TestEveryHelpOnStdoutWithFlagsAndEachDefaultOnce(t *testing.T) {
+	for _, args := range helpLines(t) {
+		code, stdout, stderr := runCLI(args...)
+		if code != exitOK || stderr != "" || !strings.Contains(stdout, "Usage:") {
+			t.Errorf("%q: exit %d, stdout %d bytes, stderr %q", args, code, len(stdout), stderr)
+			continue
+		}
+		_, flags, ok := strings.Cut(stdout, "\nFlags:\n")
+		if !ok || !strings.Contains(flags, "--help") {
+			t.Errorf("%q: no Flags: header before the flags:\n%s", args, stdout)
+		}
+		for _, l := range strings.Split(flags, "\n") {
+			if strings.Count(l, "(default") > 1 || strings.Contains(l, "(default [])") {
+				t.Errorf("%q says a default twice (or an empty one): %s", args, l)
+			}
+		}
+	}
+	_, stdout, _ := runCLI("--help")
+	root := newRoot(&cli{stdout: &strings.Builder{}, stderr: &strings.Builder{}})
+	for _, c := range root.Commands() {
+		if !strings.Contains(stdout, "\n  lockchaos "+c.Name()+" ") {
+			t.Errorf("lockchaos --help does not list %s:\n%s", c.Name(), stdout)
+		}
+	}
+	// Not asked for, the usage is a usage error.
+	if code, stdout, stderr := runCLI(); code != exitUsage || stdout != "" || !strings.Contains(stderr, "lockchaos margins") {
+		t.Errorf("no arguments: exit %d, stdout %q, stderr:\n%s", code, stdout, stderr)
+	}
+}
+
+// "help nosuchcmd" is a usage error naming the valid commands, not the
+// root's usage with exit 0.
+func TestHelpOnAnUnknownCommandIsAUsageError(t *testing.T) {
+	for _, topic := range [][]string{{"nosuchcmd"}, {"rn"}, {"run", "extra"}} {
+		code, stdout, stderr := runCLI(append([]string{"help"}, topic...)...)
+		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "unknown command") ||
+			!strings.Contains(stderr, "valid: run, list, check, margins, report, compare, completion, version, help") {
+			t.Errorf("help %q: exit %d, stdout %q, stderr %q", topic, code, stdout, stderr)
+		}
+	}
+	if _, _, stderr := runCLI("help", "rn"); !strings.Contains(stderr, "did you mean run?") {
+		t.Errorf("help rn: no suggestion: %s", stderr)
 	}
 }
 

@@ -11,9 +11,7 @@ import (
 	"github.com/lockchaos/lockchaos/results"
 )
 
-const compareUsage = `Usage: lockchaos compare DIR_A DIR_B
-
-Prints two runs' outcomes side by side, cell by cell (each DIR holds a
+const compareUsage = `Prints two runs' outcomes side by side, cell by cell (each DIR holds a
 summary.json): what each found, and whether they agree. Made for the
 simulation against real Redis (make chaos-sim-vs-process), any two runs do.
 A cell agrees when both runs found the same thing: a violation in some run,

@@ -8,9 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-const completionUsage = `Usage: lockchaos completion bash|zsh|fish|powershell
-
-Prints the shell completion script: commands, flags and their values
+const completionUsage = `Prints the shell completion script: commands, flags and their values
 (scenarios, locks, backends and expectations, with those of a
 --scenarios-file already typed; YAML, history and directory names where a
 flag or argument takes one).
@@ -26,10 +24,7 @@ In every new shell:
               (needs the bash-completion package)
   zsh         lockchaos completion zsh > "${fpath[1]}/_lockchaos"
   fish        lockchaos completion fish > ~/.config/fish/completions/lockchaos.fish
-  PowerShell  add the source line above to your $PROFILE
-
-Flags:
-`
+  PowerShell  add the source line above to your $PROFILE`
 
 // shells write cobra's completion script for each shell it supports.
 var shells = []struct {
@@ -55,7 +50,7 @@ var shells = []struct {
 func newCompletionCmd(cl *cli) *cobra.Command {
 	var noDesc bool
 	c := &cobra.Command{
-		Use: "completion bash|zsh|fish|powershell", Short: "shell completion (bash, zsh, fish, powershell)", Long: completionUsage,
+		Use: "completion SHELL", Short: "shell completion (bash, zsh, fish, powershell)", Long: completionUsage,
 		Args: cobra.ArbitraryArgs, // an unknown shell is a usage error worded below
 		RunE: func(c *cobra.Command, args []string) error {
 			return done(cmdCompletion(c.Root(), args, !noDesc, cl.stdout, cl.stderr))

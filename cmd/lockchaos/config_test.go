@@ -154,7 +154,7 @@ func TestOverrideFlagsRefuseZero(t *testing.T) {
 		}
 	}
 	// The help says what each takes, and shows no default 0 or 0s.
-	if _, _, help := runCLI("run", "--help"); strings.Contains(help, "(default 0s)") || strings.Contains(help, "(default 0)") ||
+	if _, help, _ := runCLI("run", "--help"); strings.Contains(help, "(default 0s)") || strings.Contains(help, "(default 0)") ||
 		!strings.Contains(help, "--clients int                   override each scenario's number of clients, 1..256") {
 		t.Errorf("run --help:\n%s", help)
 	}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -72,11 +73,7 @@ func (s *session) execute() int {
 	case ctx.Err() != nil:
 		// Interrupted while measuring: what failed is the measurement
 		// the signal cut short, not the harness.
-		// Nothing was measured: the scale is the one given, else 1.
-		t = timing{scale: s.cfg.timeScale, calibration: "interrupted during calibration"}
-		if t.scale == 0 {
-			t.scale = 1
-		}
+		t = interruptedTiming(s.cfg.timeScale)
 	case err != nil:
 		fmt.Fprintf(s.stderr, "lockchaos run: %v\n", err)
 		return exitHarness
@@ -118,6 +115,16 @@ func measureTiming(ctx context.Context, be backend.Backend, given float64) (timi
 		return timing{}, err
 	}
 	return timing{scale: cal.Scale, nodeOp: cal.NodeOp, calibration: cal.String(), measured: true}, nil
+}
+
+// interruptedTiming is the timing of a run interrupted while calibrating:
+// the scale given, else none (0), with the reason: no cell ran, and a
+// "time scale 1.00" would claim a measurement that never finished.
+func interruptedTiming(given float64) timing {
+	if given != 0 {
+		return timing{scale: given}
+	}
+	return timing{calibration: reports.CalibrationInterrupted}
 }
 
 // runMatrix runs the cells on t, showing progress on stderr and, with
@@ -198,7 +205,7 @@ func (s *session) summary(
 ) *reports.Summary {
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
 		GoVersion: runtime.Version(), RedisVersion: s.redisVersion, Backend: s.be.Name(), Seed: s.cfg.seed, Repeat: s.cfg.repeat,
-		Shard: s.cfg.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args),
+		Shard: s.cfg.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args), Rerun: s.rerunAll(on),
 		Interrupted: interrupted, Cells: ran, TimeScale: on.scale, Calibration: on.calibration, Simulated: on.virtual, Replays: replays}
 	sum.Tally()
 	if len(replays) > 0 {
@@ -207,6 +214,20 @@ func (s *session) summary(
 		sum.SchedulesPerSecond *= sum.Elapsed.Seconds() / matrixTime.Seconds()
 	}
 	return sum
+}
+
+// rerunAll is the line that reruns the whole run on: the command as
+// typed with the seed, the time scale (none in virtual time, nor when
+// calibration did not finish) and the shard it ran with.
+func (s *session) rerunAll(on target) string {
+	pins := [][2]string{{"seed", strconv.FormatInt(s.cfg.seed, 10)}}
+	if !on.virtual && on.scale != 0 {
+		pins = append(pins, [2]string{"time-scale", fmt.Sprintf("%.2f", on.scale)})
+	}
+	if s.cfg.shard != "" {
+		pins = append(pins, [2]string{"shard", s.cfg.shard})
+	}
+	return rerunLine(s.args, pins)
 }
 
 // report writes summary.json, junit.xml and the HTML pages, and shows the
@@ -228,6 +249,11 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 	err := errors.Join(errJSON, errJUnit, errHTML)
 	if err != nil {
 		fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", err)
+	}
+	if html != nil {
+		for _, u := range html.Unread {
+			fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", u)
+		}
 	}
 	if s.cfg.asJSON {
 		s.stream.emit(streamEvent{Type: "summary", Summary: sum})
@@ -263,7 +289,8 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 // exit is the run's exit code: the signal's that interrupted it, else
 // its outcomes', where a report that could not be written is a harness
 // error (3) unless a worse outcome (a violation) already fails the run:
-// a run whose reports are missing never exits 0.
+// a run whose reports are missing never exits 0; else inconclusive when
+// every cell was skipped.
 func (s *session) exit(sig os.Signal, sum *reports.Summary, reportErr error) int {
 	written := "partial results written"
 	if reportErr != nil {
@@ -281,7 +308,19 @@ func (s *session) exit(sig os.Signal, sum *reports.Summary, reportErr error) int
 	if reportErr != nil && code != exitViolation {
 		return exitHarness
 	}
-	return code
+	if code != exitOK || !nothingRan(sum) {
+		return code
+	}
+	// A gate that ran nothing must not look green: a backend that cannot
+	// run a shard's cells, or a selection of n/a cells only, tested nothing.
+	fmt.Fprintf(s.stderr, "lockchaos run: inconclusive: every cell was skipped (%d), nothing was tested; "+
+		"the table says why each was\n", len(sum.Cells))
+	return exitInconclusive
+}
+
+// nothingRan says no cell of the run ran: each was skipped.
+func nothingRan(sum *reports.Summary) bool {
+	return sum.Totals[string(results.Skipped)] == len(sum.Cells)
 }
 
 // droppedHistories counts the met runs of a simulated sweep whose history

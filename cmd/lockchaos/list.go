@@ -15,19 +15,14 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-const listUsage = `Usage: lockchaos list [--json] [--scenarios-file FILE]
-
-Lists the scenarios with their faults and expectations per lock (safety and
+const listUsage = `Lists the scenarios with their faults and expectations per lock (safety and
 liveness: "unsafe/live"), the locks and the fault kinds. With --json, one
 JSON document with the same content (format 2: {"format", "scenarios",
 "locks", "fault_kinds"}; each expectation {"safety", "liveness", "unsafe"}).
 
 Examples:
   lockchaos list --scenarios-file my.yaml
-  lockchaos list --json | jq '.scenarios[].name'
-
-Flags:
-`
+  lockchaos list --json | jq '.scenarios[].name'`
 
 func newListCmd(cl *cli) *cobra.Command {
 	var files stringList

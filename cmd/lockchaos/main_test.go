@@ -212,9 +212,9 @@ func TestFlagsGoAnywhereAndTyposGetASuggestion(t *testing.T) {
 	if code != exitUsage || !strings.Contains(stderr, "did you mean --scenario?") {
 		t.Fatalf("run --senario: exit %d, %s", code, stderr)
 	}
-	code, _, stderr = runCLI("run", "--help")
-	if code != exitOK || !strings.Contains(stderr, "-redis-image string") {
-		t.Fatalf("run --help: exit %d, the image flag's value name is not 'string':\n%s", code, stderr)
+	code, stdout, _ := runCLI("run", "--help")
+	if code != exitOK || !strings.Contains(stdout, "-redis-image string") {
+		t.Fatalf("run --help: exit %d, the image flag's value name is not 'string':\n%s", code, stdout)
 	}
 }
 

@@ -69,7 +69,7 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		}
 		printSameSeed(w, s.Aggregates)
 	}
-	fmt.Fprintf(w, "\nseed %d, backend %s, time scale %.2f, %s: %s; %.1f schedules/s\n", s.Seed, backendText(s), s.TimeScale,
+	fmt.Fprintf(w, "\nseed %d, backend %s, time scale %s, %s: %s; %.1f schedules/s\n", s.Seed, backendText(s), s.TimeScaleText(),
 		s.Elapsed.Round(time.Millisecond), totalsText(s.Totals), s.SchedulesPerSecond)
 	for _, c := range s.Cells {
 		if c.Failed() {

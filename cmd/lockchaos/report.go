@@ -10,9 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 )
 
-const reportUsage = `Usage: lockchaos report [--out DIR] [--markdown FILE|-] DIR...
-
-Rebuilds the HTML reports (index.html and a page per cell) from saved
+const reportUsage = `Rebuilds the HTML reports (index.html and a page per cell) from saved
 results: each DIR holds a summary.json and the cells' histories. Several
 DIRs (the shards of one run) are merged into one matrix.
 
@@ -24,13 +22,14 @@ how many runs found the lock stuck) between the lines
 standard output with "-". Summaries of format 1 (before liveness) are read
 as safety alone.
 
+Exit codes: 0 written; 2 usage, an unreadable summary, or a cell page
+whose history could not be read (each named with why, every other page
+written); 3 a report could not be written.
+
 Examples:
   lockchaos report out/chaos
   lockchaos report --out out/all out/shard1 out/shard2 out/shard3
-  lockchaos report --markdown README.md out/chaos-libs
-
-Flags:
-`
+  lockchaos report --markdown README.md out/chaos-libs`
 
 func newReportCmd(cl *cli) *cobra.Command {
 	var out, markdown string
@@ -109,5 +108,14 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		fmt.Fprintf(stdout, " (%d met runs without a page: --all-pages)", res.Unpaged)
 	}
 	fmt.Fprintln(stdout)
+	// A page without its history shows nothing of the run: the input
+	// was bad (as for check), said once every other page is written.
+	for _, u := range res.Unread {
+		fmt.Fprintf(stderr, "lockchaos report: %v\n", u)
+	}
+	if n := len(res.Unread); n > 0 {
+		fmt.Fprintf(stderr, "lockchaos report: %d of %d cell page(s) built without their history (each says why)\n", n, len(res.Pages))
+		return exitUsage
+	}
 	return exitOK
 }

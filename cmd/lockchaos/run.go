@@ -26,9 +26,7 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-const runUsage = `Usage: lockchaos run [flags]
-
-Runs the scenario matrix (scenario x lock) on real Redis with faults (or,
+const runUsage = `Runs the scenario matrix (scenario x lock) on real Redis with faults (or,
 with --backend sim, simulated: miniredis in virtual time, for sweeps; never
 the gate), checks every cell's history and compares it with its
 expectation, group by group: a safe cell must pass, an unsafe cell must be
@@ -47,11 +45,8 @@ Examples:
 
 Exit codes: 0 every cell met its expectation; 1 a safe (or live) cell failed
 or an unsafe (or stuck) cell was not detected; 2 usage or config error; 3 the harness could
-not run; 4 a cell was inconclusive; 130/143 interrupted (partial results are
-written).
-
-Flags:
-`
+not run; 4 a cell was inconclusive, or every cell was skipped (nothing was
+tested); 130/143 interrupted (partial results are written).`
 
 func newRunCmd(cl *cli) *cobra.Command {
 	c := &runConfig{}
