@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -104,9 +106,6 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockchaos margins: "+format+"\n", a...)
 		return exitUsage
 	}
-	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
-		return usage("%v", err)
-	}
 	if c.backend != "sim" {
 		// Real Redis: fewer, wider probes, unless asked otherwise.
 		if !c.seedsSet {
@@ -116,29 +115,20 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 			c.resolution = 0.1
 		}
 	}
-	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
-		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
-	for _, name := range c.locks {
-		spec, err := lockimpl.Lookup(name)
-		if err != nil {
-			return usage("%v", err)
-		}
-		if spec.Nodes == 0 {
-			return usage("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
-		}
-		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
-			return usage("lock %s runs in a driver process, which the simulation cannot run: its search needs real Redis "+
-				"(--backend process, or a --confirm-on other than none)", name)
-		}
-		cfg.Locks = append(cfg.Locks, spec)
+	if err := c.check(); err != nil {
+		return usage("%v", err)
 	}
-	for _, name := range c.families {
-		f, err := margins.FamilyNamed(strings.TrimSpace(name))
-		if err != nil {
-			return usage("%v", err)
-		}
-		cfg.Families = append(cfg.Families, f)
+	cfg, err := c.searchConfig()
+	if err != nil {
+		return usage("%v", err)
 	}
+	if err := checkOut(c.out); err != nil {
+		return usage("%v", err)
+	}
+	// One signal context from the calibration to the last file: SIGINT
+	// or SIGTERM at any point ends the search promptly, with 130 or 143.
+	ctx, stop, caught := signalContext()
+	defer stop()
 	run := func(be backend.Backend) int {
 		cfg.Backend = be
 		if c.confirmOn != "none" {
@@ -150,35 +140,83 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 			defer closeBackend(conf)
 			cfg.Confirm = conf
 		}
-		if err := calibrate(&cfg, c.timeScale, stderr); err != nil {
+		if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
+			if code := interrupted(caught(), stderr); code != 0 {
+				return code
+			}
 			fmt.Fprintf(stderr, "lockchaos margins: calibration: %v\n", err)
 			return exitHarness
 		}
 		if err := cfg.Validate(); err != nil {
 			return usage("%v", err)
 		}
-		return searchAndReport(cfg, c, stdout, stderr)
-	}
-	switch c.backend {
-	case "sim":
-		return sim.Host(func(b sim.Backend) int { return run(b) })
-	case "process", "docker":
-		be, _, err := chooseBackend(c.backend, "", nil)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
-			return exitHarness
+		code := searchAndReport(ctx, cfg, c, stdout, stderr)
+		if ic := interrupted(caught(), stderr); ic != 0 {
+			return ic
 		}
-		defer closeBackend(be)
-		return run(be)
+		return code
 	}
-	return usage("unknown --backend %q (want sim, process or docker)", c.backend)
+	if c.backend == "sim" {
+		return sim.Host(func(b sim.Backend) int { return run(b) })
+	}
+	be, _, err := chooseBackend(c.backend, "", nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
+		return exitHarness
+	}
+	defer closeBackend(be)
+	return run(be)
+}
+
+// searchConfig is the search the flags ask for, its locks and families
+// looked up (the driver locks registered first); the backends are
+// chosen later.
+func (c marginsConfig) searchConfig() (margins.Config, error) {
+	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
+		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
+	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
+		return cfg, err
+	}
+	for _, name := range c.locks {
+		spec, err := lockimpl.Lookup(name)
+		if err != nil {
+			return cfg, err
+		}
+		if spec.Nodes == 0 {
+			return cfg, fmt.Errorf("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
+		}
+		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
+			return cfg, fmt.Errorf("lock %s runs in a driver process, which the simulation cannot run: its search needs "+
+				"real Redis (--backend process, or a --confirm-on other than none)", name)
+		}
+		cfg.Locks = append(cfg.Locks, spec)
+	}
+	for _, name := range c.families {
+		f, err := margins.FamilyNamed(strings.TrimSpace(name))
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Families = append(cfg.Families, f)
+	}
+	return cfg, nil
+}
+
+// interrupted says which signal cut the search short, and returns its
+// exit code (0: none did).
+func interrupted(sig os.Signal, stderr io.Writer) int {
+	code := interruptCode(sig)
+	if code != 0 {
+		fmt.Fprintf(stderr, "lockchaos margins: interrupted (%s); what was found before it is written\n",
+			map[int]string{130: "SIGINT", 143: "SIGTERM"}[code])
+	}
+	return code
 }
 
 // calibrate stretches the runs on real Redis for the machine's load, as
 // run does: a loaded machine's boundaries are then read at the same TTL
 // multiples as a quiet one's. The real backend is the search's or, when
 // that is the simulation, the confirming one.
-func calibrate(cfg *margins.Config, given float64, stderr io.Writer) error {
+func calibrate(ctx context.Context, cfg *margins.Config, given float64, stderr io.Writer) error {
 	be := cfg.Backend
 	if _, virtual := backend.Virtual(be); virtual {
 		be = cfg.Confirm
@@ -186,8 +224,6 @@ func calibrate(cfg *margins.Config, given float64, stderr io.Writer) error {
 	if be == nil {
 		return nil
 	}
-	ctx, stop, _ := signalContext()
-	defer stop()
 	t, err := measureTiming(ctx, be, given)
 	if err != nil {
 		return err
@@ -199,9 +235,7 @@ func calibrate(cfg *margins.Config, given float64, stderr io.Writer) error {
 	return nil
 }
 
-func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
-	ctx, stop, _ := signalContext()
-	defer stop()
+func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	start := time.Now()
 	cfg.Progress = func(p margins.Probe) {
 		if p.Runs > 0 && p.Skipped == p.Runs {
@@ -235,40 +269,65 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 	if c.asJSON {
 		_ = rep.WriteJSON(stdout)
 	} else {
-		rep.WriteTable(stdout)
-		fmt.Fprintln(stdout)
-		for _, s := range rep.Sentences() {
-			fmt.Fprintln(stdout, s)
-		}
+		printMargins(stdout, rep)
 	}
 	wrote, werr := rep.WriteFiles(c.out)
-	if werr == nil && c.markdown != "" {
+	// An interrupted search's table is partial: the file it would replace
+	// keeps its last whole one.
+	if werr == nil && c.markdown != "" && ctx.Err() == nil {
 		if werr = rep.WriteMarkdownInto(c.markdown); werr == nil {
 			wrote = append(wrote, c.markdown)
 		}
 	}
 	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(found), time.Since(start).Round(time.Second),
 		strings.Join(wrote, ", "))
+	if ctx.Err() != nil && werr == nil {
+		return exitHarness // the caller says which signal and exits with its code
+	}
 	if err != nil || werr != nil {
 		fmt.Fprintf(stderr, "lockchaos margins: %v\n", firstErr(err, werr))
 		return exitHarness
 	}
-	for _, m := range found {
+	return marginsExit(rep)
+}
+
+// printMargins writes the table, the sentence per lock and the command
+// that replays each boundary's smallest breaking schedule (the one
+// found.yaml holds) on real Redis.
+func printMargins(w io.Writer, rep *margins.Report) {
+	rep.WriteTable(w)
+	fmt.Fprintln(w)
+	for _, s := range rep.Sentences() {
+		fmt.Fprintln(w, s)
+	}
+	if replays := rep.Replays(); len(replays) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Replay a boundary's smallest breaking schedule (found.yaml) on real Redis:")
+		for _, r := range replays {
+			fmt.Fprintf(w, "  %s\n", r)
+		}
+	}
+}
+
+// marginsExit is 1 when a boundary or a liveness margin disagrees with
+// its prediction or with real Redis, else 0.
+func marginsExit(rep *margins.Report) int {
+	for _, m := range rep.Margins {
 		if !m.Agrees || (m.Confirmed != nil && !*m.Confirmed) {
 			return exitViolation
 		}
 	}
-	for _, r := range recs {
+	for _, r := range rep.Recoveries {
 		if !r.Agrees {
 			return exitViolation
 		}
 	}
-	for _, t := range tols {
+	for _, t := range rep.Tolerances {
 		if !t.Agrees {
 			return exitViolation
 		}
 	}
-	return 0
+	return exitOK
 }
 
 func firstErr(errs ...error) error {
