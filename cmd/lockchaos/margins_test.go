@@ -11,9 +11,10 @@ import (
 // lockchaos margins from the built binary (the simulation needs the
 // testing.T sim.Host makes): the table, the sentence per lock, a family
 // that breaks below its boundary, both liveness margins, the files,
-// margins.json against its schema, the replay file, exit 0 when every
-// boundary agrees with the theory (fenced's under restarts included: its
-// fence counter restarts empty with the node).
+// margins.json against its schema, the replay file and the commands that
+// replay it, exit 0 when every boundary agrees with the theory (fenced's
+// under restarts included: its fence counter restarts empty with the
+// node).
 func TestMarginsFromTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a search")
@@ -44,9 +45,39 @@ func TestMarginsFromTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	validate(t, compileSchema(t, "margins.v1.json"), "margins.json", doc)
+	replaysAgree(t, text, dir)
 	for _, f := range []string{"margins.md", "margins.html", "pause.svg", "restart-delay.svg", "found.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+// replaysAgree: found.yaml says to replay each schedule "with the command
+// margins printed": the output prints one for each of its scenarios (it
+// printed none), naming that file.
+func replaysAgree(t *testing.T, out, dir string) {
+	t.Helper()
+	found, err := os.ReadFile(filepath.Join(dir, "found.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(found), "\n") {
+		if name, ok := strings.CutPrefix(line, "  - name: "); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 || !strings.Contains(string(found), "the command margins printed") {
+		t.Fatalf("found.yaml holds no schedule, or no longer speaks of the printed command:\n%s", found)
+	}
+	if !strings.Contains(out, "Replay a boundary's smallest breaking schedule (found.yaml) on real Redis:") {
+		t.Errorf("no replay commands printed:\n%s", out)
+	}
+	for _, name := range names {
+		want := "lockchaos run --scenarios-file " + filepath.Join(dir, "found.yaml") + " --scenario " + name + " "
+		if !strings.Contains(out, want) {
+			t.Errorf("found.yaml's %s has no printed replay %q:\n%s", name, want, out)
 		}
 	}
 }
