@@ -18,10 +18,12 @@ import (
 // left out.
 
 // The TTLs margins searches at. Below 10 ms a scenario means nothing on a
-// loaded machine (scenarios' own floor) and Redis counts in milliseconds;
-// above a minute, the cells' unscaled retries (every 20 ms, whatever the
-// TTL) make a probe's history grow with the TTL until it no longer fits a
-// cell's memory bound: virtual time is free, its history is not.
+// loaded machine (scenarios' own floor) and Redis counts in milliseconds.
+// Virtual time is free, but a cell's history is not: the pods retry every
+// 20 ms whatever the TTL, so a probe's history grows with it (fenced's
+// one-way-loss up to 10x a 30 s TTL peaked at 650 MB with two cells at
+// once, and took 6.5 min for 2 seeds); past a minute a search is hours
+// and gigabytes.
 const (
 	minMarginsTTL = 10 * time.Millisecond
 	maxMarginsTTL = time.Minute
