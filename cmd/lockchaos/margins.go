@@ -245,6 +245,7 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs)
 	}
 	found, err := margins.Search(ctx, cfg)
+	replayCommands(found, c)
 	var recs []margins.Recovery
 	var tols []margins.Tolerance
 	if err == nil {

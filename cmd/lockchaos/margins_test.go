@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockchaos/lockchaos/margins"
 )
 
 // lockchaos margins from the built binary (the simulation needs the
@@ -98,5 +100,25 @@ func TestMarginsUsageErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q; want %d with %q", c.args, code, errOut, exitUsage, c.want)
 		}
+	}
+}
+
+// The replay command runs as pasted: quoted (an --out with a space split
+// it), with the driver locks margins was given, on the Redis it confirmed
+// on; a boundary without a schedule keeps none.
+func TestReplayCommandsRunAsPasted(t *testing.T) {
+	found := []margins.Margin{
+		{Lock: "mine", Family: "pause", Shrunk: &margins.Shrunk{Seed: 7, Scenario: "margin-pause-mine", Replay: "lockchaos run ..."}},
+		{Lock: "token", Family: "pause"},
+	}
+	replayCommands(found, marginsConfig{out: "my out", files: []string{"locks.yaml"}, lockDrivers: []string{"mine=./drv --fast"},
+		backend: "sim", confirmOn: "docker"})
+	want := "lockchaos run --scenarios-file locks.yaml --scenarios-file 'my out/found.yaml' --scenario margin-pause-mine " +
+		"--lock mine --lock-driver 'mine=./drv --fast' --seed 7 --backend docker"
+	if got := found[0].Shrunk.Replay; got != want {
+		t.Errorf("replay:\n got %s\nwant %s", got, want)
+	}
+	if found[1].Shrunk != nil {
+		t.Errorf("a boundary without a schedule got one: %+v", found[1].Shrunk)
 	}
 }
