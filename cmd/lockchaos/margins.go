@@ -41,7 +41,9 @@ Examples:
 
 Exit codes: 0 every measured boundary agrees with its prediction (and with
 real Redis, where confirmed); 1 a disagreement (a finding about the lock or
-the harness: the table says which); 2 usage; 3 the harness could not run.`
+the harness: the table says which); 2 usage (every flag is checked before
+the search); 3 the harness could not run; 130/143 interrupted by SIGINT or
+SIGTERM (what was found before it is written).`
 
 type marginsConfig struct {
 	locks, families     []string
@@ -80,24 +82,26 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.Var((*multiList)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
 		"searched on real Redis")
 	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor (default: calibrated "+
+	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
 		"to the machine's load, as run does; the simulation never stretches)")
-	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, "the TTL to search at (your production TTL; every scenario time stretches with it)")
-	fs.IntVar(&c.seeds, "seeds", 20, "seeds per probe (default 20 in the simulation, --confirm-seeds on real Redis)")
+	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
+		"every scenario time stretches with it)", minMarginsTTL, maxMarginsTTL))
+	fs.IntVar(&c.seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
+		"on real Redis)", maxRuns))
 	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
-	fs.Float64Var(&c.resolution, "resolution", 0.05, "the search's step, as a fraction of the TTL (default 0.05 in the "+
-		"simulation, 0.1 on real Redis)")
-	fs.Float64Var(&c.capTTL, "cap", 10, "the largest magnitude tried, in TTLs")
-	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process (fewer, wider probes: slower)")
-	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary (process, docker) or none")
-	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, "seeds per confirmation batch")
+	fs.Float64Var(&c.resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
+		"(default 0.05 in the simulation, 0.1 on real Redis)", minResolution, maxResolution))
+	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", minCap, maxCap))
+	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process or docker (fewer, wider probes: slower)")
+	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary: process, docker, or none")
+	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", maxRuns))
 	fs.StringVar(&c.out, "out", "out/margins", "output directory")
-	fs.IntVar(&c.parallel, "parallel", 2, "cells at once")
+	fs.IntVar(&c.parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", maxParallel()))
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
 	fs.StringVar(&c.markdown, "markdown", "", "also write the Markdown table between <!-- lockchaos:margins --> and "+
-		"<!-- /lockchaos:margins --> of this file (the README's)")
+		"<!-- /lockchaos:margins --> of this file (the README's; checked before the search)")
 	fs.DurationSliceVar(&c.recoveryTTLs, "recovery-ttl", nil, "TTLs at which to measure how long a crashed holder's key stays "+
-		"taken (default: half, once and twice --ttl; 0 to skip)")
+		"taken, each in --ttl's range (default: half, once and twice --ttl, those in it; 0 alone to skip)")
 	return cmd
 }
 
@@ -249,11 +253,7 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 	var recs []margins.Recovery
 	var tols []margins.Tolerance
 	if err == nil {
-		ttls := c.recoveryTTLs
-		if ttls == nil {
-			ttls = []time.Duration{c.ttl / 2, c.ttl, 2 * c.ttl}
-		}
-		if len(ttls) > 0 && ttls[0] > 0 {
+		if ttls := c.livenessTTLs(); len(ttls) > 0 {
 			recs, err = margins.Recoveries(ctx, cfg, ttls)
 			if err == nil {
 				tols, err = margins.Tolerances(ctx, cfg, ttls)

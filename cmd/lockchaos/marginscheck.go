@@ -131,6 +131,26 @@ func (c marginsConfig) checkTTLs() error {
 	return nil
 }
 
+// livenessTTLs are the TTLs of the liveness margins: --recovery-ttl's
+// (none for a lone 0), else half, once and twice --ttl, those of them in
+// the range --recovery-ttl takes (at --ttl 10ms, half of it is no TTL a
+// scenario runs at).
+func (c marginsConfig) livenessTTLs() []time.Duration {
+	if c.recoveryTTLs != nil {
+		if len(c.recoveryTTLs) == 1 && c.recoveryTTLs[0] == 0 {
+			return nil
+		}
+		return c.recoveryTTLs
+	}
+	var out []time.Duration
+	for _, d := range []time.Duration{c.ttl / 2, c.ttl, 2 * c.ttl} {
+		if ttlInRange("", d) == nil {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 func ttlInRange(flag string, d time.Duration) error {
 	if d < minMarginsTTL || d > maxMarginsTTL {
 		return fmt.Errorf("%s %v: want a TTL in %v..%v", flag, d, minMarginsTTL, maxMarginsTTL)
