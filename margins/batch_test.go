@@ -88,3 +88,24 @@ func TestConfigRefusesNaNAndInf(t *testing.T) {
 		}
 	}
 }
+
+// A resolution finer than the magnitudes' 0.1 ms grid ends its bisection
+// (the bracket stopped narrowing and the search probed one magnitude
+// forever); the command line refuses it, the library ends it.
+func TestTinyResolutionEnds(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a search")
+	}
+	pause, err := FamilyNamed("pause")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A bound on a hang, not a speed target: the search takes seconds.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	ms, err := Search(ctx, Config{Locks: []lockimpl.Spec{spec(t, "token")}, Families: []Family{pause}, Seeds: 1, Seed: 7,
+		Resolution: 1e-9, Backend: simBackend(t), OutDir: filepath.Join(t.TempDir(), "probes")})
+	if err != nil || len(ms) != 1 || !ms[0].Broke || ms[0].At-ms[0].Held > time.Millisecond/10 {
+		t.Fatalf("%v: %+v", err, ms)
+	}
+}
