@@ -118,8 +118,8 @@ func (r Recovery) String() string {
 
 // runBatch runs one liveness cell on the config's seeds, ungated.
 func runBatch(ctx context.Context, cfg Config, sc scenarios.Scenario, lock lockimpl.Spec, dir string) []*results.Cell {
-	return scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: sc, Lock: lock,
-		Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}},
+	return runSeeds(ctx, scenarios.Cell{Scenario: sc, Lock: lock,
+		Expect: results.Expect{Safety: results.Either, Liveness: results.Either}},
 		scenarios.MatrixOptions{Options: scenarios.Options{Seed: cfg.Seed, Backend: cfg.Backend, TimeScale: cfg.TimeScale,
 			NodeOpTime: cfg.NodeOpTime, OutDir: filepath.Join(cfg.OutDir, dir)}, Parallel: cfg.Parallel, Repeat: cfg.Seeds})
 }

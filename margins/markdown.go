@@ -133,14 +133,9 @@ var ErrNoMarkers = errors.New("margins: no table markers")
 // WriteMarkdownInto replaces the table between TableStart and TableEnd in
 // the file at path (the README embeds the built-in locks' margins).
 func (r *Report) WriteMarkdownInto(path string) error {
-	b, err := os.ReadFile(path)
+	text, i, j, err := readMarkers(path)
 	if err != nil {
 		return err
-	}
-	text := string(b)
-	i, j := strings.Index(text, TableStart), strings.Index(text, TableEnd)
-	if i < 0 || j < i {
-		return fmt.Errorf("%w: %s needs a line %q and, after it, a line %q", ErrNoMarkers, path, TableStart, TableEnd)
 	}
 	var t strings.Builder
 	r.WriteMarkdown(&t)
@@ -151,4 +146,33 @@ func (r *Report) WriteMarkdownInto(path string) error {
 	}
 	fmt.Fprintf(&t, " (`make margins-table`, seed %d)._\n", r.Seed)
 	return os.WriteFile(path, []byte(text[:i+len(TableStart)]+"\n"+t.String()+text[j:]), 0o644)
+}
+
+// CheckMarkdownFile says whether WriteMarkdownInto can write into path:
+// a file with both markers, which this process may write. A search
+// checks it first, so its end does not fail on a missing file.
+func CheckMarkdownFile(path string) error {
+	if _, _, _, err := readMarkers(path); err != nil {
+		return err
+	}
+	// Opened for writing, not truncated: nothing changes yet.
+	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	return fh.Close()
+}
+
+// readMarkers reads path and finds the table's markers in it.
+func readMarkers(path string) (text string, start, end int, err error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", 0, 0, err
+	}
+	text = string(b)
+	start, end = strings.Index(text, TableStart), strings.Index(text, TableEnd)
+	if start < 0 || end < start {
+		return "", 0, 0, fmt.Errorf("%w: %s needs a line %q and, after it, a line %q", ErrNoMarkers, path, TableStart, TableEnd)
+	}
+	return text, start, end, nil
 }

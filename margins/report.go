@@ -177,3 +177,16 @@ func (m Margin) curve() []Probe {
 	sort.Slice(ps, func(i, j int) bool { return ps[i].Magnitude < ps[j].Magnitude })
 	return ps
 }
+
+// Replays are the commands that replay each boundary's smallest breaking
+// schedule (the one found.yaml holds) on real Redis, one a margin that
+// has one, each after its family and lock: "pause/token: lockchaos run ...".
+func (r *Report) Replays() []string {
+	var out []string
+	for _, m := range r.Margins {
+		if m.Shrunk != nil && m.Shrunk.Replay != "" {
+			out = append(out, fmt.Sprintf("%s/%s: %s", m.Family, m.Lock, m.Shrunk.Replay))
+		}
+	}
+	return out
+}

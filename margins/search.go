@@ -84,10 +84,13 @@ func (c Config) Validate() error {
 	switch {
 	case c.TTL < 0 || c.Seeds < 0 || c.ConfirmSeeds < 0 || c.Parallel < 0:
 		return fmt.Errorf("%w: negative TTL, seeds or parallel", ErrInvalid)
-	case c.Resolution < 0 || c.Resolution >= 1:
+	// Written so that NaN fails too: a NaN step bisected forever.
+	case !(c.Resolution >= 0 && c.Resolution < 1):
 		return fmt.Errorf("%w: resolution %v must be in (0, 1) of the TTL", ErrInvalid, c.Resolution)
-	case c.Cap < 0 || c.Cap > 100:
+	case !(c.Cap >= 0 && c.Cap <= 100):
 		return fmt.Errorf("%w: cap %v must be in (0, 100] TTLs", ErrInvalid, c.Cap)
+	case !(c.TimeScale >= 0 && c.TimeScale <= 100):
+		return fmt.Errorf("%w: time scale %v must be in 0..100 (0: 1)", ErrInvalid, c.TimeScale)
 	case c.Backend == nil:
 		return fmt.Errorf("%w: no backend to search on", ErrInvalid)
 	case len(c.Locks) == 0:
@@ -443,6 +446,11 @@ func (s *search) scan(capTTL float64) (lo, hi time.Duration, top Probe, err erro
 func (s *search) bisect(lo, hi time.Duration, broke Probe) (time.Duration, time.Duration, Probe, error) {
 	for hi-lo > s.step() {
 		mid := ((lo + hi) / 2).Round(time.Millisecond / 10)
+		if mid <= lo || mid >= hi {
+			// A step finer than the magnitudes' 0.1 ms grid: the bracket
+			// is as narrow as a probe can make it (it bisected forever).
+			break
+		}
 		p, err := s.probe(mid, false, s.cfg.Seeds)
 		if err != nil {
 			return lo, hi, broke, err
@@ -501,13 +509,12 @@ func runProbe(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at 
 	sc = sc.WithDefaults().Scaled(scale)
 	cell := scenarios.Cell{Scenario: sc, Lock: lock, Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}
 	_, virtual := backend.Virtual(on)
-	ran := scenarios.RunMatrix(ctx, []scenarios.Cell{cell}, scenarios.MatrixOptions{
+	ran := runSeeds(ctx, cell, scenarios.MatrixOptions{
 		// A probe below the boundary never reaches its dangerous moment:
 		// it ends at its planned length instead of running on for a floor
 		// a search does not need.
-		Options: scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: cfg.TimeScale, NodeOpTime: cfg.NodeOpTime,
-			MaxDuration: sc.Duration,
-			OutDir:      filepath.Join(cfg.OutDir, on.Name())},
+		Options: wholeCell(scenarios.Options{Seed: cfg.Seed, Backend: on, TimeScale: cfg.TimeScale, NodeOpTime: cfg.NodeOpTime,
+			MaxDuration: sc.Duration, OutDir: filepath.Join(cfg.OutDir, on.Name())}, sc.Duration),
 		Parallel: cfg.Parallel, Repeat: seeds, DropMetHistories: virtual})
 	p := Probe{Lock: lock.Name, Family: f.Name, Magnitude: stretch(at, scale), InTTL: float64(at) / float64(unscaled),
 		Seed: -1, Backend: on.Name()}
@@ -533,4 +540,16 @@ func runProbe(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at 
 			ran[0].Error)
 	}
 	return p, ctx.Err()
+}
+
+// wholeCell lets a probe's cell of duration d run as one part to its end
+// at any TTL the search takes: a simulated cell longer than
+// scenarios.DefaultPartLength otherwise runs in parts, each timed out as
+// the first (fenced's slow-reply probe at a 10 s TTL: "cell timed out
+// after 3m0s"), and a cell's minute of slack past its end is few TTLs at
+// a long TTL.
+func wholeCell(o scenarios.Options, d time.Duration) scenarios.Options {
+	o.PartLength = max(d, scenarios.DefaultPartLength)
+	o.CellTimeout = 2*d + time.Minute
+	return o
 }

@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -39,7 +41,9 @@ Examples:
 
 Exit codes: 0 every measured boundary agrees with its prediction (and with
 real Redis, where confirmed); 1 a disagreement (a finding about the lock or
-the harness: the table says which); 2 usage; 3 the harness could not run.`
+the harness: the table says which); 2 usage (every flag is checked before
+the search); 3 the harness could not run; 130/143 interrupted by SIGINT or
+SIGTERM (what was found before it is written).`
 
 type marginsConfig struct {
 	locks, families     []string
@@ -78,24 +82,26 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.Var((*multiList)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
 		"searched on real Redis")
 	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor (default: calibrated "+
+	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
 		"to the machine's load, as run does; the simulation never stretches)")
-	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, "the TTL to search at (your production TTL; every scenario time stretches with it)")
-	fs.IntVar(&c.seeds, "seeds", 20, "seeds per probe (default 20 in the simulation, --confirm-seeds on real Redis)")
+	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
+		"every scenario time stretches with it)", minMarginsTTL, maxMarginsTTL))
+	fs.IntVar(&c.seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
+		"on real Redis)", maxRuns))
 	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
-	fs.Float64Var(&c.resolution, "resolution", 0.05, "the search's step, as a fraction of the TTL (default 0.05 in the "+
-		"simulation, 0.1 on real Redis)")
-	fs.Float64Var(&c.capTTL, "cap", 10, "the largest magnitude tried, in TTLs")
-	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process (fewer, wider probes: slower)")
-	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary (process, docker) or none")
-	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, "seeds per confirmation batch")
+	fs.Float64Var(&c.resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
+		"(default 0.05 in the simulation, 0.1 on real Redis)", minResolution, maxResolution))
+	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", minCap, maxCap))
+	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process or docker (fewer, wider probes: slower)")
+	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary: process, docker, or none")
+	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", maxRuns))
 	fs.StringVar(&c.out, "out", "out/margins", "output directory")
-	fs.IntVar(&c.parallel, "parallel", 2, "cells at once")
+	fs.IntVar(&c.parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", maxParallel()))
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
 	fs.StringVar(&c.markdown, "markdown", "", "also write the Markdown table between <!-- lockchaos:margins --> and "+
-		"<!-- /lockchaos:margins --> of this file (the README's)")
+		"<!-- /lockchaos:margins --> of this file (the README's; checked before the search)")
 	fs.DurationSliceVar(&c.recoveryTTLs, "recovery-ttl", nil, "TTLs at which to measure how long a crashed holder's key stays "+
-		"taken (default: half, once and twice --ttl; 0 to skip)")
+		"taken, each in --ttl's range (default: half, once and twice --ttl, those in it; 0 alone to skip)")
 	return cmd
 }
 
@@ -103,9 +109,6 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	usage := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lockchaos margins: "+format+"\n", a...)
 		return exitUsage
-	}
-	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
-		return usage("%v", err)
 	}
 	if c.backend != "sim" {
 		// Real Redis: fewer, wider probes, unless asked otherwise.
@@ -116,29 +119,20 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 			c.resolution = 0.1
 		}
 	}
-	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
-		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
-	for _, name := range c.locks {
-		spec, err := lockimpl.Lookup(name)
-		if err != nil {
-			return usage("%v", err)
-		}
-		if spec.Nodes == 0 {
-			return usage("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
-		}
-		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
-			return usage("lock %s runs in a driver process, which the simulation cannot run: its search needs real Redis "+
-				"(--backend process, or a --confirm-on other than none)", name)
-		}
-		cfg.Locks = append(cfg.Locks, spec)
+	if err := c.check(); err != nil {
+		return usage("%v", err)
 	}
-	for _, name := range c.families {
-		f, err := margins.FamilyNamed(strings.TrimSpace(name))
-		if err != nil {
-			return usage("%v", err)
-		}
-		cfg.Families = append(cfg.Families, f)
+	cfg, err := c.searchConfig()
+	if err != nil {
+		return usage("%v", err)
 	}
+	if err := checkOut(c.out); err != nil {
+		return usage("%v", err)
+	}
+	// One signal context from the calibration to the last file: SIGINT
+	// or SIGTERM at any point ends the search promptly, with 130 or 143.
+	ctx, stop, caught := signalContext()
+	defer stop()
 	run := func(be backend.Backend) int {
 		// Once every flag is known good: a usage error makes no --out.
 		release, err := claimOut(c.out)
@@ -156,35 +150,83 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 			defer closeBackend(conf)
 			cfg.Confirm = conf
 		}
-		if err := calibrate(&cfg, c.timeScale, stderr); err != nil {
+		if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
+			if code := interrupted(caught(), stderr); code != 0 {
+				return code
+			}
 			fmt.Fprintf(stderr, "lockchaos margins: calibration: %v\n", err)
 			return exitHarness
 		}
 		if err := cfg.Validate(); err != nil {
 			return usage("%v", err)
 		}
-		return searchAndReport(cfg, c, stdout, stderr)
-	}
-	switch c.backend {
-	case "sim":
-		return sim.Host(func(b sim.Backend) int { return run(b) })
-	case "process", "docker":
-		be, _, err := chooseBackend(c.backend, "", nil)
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
-			return exitHarness
+		code := searchAndReport(ctx, cfg, c, stdout, stderr)
+		if ic := interrupted(caught(), stderr); ic != 0 {
+			return ic
 		}
-		defer closeBackend(be)
-		return run(be)
+		return code
 	}
-	return usage("unknown --backend %q (want sim, process or docker)", c.backend)
+	if c.backend == "sim" {
+		return sim.Host(func(b sim.Backend) int { return run(b) })
+	}
+	be, _, err := chooseBackend(c.backend, "", nil)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
+		return exitHarness
+	}
+	defer closeBackend(be)
+	return run(be)
+}
+
+// searchConfig is the search the flags ask for, its locks and families
+// looked up (the driver locks registered first); the backends are
+// chosen later.
+func (c marginsConfig) searchConfig() (margins.Config, error) {
+	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
+		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
+	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
+		return cfg, err
+	}
+	for _, name := range c.locks {
+		spec, err := lockimpl.Lookup(name)
+		if err != nil {
+			return cfg, err
+		}
+		if spec.Nodes == 0 {
+			return cfg, fmt.Errorf("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
+		}
+		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
+			return cfg, fmt.Errorf("lock %s runs in a driver process, which the simulation cannot run: its search needs "+
+				"real Redis (--backend process, or a --confirm-on other than none)", name)
+		}
+		cfg.Locks = append(cfg.Locks, spec)
+	}
+	for _, name := range c.families {
+		f, err := margins.FamilyNamed(strings.TrimSpace(name))
+		if err != nil {
+			return cfg, err
+		}
+		cfg.Families = append(cfg.Families, f)
+	}
+	return cfg, nil
+}
+
+// interrupted says which signal cut the search short, and returns its
+// exit code (0: none did).
+func interrupted(sig os.Signal, stderr io.Writer) int {
+	code := interruptCode(sig)
+	if code != 0 {
+		fmt.Fprintf(stderr, "lockchaos margins: interrupted (%s); what was found before it is written\n",
+			map[int]string{130: "SIGINT", 143: "SIGTERM"}[code])
+	}
+	return code
 }
 
 // calibrate stretches the runs on real Redis for the machine's load, as
 // run does: a loaded machine's boundaries are then read at the same TTL
 // multiples as a quiet one's. The real backend is the search's or, when
 // that is the simulation, the confirming one.
-func calibrate(cfg *margins.Config, given float64, stderr io.Writer) error {
+func calibrate(ctx context.Context, cfg *margins.Config, given float64, stderr io.Writer) error {
 	be := cfg.Backend
 	if _, virtual := backend.Virtual(be); virtual {
 		be = cfg.Confirm
@@ -192,8 +234,6 @@ func calibrate(cfg *margins.Config, given float64, stderr io.Writer) error {
 	if be == nil {
 		return nil
 	}
-	ctx, stop, _ := signalContext()
-	defer stop()
 	t, err := measureTiming(ctx, be, given)
 	if err != nil {
 		return err
@@ -205,9 +245,7 @@ func calibrate(cfg *margins.Config, given float64, stderr io.Writer) error {
 	return nil
 }
 
-func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
-	ctx, stop, _ := signalContext()
-	defer stop()
+func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	start := time.Now()
 	cfg.Progress = func(p margins.Probe) {
 		if p.Runs > 0 && p.Skipped == p.Runs {
@@ -217,14 +255,11 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs)
 	}
 	found, err := margins.Search(ctx, cfg)
+	replayCommands(found, c)
 	var recs []margins.Recovery
 	var tols []margins.Tolerance
 	if err == nil {
-		ttls := c.recoveryTTLs
-		if ttls == nil {
-			ttls = []time.Duration{c.ttl / 2, c.ttl, 2 * c.ttl}
-		}
-		if len(ttls) > 0 && ttls[0] > 0 {
+		if ttls := c.livenessTTLs(); len(ttls) > 0 {
 			recs, err = margins.Recoveries(ctx, cfg, ttls)
 			if err == nil {
 				tols, err = margins.Tolerances(ctx, cfg, ttls)
@@ -241,40 +276,65 @@ func searchAndReport(cfg margins.Config, c marginsConfig, stdout, stderr io.Writ
 	if c.asJSON {
 		_ = rep.WriteJSON(stdout)
 	} else {
-		rep.WriteTable(stdout)
-		fmt.Fprintln(stdout)
-		for _, s := range rep.Sentences() {
-			fmt.Fprintln(stdout, s)
-		}
+		printMargins(stdout, rep)
 	}
 	wrote, werr := rep.WriteFiles(c.out)
-	if werr == nil && c.markdown != "" {
+	// An interrupted search's table is partial: the file it would replace
+	// keeps its last whole one.
+	if werr == nil && c.markdown != "" && ctx.Err() == nil {
 		if werr = rep.WriteMarkdownInto(c.markdown); werr == nil {
 			wrote = append(wrote, c.markdown)
 		}
 	}
 	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(found), time.Since(start).Round(time.Second),
 		strings.Join(wrote, ", "))
+	if ctx.Err() != nil && werr == nil {
+		return exitHarness // the caller says which signal and exits with its code
+	}
 	if err != nil || werr != nil {
 		fmt.Fprintf(stderr, "lockchaos margins: %v\n", firstErr(err, werr))
 		return exitHarness
 	}
-	for _, m := range found {
+	return marginsExit(rep)
+}
+
+// printMargins writes the table, the sentence per lock and the command
+// that replays each boundary's smallest breaking schedule (the one
+// found.yaml holds) on real Redis.
+func printMargins(w io.Writer, rep *margins.Report) {
+	rep.WriteTable(w)
+	fmt.Fprintln(w)
+	for _, s := range rep.Sentences() {
+		fmt.Fprintln(w, s)
+	}
+	if replays := rep.Replays(); len(replays) > 0 {
+		fmt.Fprintln(w)
+		fmt.Fprintln(w, "Replay a boundary's smallest breaking schedule (found.yaml) on real Redis:")
+		for _, r := range replays {
+			fmt.Fprintf(w, "  %s\n", r)
+		}
+	}
+}
+
+// marginsExit is 1 when a boundary or a liveness margin disagrees with
+// its prediction or with real Redis, else 0.
+func marginsExit(rep *margins.Report) int {
+	for _, m := range rep.Margins {
 		if !m.Agrees || (m.Confirmed != nil && !*m.Confirmed) {
 			return exitViolation
 		}
 	}
-	for _, r := range recs {
+	for _, r := range rep.Recoveries {
 		if !r.Agrees {
 			return exitViolation
 		}
 	}
-	for _, t := range tols {
+	for _, t := range rep.Tolerances {
 		if !t.Agrees {
 			return exitViolation
 		}
 	}
-	return 0
+	return exitOK
 }
 
 func firstErr(errs ...error) error {

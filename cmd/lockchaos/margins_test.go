@@ -6,14 +6,17 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockchaos/lockchaos/margins"
 )
 
 // lockchaos margins from the built binary (the simulation needs the
 // testing.T sim.Host makes): the table, the sentence per lock, a family
 // that breaks below its boundary, both liveness margins, the files,
-// margins.json against its schema, the replay file, exit 0 when every
-// boundary agrees with the theory (fenced's under restarts included: its
-// fence counter restarts empty with the node).
+// margins.json against its schema, the replay file and the commands that
+// replay it, exit 0 when every boundary agrees with the theory (fenced's
+// under restarts included: its fence counter restarts empty with the
+// node).
 func TestMarginsFromTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a search")
@@ -44,9 +47,39 @@ func TestMarginsFromTheBinary(t *testing.T) {
 		t.Fatal(err)
 	}
 	validate(t, compileSchema(t, "margins.v1.json"), "margins.json", doc)
+	replaysAgree(t, text, dir)
 	for _, f := range []string{"margins.md", "margins.html", "pause.svg", "restart-delay.svg", "found.yaml"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("%s not written: %v", f, err)
+		}
+	}
+}
+
+// replaysAgree: found.yaml says to replay each schedule "with the command
+// margins printed": the output prints one for each of its scenarios (it
+// printed none), naming that file.
+func replaysAgree(t *testing.T, out, dir string) {
+	t.Helper()
+	found, err := os.ReadFile(filepath.Join(dir, "found.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(found), "\n") {
+		if name, ok := strings.CutPrefix(line, "  - name: "); ok {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 || !strings.Contains(string(found), "the command margins printed") {
+		t.Fatalf("found.yaml holds no schedule, or no longer speaks of the printed command:\n%s", found)
+	}
+	if !strings.Contains(out, "Replay a boundary's smallest breaking schedule (found.yaml) on real Redis:") {
+		t.Errorf("no replay commands printed:\n%s", out)
+	}
+	for _, name := range names {
+		want := "lockchaos run --scenarios-file " + filepath.Join(dir, "found.yaml") + " --scenario " + name + " "
+		if !strings.Contains(out, want) {
+			t.Errorf("found.yaml's %s has no printed replay %q:\n%s", name, want, out)
 		}
 	}
 }
@@ -67,5 +100,25 @@ func TestMarginsUsageErrors(t *testing.T) {
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("%v: exit %d, %q; want %d with %q", c.args, code, errOut, exitUsage, c.want)
 		}
+	}
+}
+
+// The replay command runs as pasted: quoted (an --out with a space split
+// it), with the driver locks margins was given, on the Redis it confirmed
+// on; a boundary without a schedule keeps none.
+func TestReplayCommandsRunAsPasted(t *testing.T) {
+	found := []margins.Margin{
+		{Lock: "mine", Family: "pause", Shrunk: &margins.Shrunk{Seed: 7, Scenario: "margin-pause-mine", Replay: "lockchaos run ..."}},
+		{Lock: "token", Family: "pause"},
+	}
+	replayCommands(found, marginsConfig{out: "my out", files: []string{"locks.yaml"}, lockDrivers: []string{"mine=./drv --fast"},
+		backend: "sim", confirmOn: "docker"})
+	want := "lockchaos run --scenarios-file locks.yaml --scenarios-file 'my out/found.yaml' --scenario margin-pause-mine " +
+		"--lock mine --lock-driver 'mine=./drv --fast' --seed 7 --backend docker"
+	if got := found[0].Shrunk.Replay; got != want {
+		t.Errorf("replay:\n got %s\nwant %s", got, want)
+	}
+	if found[1].Shrunk != nil {
+		t.Errorf("a boundary without a schedule got one: %+v", found[1].Shrunk)
 	}
 }
