@@ -149,12 +149,7 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 			_ = c.Close()
 		}
 	}()
-	if nb, ok := cfg.Backend.(backend.NetworkBackend); ok {
-		c.network, err = nb.NewNetwork()
-	} else {
-		c.network, err = netfault.NewProxies(cfg.Proxies)
-	}
-	if err != nil {
+	if c.network, err = newNetwork(cfg); err != nil {
 		return nil, err
 	}
 	if cfg.Topology == Sentinel {
@@ -199,6 +194,24 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 		}
 	}
 	return c, nil
+}
+
+// newNetwork makes the cell's network: the backend's own, else the
+// embedded toxiproxy. On error it returns a nil interface, never a typed
+// nil (a nil *Proxies in a Network is not == nil, and Close would call it).
+func newNetwork(cfg Config) (netfault.Network, error) {
+	if nb, ok := cfg.Backend.(backend.NetworkBackend); ok {
+		n, err := nb.NewNetwork()
+		if err != nil {
+			return nil, err
+		}
+		return n, nil
+	}
+	p, err := netfault.NewProxies(cfg.Proxies)
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // Topology returns the deployment's topology.

@@ -29,6 +29,10 @@ const (
 	exitGrace   = time.Second
 )
 
+// maxLine bounds one line from a driver: no protocol message comes near
+// it, and a driver past it is broken, not slow.
+const maxLine = 1 << 20
+
 // flushHint is the usual reason a driver seems mute: its stdout is a pipe,
 // which most languages buffer.
 const flushHint = "is its stdout buffered? A driver must flush stdout after every line " +
@@ -120,7 +124,7 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	}
 	go func() { _ = p.cmd.Wait(); stdout.Close(); close(p.exited) }()
 	lines := bufio.NewScanner(stdout)
-	lines.Buffer(make([]byte, 64<<10), 1<<20)
+	lines.Buffer(make([]byte, 64<<10), maxLine)
 	if err := p.hello(lines); err != nil {
 		_ = p.stdin.Close()
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
@@ -144,7 +148,7 @@ func (p *proc) hello(lines *bufio.Scanner) error {
 	got := make(chan error, 1)
 	go func() {
 		if !lines.Scan() {
-			got <- p.fail("exited before its hello line (%s)", p.exitStatus())
+			got <- p.stopped(lines, true)
 			return
 		}
 		var m message
@@ -187,7 +191,25 @@ func (p *proc) read(lines *bufio.Scanner) {
 			return
 		}
 	}
-	_ = p.fail("exited (%s)", p.exitStatus()) // kept in p.broken for every caller
+	_ = p.stopped(lines, false) // kept in p.broken for every caller
+}
+
+// stopped breaks the lock when the driver's stdout can be read no further,
+// saying why: a line over maxLine (the driver lives on, and is killed), a
+// failed read, or its end (the driver exited, or closed stdout). hello:
+// this was to be its hello line.
+func (p *proc) stopped(lines *bufio.Scanner, hello bool) error {
+	first, before := "", ""
+	if hello {
+		first, before = " as its first line", " before its hello line"
+	}
+	switch err := lines.Err(); {
+	case errors.Is(err, bufio.ErrTooLong):
+		return p.fail("sent a line over %d bytes (the protocol's limit for one line)%s; it was killed", maxLine, first)
+	case err != nil:
+		return p.fail("could not be read%s: %v", before, err)
+	}
+	return p.fail("exited%s (%s)", before, p.exitStatus())
 }
 
 // lose ends the lease a {"lost"} notice names, or remembers the notice

@@ -19,6 +19,8 @@ var (
 	ErrClosed = errors.New("netfault: closed")
 	// ErrInvalidConfig means a config or a toxic's parameters cannot work.
 	ErrInvalidConfig = errors.New("netfault: invalid config")
+	// ErrAddrInUse means an address asked for is taken.
+	ErrAddrInUse = errors.New("netfault: address in use")
 )
 
 // Network makes a cell's links. The embedded toxiproxy (Proxies) is the

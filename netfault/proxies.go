@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -67,6 +68,10 @@ func NewProxies(cfg ProxiesConfig) (*Proxies, error) {
 	}
 	if cfg.APIAddr != "" {
 		l, err := net.Listen("tcp", cfg.APIAddr)
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("%w: the toxiproxy API address %s is taken (another program, or another cell, "+
+				"listens there): choose another port, or port 0 for a free one: %w", ErrAddrInUse, cfg.APIAddr, err)
+		}
 		if err != nil {
 			return nil, fmt.Errorf("netfault: toxiproxy API on %s: %w", cfg.APIAddr, err)
 		}
@@ -121,7 +126,11 @@ func (p *Proxies) Links() []*Link {
 }
 
 // Close stops every proxy (closing their connections) and the HTTP API.
+// A nil *Proxies (one that never started) has nothing to close.
 func (p *Proxies) Close() error {
+	if p == nil {
+		return nil
+	}
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()

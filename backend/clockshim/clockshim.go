@@ -6,6 +6,7 @@
 package clockshim
 
 import (
+	"context"
 	_ "embed"
 	"fmt"
 	"io"
@@ -21,6 +22,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/internal/probe"
 )
 
 //go:embed src/shim.c
@@ -32,17 +34,25 @@ var shim struct {
 	err  error
 }
 
+// buildTimeout bounds the C compiler's run: the shim is a page of C that
+// builds in well under a second, so a compiler silent for a minute (a CC
+// wrapper stuck on a lock or a licence server) is killed, with every
+// process it started. A variable for the tests.
+var buildTimeout = time.Minute
+
 // clockShim builds the LD_PRELOAD library once per process with the C
 // compiler and keeps it in anonymous memory (a memfd): nothing is left on
 // disk, whatever way the harness ends. The compiler's output file lives
 // only for the moment it takes to copy.
 func clockShim() (*os.File, error) {
 	shim.once.Do(func() {
-		cc := os.Getenv("CC")
-		if cc == "" {
+		cc, who := os.Getenv("CC"), ""
+		if cc != "" {
+			who = "CC=" + cc
+		} else {
 			for _, c := range []string{"cc", "gcc", "clang"} {
 				if p, err := exec.LookPath(c); err == nil {
-					cc = p
+					cc, who = p, p
 					break
 				}
 			}
@@ -52,31 +62,32 @@ func clockShim() (*os.File, error) {
 				"or set CC)", backend.ErrNoClockShim)
 			return
 		}
-		dir, err := os.MkdirTemp("", "lockchaos-clockshim-")
-		if err != nil {
-			shim.err = fmt.Errorf("clockshim: clock shim: %w", err)
-			return
-		}
-		defer os.RemoveAll(dir)
-		backend.TrackDir(dir) // the leak checks look for it after the tests
-		src, lib := filepath.Join(dir, "shim.c"), filepath.Join(dir, "shim.so")
-		if err := os.WriteFile(src, clockShimSource, 0o600); err != nil {
-			shim.err = fmt.Errorf("clockshim: clock shim: %w", err)
-			return
-		}
-		out, err := exec.Command(cc, "-O2", "-shared", "-fPIC", "-o", lib, src, "-ldl").CombinedOutput()
-		if err != nil {
-			shim.err = fmt.Errorf("%w: building the clock shim with %s failed: %w\n%s", backend.ErrNoClockShim, cc, err, out)
-			return
-		}
-		b, err := os.ReadFile(lib)
-		if err != nil {
-			shim.err = fmt.Errorf("clockshim: clock shim: %w", err)
-			return
-		}
-		shim.f, shim.err = memFile("lockchaos-clockshim", b, len(b))
+		shim.f, shim.err = build(cc, who)
 	})
 	return shim.f, shim.err
+}
+
+// build compiles the shim with cc (named who in errors) into a memfd.
+func build(cc, who string) (*os.File, error) {
+	dir, err := os.MkdirTemp("", "lockchaos-clockshim-")
+	if err != nil {
+		return nil, fmt.Errorf("clockshim: clock shim: %w", err)
+	}
+	defer os.RemoveAll(dir)
+	backend.TrackDir(dir) // the leak checks look for it after the tests
+	src, lib := filepath.Join(dir, "shim.c"), filepath.Join(dir, "shim.so")
+	if err := os.WriteFile(src, clockShimSource, 0o600); err != nil {
+		return nil, fmt.Errorf("clockshim: clock shim: %w", err)
+	}
+	// No context reaches here (Supports asks); buildTimeout bounds it.
+	if _, err := probe.CombinedOutput(context.Background(), buildTimeout, who, cc, "-O2", "-shared", "-fPIC", "-o", lib, src, "-ldl"); err != nil {
+		return nil, fmt.Errorf("%w: building the clock shim failed: %w", backend.ErrNoClockShim, err)
+	}
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		return nil, fmt.Errorf("clockshim: clock shim: %w", err)
+	}
+	return memFile("lockchaos-clockshim", b, len(b))
 }
 
 // Available reports whether clock faults can run here (nil), or

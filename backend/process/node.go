@@ -232,7 +232,9 @@ func (n *Node) Kill() error {
 	cmd, exited := n.cmd, n.exited
 	n.state = backend.NodeKilled
 	n.mu.Unlock()
-	_ = cmd.Process.Signal(syscall.SIGKILL)
+	// The whole group (the node leads its own): a redis-server behind a
+	// wrapper script, or a fork saving in the background, dies with it.
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 	<-exited
 	return nil
 }

@@ -22,6 +22,10 @@ import (
 // ErrNoRedisServer means no redis-server binary could be found.
 var ErrNoRedisServer = errors.New("process: redis-server not found")
 
+// ErrRedisServerBroken means a redis-server binary was found but does not
+// answer as one: --version failed or hung.
+var ErrRedisServerBroken = errors.New("process: redis-server does not work")
+
 // Name is the backend's name in flags, histories and reports.
 const Name = "process"
 
@@ -101,7 +105,9 @@ func aofTimestamps() error {
 	if err != nil {
 		return err
 	}
-	v, err := RedisServerVersion(bin)
+	// No context here (Supports has none): the time limit bounds it, and
+	// the CLI asked the same binary already, under its interrupt.
+	v, err := RedisServerVersion(context.Background(), bin)
 	if err != nil {
 		return err
 	}

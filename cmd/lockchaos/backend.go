@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -50,16 +53,22 @@ func backendNames() string {
 
 // chooseBackend turns --backend into a Backend and the Redis version it
 // runs. auto prefers local processes, then Docker, else says how to get
-// either; auto with an image (--redis-image) is Docker.
+// either; auto with an image (--redis-image) is Docker, and auto with
+// LOCKCHAOS_REDIS_SERVER set is processes (a binary chosen on purpose that
+// does not work is an error, not a reason to try Docker). What it asks of
+// programs and engines ends at SIGINT or SIGTERM (see untilSignal).
 func chooseBackend(name, image string, addrs []string) (backend.Backend, string, error) {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	process := func() (backend.Backend, string, error) {
+	ctx, done := untilSignal(30 * time.Second)
+	defer done()
+	processes := func() (backend.Backend, string, error) {
 		bin, err := process.FindRedisServer()
 		if err != nil {
 			return nil, "", err
 		}
-		v, _ := process.RedisServerVersion(bin)
+		v, err := process.RedisServerVersion(ctx, bin)
+		if err != nil {
+			return nil, "", err
+		}
 		return process.Backend{}, v, nil
 	}
 	containers := func() (backend.Backend, string, error) {
@@ -77,16 +86,16 @@ func chooseBackend(name, image string, addrs []string) (backend.Backend, string,
 		}
 		return b, "(external)", nil
 	case "process":
-		return process()
+		return processes()
 	case "docker":
 		return containers()
 	}
 	if image != "" {
 		return containers()
 	}
-	b, v, perr := process()
-	if perr == nil {
-		return b, v, nil
+	b, v, perr := processes()
+	if perr == nil || process.ExplicitRedisServer() || ctx.Err() != nil {
+		return b, v, perr
 	}
 	b, v, derr := containers()
 	if derr == nil {
@@ -95,6 +104,40 @@ func chooseBackend(name, image string, addrs []string) (backend.Backend, string,
 	return nil, "", fmt.Errorf("no way to run Redis here:\n  process backend: %w\n  docker backend: %w\n%s", perr, derr,
 		strings.TrimSpace(`either install redis-server (apt-get install redis-server, brew install redis),
 or start Docker and build the image with "make redis-image"`))
+}
+
+// untilSignal is the context of choosing a backend: it ends after limit,
+// or at SIGINT or SIGTERM, which also end the program it is asking (a
+// redis-server --version that hangs). done, called once the choice is
+// made, stops listening; if a signal came, it exits with the interrupted
+// run's code (130, 143) at once: nothing has started yet that needs
+// closing, and the run's own handler, which writes partial results,
+// comes later.
+func untilSignal(limit time.Duration) (context.Context, func()) {
+	ctx, cancel := context.WithTimeout(context.Background(), limit)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
+	var caught os.Signal
+	stop, stopped := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(stopped)
+		select {
+		case caught = <-ch:
+			cancel()
+		case <-stop:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(stop)
+		<-stopped
+		cancel()
+		if sig, ok := caught.(syscall.Signal); ok {
+			name := map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]
+			fmt.Fprintf(os.Stderr, "lockchaos: interrupted (%s) while choosing the backend; nothing had started\n", name)
+			os.Exit(128 + int(sig))
+		}
+	}
 }
 
 // dockerAnswer is how long a run waits for a Docker engine to answer

@@ -113,7 +113,6 @@ func TestResolveRunErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--backend", "process", "--repeat", "3", "--keep-histories"}, "--keep-histories goes with --backend sim"},
 		{[]string{"--backend", "sim", "--keep-histories"}, "--keep-histories goes with --backend sim and --repeat"},
 		{[]string{"--toxiproxy-api", "10.0.0.1:80"}, "--toxiproxy-api: "},
-		{[]string{"--toxiproxy-api", "127.0.0.1:8474", "--parallel", "2"}, "add --parallel 1"},
 		{[]string{"--backend", "external"}, "--redis-addr"},
 		{[]string{"--redis-addr", "127.0.0.1:6379"}, "--redis-addr goes with --backend external"},
 		{[]string{"--backend", "external", "--redis-addr", "127.0.0.1:6379,127.0.0.1:6379,127.0.0.1:6379"},

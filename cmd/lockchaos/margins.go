@@ -126,9 +126,6 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usage("%v", err)
 	}
-	if err := checkOut(c.out); err != nil {
-		return usage("%v", err)
-	}
 	// One signal context from the calibration to the last file: SIGINT
 	// or SIGTERM at any point ends the search promptly, with 130 or 143.
 	ctx, stop, caught := signalContext()

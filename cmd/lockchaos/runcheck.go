@@ -121,10 +121,19 @@ func (c runConfig) checkToxiproxy() error {
 	if err := (netfault.ProxiesConfig{APIAddr: c.toxAPI}).Validate(); err != nil {
 		return fmt.Errorf("--toxiproxy-api: %w", err)
 	}
-	if _, port, _ := net.SplitHostPort(c.toxAPI); port != "0" && c.parallel > 1 {
-		return fmt.Errorf("--toxiproxy-api %s: a fixed port serves one cell at a time; add --parallel 1, or use port 0", c.toxAPI)
-	}
 	return nil
+}
+
+// checkToxiproxyRuns checks a fixed --toxiproxy-api port against the runs
+// that would go at once: one cell (once) never shares it, whatever
+// --parallel says.
+func (c runConfig) checkToxiproxyRuns(runs int) error {
+	_, port, _ := net.SplitHostPort(c.toxAPI)
+	if c.toxAPI == "" || port == "0" || min(c.parallel, runs) < 2 {
+		return nil
+	}
+	return fmt.Errorf("--toxiproxy-api %s: a fixed port serves one cell at a time, and %d runs would go %d at once; "+
+		"add --parallel 1, or use port 0", c.toxAPI, runs, min(c.parallel, runs))
 }
 
 // checkBackendFlags checks the flags that go with one backend only.
@@ -199,6 +208,9 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 		return fmt.Errorf("--repeat %d: %d cell(s) x %d is %d runs, more than the %d a run holds "+
 			"(every run's result stays in memory for summary.json); split the sweep by --seed or --shard",
 			c.repeat, len(cells), c.repeat, runs, maxRuns)
+	}
+	if err := c.checkToxiproxyRuns(len(cells) * c.repeat); err != nil {
+		return err
 	}
 	if c.maxDuration == 0 {
 		return nil
