@@ -58,6 +58,8 @@ func TestMarginsRefusesBadFlags(t *testing.T) {
 		{[]string{"--markdown", filepath.Join(dir, "missing.md")}, "--markdown " + filepath.Join(dir, "missing.md") + ": open "},
 		{[]string{"--markdown", noMarkers}, "needs a line \"<!-- lockchaos:margins -->\""},
 		{[]string{"--lock", ""}, "--lock '': name at least one lock"},
+		{[]string{"--lock", "token,fenced,token"}, "--lock token,fenced,token: token given twice"},
+		{[]string{"--family", "pause, pause"}, "--family pause, pause: pause given twice"},
 		{[]string{"--out", ""}, "--out '': want a directory"},
 	} {
 		out := filepath.Join(dir, "out")
