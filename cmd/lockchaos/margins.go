@@ -130,6 +130,9 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	// or SIGTERM at any point ends the search promptly, with 130 or 143.
 	ctx, stop, caught := signalContext()
 	defer stop()
+	// Last line of defence, as run's: whatever happens, no redis-server
+	// outlives the search.
+	defer backend.KillAll()
 	run := func(be backend.Backend) int {
 		// Once every flag is known good: a usage error makes no --out.
 		release, err := claimOut(c.out)

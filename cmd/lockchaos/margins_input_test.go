@@ -58,6 +58,8 @@ func TestMarginsRefusesBadFlags(t *testing.T) {
 		{[]string{"--markdown", filepath.Join(dir, "missing.md")}, "--markdown " + filepath.Join(dir, "missing.md") + ": open "},
 		{[]string{"--markdown", noMarkers}, "needs a line \"<!-- lockchaos:margins -->\""},
 		{[]string{"--lock", ""}, "--lock '': name at least one lock"},
+		{[]string{"--lock", "token,fenced,token"}, "--lock token,fenced,token: token given twice"},
+		{[]string{"--family", "pause, pause"}, "--family pause, pause: pause given twice"},
 		{[]string{"--out", ""}, "--out '': want a directory"},
 	} {
 		out := filepath.Join(dir, "out")
@@ -119,6 +121,41 @@ func TestMarginsInterrupted(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, "margins.json")); err != nil {
 			t.Errorf("%v: margins.json not written: %v", sig, err)
 		}
+	}
+}
+
+// TestMarginsInterruptedWhileCalibrating: SIGINT while margins measures
+// the confirming Redis exits 130 (it exited 3, "calibration: context
+// canceled"), and leaves no redis-server behind.
+func TestMarginsInterruptedWhileCalibrating(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and starts redis-server")
+	}
+	bin, _ := buildBinary(t, t.TempDir(), false)
+	tmp := t.TempDir()
+	cmd := exec.Command(bin, "margins", "--lock", "token", "--family", "pause", "--confirm-on", "process",
+		"--recovery-ttl", "0", "--out", t.TempDir())
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI=true")
+	var stderr lockedBuffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Calibration starts the first redis-server: signal as it appears.
+	for deadline := time.Now().Add(30 * time.Second); len(redisServersUnder(tmp)) == 0; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+			t.Fatalf("calibration did not start a node: %s", stderr.String())
+		}
+	}
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	_ = cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != 130 || strings.Contains(stderr.String(), "context canceled") {
+		t.Errorf("SIGINT while calibrating: exit %d, want 130\n%s", code, stderr.String())
+	}
+	if pids := redisServersUnder(tmp); len(pids) > 0 {
+		t.Errorf("redis-server still running from %s: %v", tmp, pids)
 	}
 }
 

@@ -72,6 +72,20 @@ func (c marginsConfig) checkNames() error {
 	if len(c.locks) == 0 {
 		return errors.New("--lock '': name at least one lock (lockchaos list shows them)")
 	}
+	// A name given twice is searched twice, its rows and plots written
+	// over each other: a typo, said before an hour's search.
+	for _, l := range []struct {
+		flag  string
+		names []string
+	}{{"--lock", c.locks}, {"--family", c.families}} {
+		seen := map[string]bool{}
+		for _, n := range l.names {
+			if n = strings.TrimSpace(n); seen[n] {
+				return fmt.Errorf("%s %s: %s given twice", l.flag, strings.Join(l.names, ","), n)
+			}
+			seen[n] = true
+		}
+	}
 	return nil
 }
 
