@@ -226,7 +226,8 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 		LastSeed: s.Seed + int64(max(s.Repeat, 1)) - 1, Repeat: s.Repeat,
 		Started: s.Started.Format(time.RFC3339), Elapsed: s.Elapsed.Round(time.Millisecond).String(), Version: s.Version,
 		GoVersion: s.GoVersion, RedisVersion: orDash(s.RedisVersion), Backend: orDash(s.Backend), Shards: s.Shard,
-		Reruns: strings.Split(cmp.Or(s.Rerun, s.Command), "\n"), Interrupted: s.Interrupted, Simulated: s.Simulated, TimeScale: timeScaleText(s), Replays: s.Replays}
+		Reruns: strings.Split(cmp.Or(s.Rerun, s.Command), "\n"), Interrupted: s.Interrupted, Simulated: s.Simulated,
+		TimeScale: timeScaleText(s), Replays: s.Replays}
 	for k, n := range s.Totals {
 		v.Totals = append(v.Totals, total{k, n})
 	}

@@ -79,6 +79,19 @@ func TestSummaryOutcomeNullIsRefusedAndABOMIsRead(t *testing.T) {
 			t.Errorf("%s: %v, want %q", c.outcome, err, c.says)
 		}
 	}
+	for _, c := range []struct{ from, to, says string }{
+		{"\n  \"cells\": [", "\n  \"cells\": [null, ", "cells[0] is null"},
+		{"\n  \"cells\": [", "\n  \"replays\": [{\"scenario\": \"gc-pause\", \"lock\": \"token\", \"outcome\": null}],\n  \"cells\": [",
+			`replays[0] (gc-pause/token): "outcome" is null or missing`},
+	} {
+		bad := filepath.Join(dir, "bad.json")
+		if err := os.WriteFile(bad, []byte(strings.Replace(string(good), c.from, c.to, 1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := reports.ReadJSON(bad); !errors.Is(err, reports.ErrMalformed) || !strings.Contains(err.Error(), bad+": "+c.says) {
+			t.Errorf("%s: %v, want %q", c.to, err, c.says)
+		}
+	}
 	bom := filepath.Join(dir, "bom.json")
 	if err := os.WriteFile(bom, append([]byte("\uFEFF"), good...), 0o644); err != nil {
 		t.Fatal(err)

@@ -161,7 +161,7 @@ func ReadJSON(path string) (*Summary, error) {
 	if s.Format < 1 || s.Format > FormatVersion {
 		return nil, fmt.Errorf("%w: %s: format %d, this lockchaos reads formats 1 to %d", ErrMalformed, path, s.Format, FormatVersion)
 	}
-	if err := checkOutcomes(s.Cells); err != nil {
+	if err := checkOutcomes(&s); err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrMalformed, path, err)
 	}
 	// Summaries of earlier versions gave a harness error the verdict of
@@ -178,30 +178,40 @@ func ReadJSON(path string) (*Summary, error) {
 	return &s, nil
 }
 
-// checkOutcomes refuses a cell whose outcome is not one lockchaos
-// writes: a null or missing "outcome" would read as "" and count as a
-// cell that ran and passed. A group's outcome may be absent (not judged),
-// not unknown.
-func checkOutcomes(cells []*results.Cell) error {
-	for i, c := range cells {
+// checkOutcomes refuses a cell or replay whose outcome is not one
+// lockchaos writes: a null or missing "outcome" would read as "" and
+// count as a cell that ran and passed (a null cell, as a crash). A
+// group's outcome may be absent (not judged), not unknown.
+func checkOutcomes(s *Summary) error {
+	for i, c := range s.Cells {
 		if c == nil {
 			return fmt.Errorf("cells[%d] is null", i)
 		}
-		for _, f := range []struct {
-			name     string
-			o        results.Outcome
-			optional bool
-		}{{"outcome", c.Outcome, false}, {"safety_outcome", c.SafetyOutcome, true}, {"liveness_outcome", c.LivenessOutcome, true}} {
-			switch {
-			case f.o == "" && f.optional, f.o.Valid():
-			case f.o == "":
-				return fmt.Errorf("cells[%d] (%s/%s): %q is null or missing (want one of %s)", i, c.Scenario, c.Lock, f.name, outcomeList())
-			default:
-				return fmt.Errorf("cells[%d] (%s/%s): %q is %q, not an outcome (want one of %s)", i, c.Scenario, c.Lock, f.name, f.o, outcomeList())
-			}
+		where := fmt.Sprintf("cells[%d] (%s/%s)", i, c.Scenario, c.Lock)
+		if err := errors.Join(checkOutcome(where, "outcome", c.Outcome, false),
+			checkOutcome(where, "safety_outcome", c.SafetyOutcome, true),
+			checkOutcome(where, "liveness_outcome", c.LivenessOutcome, true)); err != nil {
+			return err
+		}
+	}
+	for i, r := range s.Replays {
+		if err := checkOutcome(fmt.Sprintf("replays[%d] (%s/%s)", i, r.Scenario, r.Lock), "outcome", r.Outcome, false); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// checkOutcome says what is wrong with the outcome o in field name of
+// where, if anything.
+func checkOutcome(where, name string, o results.Outcome, optional bool) error {
+	switch {
+	case o == "" && optional, o.Valid():
+		return nil
+	case o == "":
+		return fmt.Errorf("%s: %q is null or missing (want one of %s)", where, name, outcomeList())
+	}
+	return fmt.Errorf("%s: %q is %q, not an outcome (want one of %s)", where, name, o, outcomeList())
 }
 
 func outcomeList() string {

@@ -205,6 +205,8 @@ func TestInterruptDuringCalibration(t *testing.T) {
 			t.Logf("%v: arrived after calibration:\n%s", sig, stderr.String())
 		} else if !strings.Contains(stderr.String(), "1 run(s) not started (interrupted)") {
 			t.Errorf("%v: does not say what did not start:\n%s", sig, stderr.String())
+		} else if strings.Contains(stdout.String(), "time scale 1.00") || !strings.Contains(stdout.String(), "time scale not measured") {
+			t.Errorf("%v: claims a time scale calibration never measured:\n%s", sig, stdout.String())
 		}
 		sum, err := reports.ReadJSON(filepath.Join(out, "summary.json"))
 		if err != nil || !sum.Interrupted || !strings.Contains(stdout.String(), "wrote ") {
