@@ -23,7 +23,8 @@ func TestCompilerThatHangsIsKilled(t *testing.T) {
 		buildTimeout = limit
 		_, err = build(f.Path, "CC="+f.Path)
 	})
-	if !errors.Is(err, backend.ErrNoClockShim) || !errors.Is(err, probe.ErrTimeout) || !strings.Contains(err.Error(), "CC="+f.Path+" did not answer") {
+	if !errors.Is(err, backend.ErrNoClockShim) || !errors.Is(err, probe.ErrTimeout) ||
+		!strings.Contains(err.Error(), "CC="+f.Path+" did not answer") {
 		t.Fatalf("error %v; want ErrNoClockShim and probe.ErrTimeout, naming CC=%s", err, f.Path)
 	}
 	f.ChildGone(t)

@@ -80,7 +80,8 @@ func build(cc, who string) (*os.File, error) {
 		return nil, fmt.Errorf("clockshim: clock shim: %w", err)
 	}
 	// No context reaches here (Supports asks); buildTimeout bounds it.
-	if _, err := probe.CombinedOutput(context.Background(), buildTimeout, who, cc, "-O2", "-shared", "-fPIC", "-o", lib, src, "-ldl"); err != nil {
+	args := []string{"-O2", "-shared", "-fPIC", "-o", lib, src, "-ldl"}
+	if _, err := probe.CombinedOutput(context.Background(), buildTimeout, who, cc, args...); err != nil {
 		return nil, fmt.Errorf("%w: building the clock shim failed: %w", backend.ErrNoClockShim, err)
 	}
 	b, err := os.ReadFile(lib)

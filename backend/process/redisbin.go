@@ -45,7 +45,8 @@ func FindRedisServer() (string, error) {
 			return "", fmt.Errorf("%w: %s=%q: %w; %s %s", ErrNoRedisServer, RedisServerEnv, p, err, RedisServerEnv, explicitHint)
 		}
 		if st.IsDir() || st.Mode()&0o111 == 0 {
-			return "", fmt.Errorf("%w: %s=%q is not an executable file; %s %s", ErrNoRedisServer, RedisServerEnv, p, RedisServerEnv, explicitHint)
+			return "", fmt.Errorf("%w: %s=%q is not an executable file; %s %s",
+				ErrNoRedisServer, RedisServerEnv, p, RedisServerEnv, explicitHint)
 		}
 		return p, nil
 	}

@@ -115,7 +115,10 @@ func TestRunWithoutRedisSaysHowToGetIt(t *testing.T) {
 	if code != exitHarness || !strings.Contains(stderr, "apt-get install redis-server") {
 		t.Fatalf("exit %d, stderr %q", code, stderr)
 	}
-	// auto with neither redis-server nor a Docker engine names both ways.
+	// auto with neither redis-server nor a Docker engine names both ways
+	// (a LOCKCHAOS_REDIS_SERVER set is no fallback: none on PATH here).
+	t.Setenv("LOCKCHAOS_REDIS_SERVER", "")
+	t.Setenv("PATH", t.TempDir())
 	t.Setenv("DOCKER_HOST", "unix://"+filepath.Join(t.TempDir(), "no-docker.sock"))
 	code, _, stderr = runCLI("run", "--scenario", "baseline", "--lock", "token", "--out", t.TempDir())
 	if code != exitHarness || !strings.Contains(stderr, "apt-get install redis-server") || !strings.Contains(stderr, "make redis-image") || !strings.Contains(stderr, "Docker") {

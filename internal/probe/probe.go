@@ -43,8 +43,10 @@ func (e *Error) Error() string {
 	switch {
 	case errors.Is(e.Err, ErrTimeout):
 		return fmt.Sprintf("%s did not answer %s within %v%s", e.Who, asked, e.Limit, killed)
-	case errors.Is(e.Err, context.Canceled), errors.Is(e.Err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s %s: interrupted (%v)%s", e.Who, asked, e.Err, killed)
+	case errors.Is(e.Err, context.Canceled):
+		return fmt.Sprintf("%s %s: interrupted%s", e.Who, asked, killed)
+	case errors.Is(e.Err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s %s: the caller's deadline passed%s", e.Who, asked, killed)
 	}
 	msg := fmt.Sprintf("%s %s: %v", e.Who, asked, e.Err)
 	if out := strings.TrimSpace(string(e.Out)); out != "" {
@@ -60,10 +62,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // the program does; who names it in errors.
 func Output(ctx context.Context, limit time.Duration, who, name string, args ...string) ([]byte, error) {
 	var stdout, stderr bytes.Buffer
-	err := run(ctx, limit, who, name, args, &stdout, &stderr)
-	if err != nil {
-		err.(*Error).Out = stderr.Bytes()
-		return stdout.Bytes(), err
+	if e := run(ctx, limit, who, name, args, &stdout, &stderr); e != nil {
+		e.Out = stderr.Bytes()
+		return stdout.Bytes(), e
 	}
 	return stdout.Bytes(), nil
 }
@@ -72,10 +73,9 @@ func Output(ctx context.Context, limit time.Duration, who, name string, args ...
 // compiler's diagnostics are read.
 func CombinedOutput(ctx context.Context, limit time.Duration, who, name string, args ...string) ([]byte, error) {
 	var out bytes.Buffer
-	err := run(ctx, limit, who, name, args, &out, &out)
-	if err != nil {
-		err.(*Error).Out = out.Bytes()
-		return out.Bytes(), err
+	if e := run(ctx, limit, who, name, args, &out, &out); e != nil {
+		e.Out = out.Bytes()
+		return out.Bytes(), e
 	}
 	return out.Bytes(), nil
 }
@@ -83,9 +83,10 @@ func CombinedOutput(ctx context.Context, limit time.Duration, who, name string, 
 // run starts the program in a group of its own and kills the group when
 // the program ends, its limit passes or ctx ends: killed before it is
 // reaped, so the group's id is still the program's own (a reaped pid can
-// be reused; an unreaped one cannot). It returns a *Error or nil.
-func run(ctx context.Context, limit time.Duration, who, name string, args []string, stdout, stderr *bytes.Buffer) error {
-	fail := func(err error) error { return &Error{Who: who, Args: args, Limit: limit, Err: err} }
+// be reused; an unreaped one cannot). It returns nil when the program
+// answered.
+func run(ctx context.Context, limit time.Duration, who, name string, args []string, stdout, stderr *bytes.Buffer) *Error {
+	fail := func(err error) *Error { return &Error{Who: who, Args: args, Limit: limit, Err: err} }
 	if err := ctx.Err(); err != nil {
 		return fail(err)
 	}
