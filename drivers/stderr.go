@@ -67,7 +67,8 @@ func (t *tail) Write(b []byte) (int, error) {
 			_, _ = t.f.Write(b)
 		} else {
 			t.over = true
-			_, _ = fmt.Fprintf(t.f, "\n[lockchaos: stderr cut at %d bytes; the file keeps the last %d when the driver ends]\n", t.keep, t.keep)
+			_, _ = fmt.Fprintf(t.f, "\n[lockchaos: stderr cut at %d bytes; the file keeps the last %d when the driver ends]\n",
+				t.keep, t.keep)
 		}
 	}
 	if len(b) > t.keep {

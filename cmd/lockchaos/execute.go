@@ -262,28 +262,25 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 	w := s.stdout
 	printMatrix(w, sum)
 	printReplays(w, sum.Replays)
-	fmt.Fprintln(w)
-	if len(wrote) > 0 {
-		fmt.Fprintf(w, "wrote %s", strings.Join(wrote, ", "))
-	}
 	if html != nil {
-		if len(wrote) > 0 {
-			fmt.Fprint(w, ", ")
-		} else {
-			fmt.Fprint(w, "wrote ")
-		}
-		fmt.Fprintf(w, "%s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
-		if dropped := droppedHistories(ran); html.Unpaged > 0 && dropped > 0 {
-			fmt.Fprintf(w, "; %d met runs without one, %d of whose histories were not kept: --keep-histories", html.Unpaged, dropped)
-		} else if html.Unpaged > 0 {
-			fmt.Fprintf(w, "; %d met runs without one: lockchaos report --all-pages %s", html.Unpaged, out)
-		}
-		fmt.Fprint(w, ")")
+		wrote = append(wrote, pagesNote(html, ran, out))
 	}
-	if len(wrote) > 0 || html != nil {
-		fmt.Fprintln(w)
+	if len(wrote) > 0 {
+		fmt.Fprintf(w, "\nwrote %s\n", strings.Join(wrote, ", "))
 	}
 	return err
+}
+
+// pagesNote is what the run says of the HTML it wrote: the index, how
+// many cell pages, and why some runs have none.
+func pagesNote(html *reports.HTMLResult, ran []*results.Cell, out string) string {
+	note := fmt.Sprintf("%s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
+	if dropped := droppedHistories(ran); html.Unpaged > 0 && dropped > 0 {
+		note += fmt.Sprintf("; %d met runs without one, %d of whose histories were not kept: --keep-histories", html.Unpaged, dropped)
+	} else if html.Unpaged > 0 {
+		note += fmt.Sprintf("; %d met runs without one: lockchaos report --all-pages %s", html.Unpaged, out)
+	}
+	return note + ")"
 }
 
 // exit is the run's exit code: the signal's that interrupted it, else

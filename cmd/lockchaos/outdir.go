@@ -82,7 +82,7 @@ func holdsOurs(dir string) error {
 	}
 	return fmt.Errorf("--out %s: %w: it holds %s (%s) and neither %s nor a summary.json lockchaos wrote; "+
 		"lockchaos writes only into a new or empty directory or one it wrote before: choose another --out "+
-		"(a new one is made)", where, errForeignOut, count, strings.Join(names, ", "), outMarker)
+		"(a new one is made) or empty this one", where, errForeignOut, count, strings.Join(names, ", "), outMarker)
 }
 
 func isRegular(path string) bool {

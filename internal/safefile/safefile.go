@@ -96,7 +96,7 @@ func rootOf(abs string) string {
 // MkdirAll makes dir and every missing directory above it up to its
 // root, refusing a link below the root.
 func MkdirAll(dir string) error {
-	fd, err := openDir(dir)
+	fd, err := openDir(dir, true)
 	if err != nil {
 		return err
 	}
@@ -146,7 +146,7 @@ func Append(path string) (*os.File, error) {
 // it and a rename, so a reader (or a crash) never sees half of it; the
 // rename replaces a link at path, never writing through it.
 func WriteAtomic(path string, write func(io.Writer) error) error {
-	dir, err := openDir(filepath.Dir(path))
+	dir, err := openDir(filepath.Dir(path), true)
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,11 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 	if err != nil {
 		return err
 	}
-	err = write(f)
+	// Reports are for everyone to read, whatever the umask.
+	err = f.Chmod(0o644)
+	if err == nil {
+		err = write(f)
+	}
 	err = errors.Join(err, f.Close())
 	if err == nil {
 		if err = unix.Renameat(dir, tmp, dir, name); err != nil {
@@ -177,25 +181,29 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 }
 
 // Remove removes the file (or link) at path, if any, without following a
-// link on the way to it.
+// link on the way to it; it makes no directory.
 func Remove(path string) error {
-	return withDir(path, func(dir int, name string) error { return unlinkAt(dir, name, path) })
+	err := withDir(path, false, func(dir int, name string) error { return unlinkAt(dir, name, path) })
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	return err
 }
 
 func inDir(path string, open func(dir int, name string) (*os.File, error)) (f *os.File, err error) {
-	err = withDir(path, func(dir int, name string) error {
+	err = withDir(path, true, func(dir int, name string) error {
 		f, err = open(dir, name)
 		return err
 	})
 	return f, err
 }
 
-func withDir(path string, fn func(dir int, name string) error) error {
+func withDir(path string, mk bool, fn func(dir int, name string) error) error {
 	name := filepath.Base(path)
 	if name == "." || name == ".." || name == string(filepath.Separator) {
 		return &fs.PathError{Op: "create", Path: path, Err: fs.ErrInvalid}
 	}
-	dir, err := openDir(filepath.Dir(path))
+	dir, err := openDir(filepath.Dir(path), mk)
 	if err != nil {
 		return err
 	}
@@ -222,17 +230,19 @@ func unlinkAt(dir int, name, path string) error {
 	return &fs.PathError{Op: "remove", Path: path, Err: err}
 }
 
-// openDir opens dir, making what is missing: below its root one element
-// at a time, refusing links; under no root, as os.MkdirAll does.
-func openDir(dir string) (int, error) {
+// openDir opens dir, making what is missing (mk): below its root one
+// element at a time, refusing links; under no root, as os.MkdirAll does.
+func openDir(dir string, mk bool) (int, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return -1, err
 	}
 	root := rootOf(abs)
 	if root == "" {
-		if err := os.MkdirAll(abs, 0o755); err != nil {
-			return -1, err
+		if mk {
+			if err := os.MkdirAll(abs, 0o755); err != nil {
+				return -1, err
+			}
 		}
 		root = abs
 	}
@@ -247,7 +257,7 @@ func openDir(dir string) (int, error) {
 	at := root
 	for _, name := range strings.Split(rel, string(filepath.Separator)) {
 		at = filepath.Join(at, name)
-		next, err := stepDir(fd, name, at, root)
+		next, err := stepDir(fd, name, at, root, mk)
 		_ = unix.Close(fd)
 		if err != nil {
 			return -1, err
@@ -258,13 +268,15 @@ func openDir(dir string) (int, error) {
 }
 
 // stepDir opens the directory name in parent (at is its path), making it
-// when missing; a link there is refused, never followed.
-func stepDir(parent int, name, at, root string) (int, error) {
+// when missing (mk); a link there is refused, never followed.
+func stepDir(parent int, name, at, root string, mk bool) (int, error) {
 	for range 3 {
 		fd, err := unix.Openat(parent, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		switch {
 		case err == nil:
 			return fd, nil
+		case errors.Is(err, unix.ENOENT) && !mk:
+			return -1, &fs.PathError{Op: "open", Path: at, Err: err}
 		case errors.Is(err, unix.ENOENT):
 			// Made here, or by a concurrent writer of the same folder.
 			if err := unix.Mkdirat(parent, name, 0o755); err != nil && !errors.Is(err, unix.EEXIST) {

@@ -206,6 +206,13 @@ func TestRemoveNeverFollowsALinkedDirectory(t *testing.T) {
 		t.Fatalf("err %v, want ErrLink", err)
 	}
 	intact(t, victim)
+	missing := filepath.Join(root, "never", "made", "h.jsonl")
+	if err := safefile.Remove(missing); err != nil {
+		t.Fatalf("removing a file that is not there: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(root, "never")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("Remove made a directory: %v", err)
+	}
 }
 
 // Outside every root (a user's own test writing into its temp dir) the
