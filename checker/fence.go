@@ -22,14 +22,14 @@ const FenceOrder Property = "fence-order"
 // highest fence accepted before the chunk, and leaves its own behind.
 func checkFenceOrder(evs []history.Event, mode string, opts Options, c *carry) Result {
 	r := Result{Property: FenceOrder, Decisive: true, Status: Pass}
-	if mode == "" || mode == "off" {
+	if !fencesChecked(mode) {
 		r.Decisive = false
 		r.Note = "not applicable: the resource checks no fences"
 		return r
 	}
 	byKey := map[string][]history.Event{}
 	for _, e := range evs {
-		checked := e.Kind == history.Write || (e.Kind == history.Read && mode == "reads-and-writes")
+		checked := e.Kind == history.Write || (e.Kind == history.Read && mode == history.FencingReadsAndWrites)
 		if checked && e.Outcome == history.Ok && e.Fence > 0 {
 			byKey[e.Key] = append(byKey[e.Key], e)
 		}
