@@ -138,7 +138,7 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 	if c == nil {
 		rep.Incidents = incidentsOf(h, evs, rep.Results)
 	} else {
-		c.keepWindows(evs, rep.Results, h.Header.TTL)
+		c.keepWindows(evs)
 	}
 	for _, r := range rep.Results {
 		if !r.Decisive {

@@ -54,14 +54,14 @@ func checkFenceOrder(evs []history.Event, mode string, opts Options, c *carry) R
 			if e.Fence >= best.Fence {
 				continue
 			}
-			r.ViolationCount++
-			if len(r.Violations) < opts.MaxViolations {
-				r.Violations = append(r.Violations, Violation{Property: FenceOrder, Key: k, Clients: []int{e.Client, best.Client},
-					Events: []int64{best.ID, e.ID}, At: e.Call, Start: best.Call, End: e.Return,
-					Summary: fmt.Sprintf("the resource accepted client %d's %s of %s with fence %d at %s, after "+
-						"accepting fence %d from client %d at %s",
-						e.Client, e.Kind, k, e.Fence, history.Seconds(e.Call), best.Fence, best.Client, history.Seconds(best.Call))})
-			}
+			r.found(mark{at: e.Call, start: best.Call, end: e.Return, n: 1, key: k, property: FenceOrder}, opts.MaxViolations,
+				func() Violation {
+					return Violation{Property: FenceOrder, Key: k, Clients: []int{e.Client, best.Client},
+						Events: []int64{best.ID, e.ID}, At: e.Call, Start: best.Call, End: e.Return,
+						Summary: fmt.Sprintf("the resource accepted client %d's %s of %s with fence %d at %s, after "+
+							"accepting fence %d from client %d at %s",
+							e.Client, e.Kind, k, e.Fence, history.Seconds(e.Call), best.Fence, best.Client, history.Seconds(best.Call))}
+				})
 		}
 		if c != nil {
 			for _, e := range byRet {

@@ -114,11 +114,21 @@ func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Opt
 	out := lockSegmented.check(ctx, src, nil, deadline)
 	// Counted, and only the examples built: n holders at once are
 	// n(n-1)/2 pairs.
-	overlaps, count := OverlapsUpTo(holds, opts.MaxViolations)
+	overlaps, count, marks := overlapsMarked(holds, opts.MaxViolations, end)
 	r := Result{Property: MutualExclusion, Decisive: true, Operations: src.Len(),
-		Segments: out.segments, LargestSegment: out.largest, ViolationCount: count}
+		Segments: out.segments, LargestSegment: out.largest, ViolationCount: count, marks: marks}
+	// A later hold's mark reads as its first example in the incidents'
+	// order (by start, then sentence).
+	first := map[int64]Violation{}
 	for _, o := range overlaps {
-		r.Violations = append(r.Violations, overlapViolation(o, end))
+		v := overlapViolation(o, end)
+		r.Violations = append(r.Violations, v)
+		if f, ok := first[o.B.AcquireID]; !ok || v.Start < f.Start || v.Start == f.Start && v.Summary < f.Summary {
+			first[o.B.AcquireID] = v
+		}
+	}
+	for i := range r.marks {
+		r.marks[i].summary = first[r.marks[i].id].Summary
 	}
 	formalFail := len(out.illegal) > 0
 	switch {

@@ -1,8 +1,11 @@
 package checker
 
 import (
+	"cmp"
 	"container/heap"
+	"slices"
 	"sort"
+	"strings"
 )
 
 // OverlapsUpTo returns the first limit overlapping pairs by start (those
@@ -12,11 +15,20 @@ import (
 // holds (a heap of the holds in force, a count per client), not the
 // pairs; only the examples kept are built.
 func OverlapsUpTo(holds []Hold, limit int) ([]Overlap, int) {
+	kept, count, _ := overlapsMarked(holds, limit, Forever)
+	return kept, count
+}
+
+// overlapsMarked is OverlapsUpTo with a mark per hold that overlaps
+// earlier ones (standing for its pairs; a hold still held at the end ends
+// at end), for the incidents.
+func overlapsMarked(holds []Hold, limit int, end int64) ([]Overlap, int, []mark) {
 	keys, byKey := holdsByKey(holds)
 	var kept []Overlap
+	var marks []mark
 	count := 0
 	for _, k := range keys {
-		first, n := keyOverlaps(holds, byKey[k], limit)
+		first, n := keyOverlaps(holds, byKey[k], limit, end, &marks)
 		count += n
 		// Keys in order, each key's pairs by start: a stable sort of the
 		// kept and the key's first is the first of all of them.
@@ -24,18 +36,24 @@ func OverlapsUpTo(holds []Hold, limit int) ([]Overlap, int) {
 		sort.SliceStable(kept, func(i, j int) bool { return kept[i].Start < kept[j].Start })
 		kept = kept[:min(len(kept), limit)]
 	}
-	return kept, count
+	return kept, count, marks
 }
 
 // keyOverlaps counts the overlapping pairs among one key's holds (idx,
 // by start) and builds the first limit of them, in Overlaps' order.
-func keyOverlaps(holds []Hold, idx []int32, limit int) ([]Overlap, int) {
+func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark) ([]Overlap, int) {
 	var (
 		ends  endHeap         // the holds in force
 		own   = map[int]int{} // the holds in force per client
 		order []int32         // the holds in force, by start, while examples are wanted (stale ones pruned lazily)
 		out   []Overlap
 		count int
+		// latest is the latest end of the holds pushed: while any hold
+		// is in force, the latest is among them.
+		latest int64
+		// firsts are the holds pushed, the earliest start on top; those
+		// no longer in force leave it when they come up (lazily).
+		firsts startHeap
 	)
 	wanted := limit > 0
 	for i, hi := range idx {
@@ -51,6 +69,19 @@ func keyOverlaps(holds []Hold, idx []int32, limit int) ([]Overlap, int) {
 			n -= startingAfter(holds, idx[:i], h)
 		}
 		count += n
+		if n > 0 {
+			until := min(h.End, latest)
+			if until == Forever {
+				until = end
+			}
+			for firsts[0].end <= h.Start {
+				heap.Pop(&firsts)
+			}
+			// Its pairs span from the earliest start in force, as the
+			// first of them (by start) does.
+			*marks = append(*marks, mark{at: h.Start, start: min(h.Start, firsts[0].start), end: until, n: n, key: h.Key,
+				property: MutualExclusion, id: h.AcquireID})
+		}
 		if wanted && (n > 0 || len(order) > 2*ends.Len()+64) {
 			order = inForce(holds, order, h.Start)
 		}
@@ -68,6 +99,8 @@ func keyOverlaps(holds []Hold, idx []int32, limit int) ([]Overlap, int) {
 			}
 		}
 		heap.Push(&ends, ended{end: h.End, client: h.Client})
+		latest = max(latest, h.End)
+		heap.Push(&firsts, started{start: h.Start, end: h.End})
 		own[h.Client]++
 		if wanted {
 			order = append(order, hi)
@@ -119,4 +152,97 @@ func (e *endHeap) Pop() any {
 	x := old[len(old)-1]
 	*e = old[:len(old)-1]
 	return x
+}
+
+// started is a hold pushed: when it began and ended.
+type started struct{ start, end int64 }
+
+// startHeap is the holds pushed, the earliest start on top.
+type startHeap []started
+
+func (s startHeap) Len() int           { return len(s) }
+func (s startHeap) Less(i, j int) bool { return s[i].start < s[j].start }
+func (s startHeap) Swap(i, j int)      { s[i], s[j] = s[j], s[i] }
+func (s *startHeap) Push(x any)        { *s = append(*s, x.(started)) }
+func (s *startHeap) Pop() any {
+	old := *s
+	x := old[len(old)-1]
+	*s = old[:len(old)-1]
+	return x
+}
+
+// Contended is a stretch in which Client held Key while another client
+// held it too: the union of the client's overlaps, what a timeline paints.
+type Contended struct {
+	Client     int
+	Key        string
+	Start, End int64 // End Forever: to the end of the run
+}
+
+// ContendedSpans returns every client's contended stretches, by key then
+// time, in one sweep per key: a client's state changes only at its own
+// holds' ends and where it becomes, or stops being, the only one holding,
+// so the spans are as many as the holds, however many pairs overlap.
+func ContendedSpans(holds []Hold) []Contended {
+	keys, byKey := holdsByKey(holds)
+	var out []Contended
+	for _, k := range keys {
+		out = keyContended(holds, byKey[k], k, out)
+	}
+	slices.SortStableFunc(out, func(a, b Contended) int {
+		return cmp.Or(strings.Compare(a.Key, b.Key), cmp.Compare(a.Start, b.Start), cmp.Compare(a.Client, b.Client))
+	})
+	return out
+}
+
+// edge is a hold's start or end, for the sweep.
+type edge struct {
+	at     int64
+	client int
+	start  bool
+}
+
+func keyContended(holds []Hold, idx []int32, key string, out []Contended) []Contended {
+	edges := make([]edge, 0, 2*len(idx))
+	for _, i := range idx {
+		if h := holds[i]; h.End > h.Start { // one that ends as it starts overlaps nothing
+			edges = append(edges, edge{h.Start, h.Client, true}, edge{h.End, h.Client, false})
+		}
+	}
+	// Ends first at one instant: holds that touch do not overlap.
+	sort.SliceStable(edges, func(i, j int) bool {
+		return edges[i].at < edges[j].at || edges[i].at == edges[j].at && !edges[i].start && edges[j].start
+	})
+	own := map[int]int{} // holds per client holding
+	since := map[int]int64{}
+	total := 0
+	update := func(c int, at int64) {
+		_, was := since[c]
+		now := own[c] > 0 && total > own[c]
+		switch {
+		case now && !was:
+			since[c] = at
+		case was && !now:
+			out = append(out, Contended{Client: c, Key: key, Start: since[c], End: at})
+			delete(since, c)
+		}
+	}
+	for _, e := range edges {
+		if e.start {
+			own[e.client]++
+			total++
+		} else {
+			if own[e.client]--; own[e.client] == 0 {
+				delete(own, e.client)
+			}
+			total--
+		}
+		update(e.client, e.at)
+		if len(own) <= 2 { // only then may another client become, or stop being, the only one
+			for c := range own {
+				update(c, e.at)
+			}
+		}
+	}
+	return out
 }
