@@ -243,15 +243,23 @@ func zoomWindows(rep *checker.Report, end int64) []window {
 		widest = 700_000_000
 	)
 	var vs []checker.Violation
+	total := 0 // counted, where vs are the examples listed
 	for _, decisive := range []bool{true, false} {
 		for _, r := range rep.Results {
 			if r.Decisive == decisive {
 				vs = append(vs, r.Violations...)
+				total += r.ViolationCount
 			}
 		}
 		if len(vs) > 0 {
 			break
 		}
+	}
+	// The episodes are drawn around the examples listed: past
+	// --max-violations their counts are of those, and say so.
+	listed := ""
+	if total > len(vs) {
+		listed = fmt.Sprintf(" listed (of %d in all)", total)
 	}
 	sort.SliceStable(vs, func(i, j int) bool { return vs[i].At < vs[j].At })
 	type episode struct {
@@ -275,8 +283,8 @@ func zoomWindows(rep *checker.Report, end int64) []window {
 		}
 		from := max(e.first-before, 0)
 		to := min(e.last+after, end, from+widest)
-		title := fmt.Sprintf("episode %d, %s to %s: %d violation(s); first: %s",
-			i+1, history.Seconds(from), history.Seconds(to), e.n, e.lead)
+		title := fmt.Sprintf("episode %d, %s to %s: %d violation(s)%s; first: %s",
+			i+1, history.Seconds(from), history.Seconds(to), e.n, listed, e.lead)
 		out = append(out, window{from: from, to: to, title: title})
 	}
 	return out
