@@ -90,7 +90,8 @@ func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts 
 // pair may span segments: the first write can lie before the cut). A read
 // no write explains is a stale read. Failing both, the segment as a whole
 // is reported. It returns the sentences (only when detail is set: building
-// them scans the history) and how many violations the segment holds.
+// them scans the history) and a mark per lost increment (nil when the
+// segment is reported whole, as its one sentence).
 func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, holds []Hold, detail bool) ([]Violation, []mark) {
 	var out []Violation
 	var marks []mark
