@@ -79,7 +79,7 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget), c)
 	srv := serverFacts{ServerView: history.ServerViewOf(evs, h.End), lockNodes: h.Header.LockNodes}
 	fr := checkForeignRelease(evs, holds, h.Header.InProcess, srv, opts)
-	if f := h.Header.Fencing; f != "" && f != "off" {
+	if f := h.Header.Fencing; fencesChecked(f) {
 		me.Decisive = false
 		if me.Note == "" {
 			me.Note = "the resource checks fences (" + f + "): overlapping holds are expected; the resource's check decides"
@@ -138,7 +138,7 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 	if c == nil {
 		rep.Incidents = incidentsOf(h, evs, rep.Results)
 	} else {
-		c.keepWindows(evs, rep.Results, h.Header.TTL)
+		c.keepWindows(evs)
 	}
 	for _, r := range rep.Results {
 		if !r.Decisive {
@@ -158,6 +158,13 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 		rep.Warnings = append(rep.Warnings, "check cancelled: "+ctx.Err().Error())
 	}
 	return rep
+}
+
+// fencesChecked says whether the resource checks fences in mode: only the
+// modes that say so, so a word no loader would pass (a History built in
+// memory) holds the lock to mutual exclusion rather than excuse it.
+func fencesChecked(mode string) bool {
+	return mode == history.FencingWrites || mode == history.FencingReadsAndWrites
 }
 
 func openOps(evs []history.Event) int {

@@ -22,14 +22,14 @@ const FenceOrder Property = "fence-order"
 // highest fence accepted before the chunk, and leaves its own behind.
 func checkFenceOrder(evs []history.Event, mode string, opts Options, c *carry) Result {
 	r := Result{Property: FenceOrder, Decisive: true, Status: Pass}
-	if mode == "" || mode == "off" {
+	if !fencesChecked(mode) {
 		r.Decisive = false
 		r.Note = "not applicable: the resource checks no fences"
 		return r
 	}
 	byKey := map[string][]history.Event{}
 	for _, e := range evs {
-		checked := e.Kind == history.Write || (e.Kind == history.Read && mode == "reads-and-writes")
+		checked := e.Kind == history.Write || (e.Kind == history.Read && mode == history.FencingReadsAndWrites)
 		if checked && e.Outcome == history.Ok && e.Fence > 0 {
 			byKey[e.Key] = append(byKey[e.Key], e)
 		}
@@ -54,14 +54,14 @@ func checkFenceOrder(evs []history.Event, mode string, opts Options, c *carry) R
 			if e.Fence >= best.Fence {
 				continue
 			}
-			r.ViolationCount++
-			if len(r.Violations) < opts.MaxViolations {
-				r.Violations = append(r.Violations, Violation{Property: FenceOrder, Key: k, Clients: []int{e.Client, best.Client},
-					Events: []int64{best.ID, e.ID}, At: e.Call, Start: best.Call, End: e.Return,
-					Summary: fmt.Sprintf("the resource accepted client %d's %s of %s with fence %d at %s, after "+
-						"accepting fence %d from client %d at %s",
-						e.Client, e.Kind, k, e.Fence, history.Seconds(e.Call), best.Fence, best.Client, history.Seconds(best.Call))})
-			}
+			r.found(mark{at: e.Call, start: best.Call, end: e.Return, n: 1, key: k, property: FenceOrder}, opts.MaxViolations,
+				func() Violation {
+					return Violation{Property: FenceOrder, Key: k, Clients: []int{e.Client, best.Client},
+						Events: []int64{best.ID, e.ID}, At: e.Call, Start: best.Call, End: e.Return,
+						Summary: fmt.Sprintf("the resource accepted client %d's %s of %s with fence %d at %s, after "+
+							"accepting fence %d from client %d at %s",
+							e.Client, e.Kind, k, e.Fence, history.Seconds(e.Call), best.Fence, best.Client, history.Seconds(best.Call))}
+				})
 		}
 		if c != nil {
 			for _, e := range byRet {

@@ -52,16 +52,16 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 			if b.client == h.Client || b.ret >= rel.Call {
 				continue
 			}
-			r.ViolationCount++
-			if len(r.Violations) < opts.MaxViolations {
-				r.Violations = append(r.Violations, Violation{
-					Property: ForeignRelease, Key: h.Key, Clients: []int{h.Client, b.client},
-					Events: []int64{h.AcquireID, b.id, rel.ID}, At: rel.Call, Start: h.Start, End: rel.Return,
-					Summary: fmt.Sprintf("client %d's release of %s at %s removed a lock it no longer held: client "+
-						"%d had acquired %s at %s",
-						h.Client, h.Key, history.Seconds(rel.Call), b.client, h.Key, history.Seconds(b.ret)),
+			r.found(mark{at: rel.Call, start: h.Start, end: rel.Return, n: 1, key: h.Key, property: ForeignRelease}, opts.MaxViolations,
+				func() Violation {
+					return Violation{
+						Property: ForeignRelease, Key: h.Key, Clients: []int{h.Client, b.client},
+						Events: []int64{h.AcquireID, b.id, rel.ID}, At: rel.Call, Start: h.Start, End: rel.Return,
+						Summary: fmt.Sprintf("client %d's release of %s at %s removed a lock it no longer held: client "+
+							"%d had acquired %s at %s",
+							h.Client, h.Key, history.Seconds(rel.Call), b.client, h.Key, history.Seconds(b.ret)),
+					}
 				})
-			}
 			break // one violation per release
 		}
 	}
@@ -112,14 +112,14 @@ func orphanReleases(evs []history.Event, holds []Hold, srv serverFacts, opts Opt
 					r.Settled = append(r.Settled, settled)
 					continue
 				}
-				r.ViolationCount++
-				if len(r.Violations) < opts.MaxViolations {
-					r.Violations = append(r.Violations, Violation{Property: ForeignRelease, Key: e.Key, Clients: []int{e.Client, o.Client},
-						Events: []int64{e.ID, o.AcquireID}, At: e.Call, Start: e.Call, End: e.Return,
-						Summary: fmt.Sprintf("client %d held nothing on %s but its release at %s succeeded, while "+
-							"client %d held it from %s%s",
-							e.Client, e.Key, history.Seconds(e.Call), o.Client, history.Seconds(o.Start), seen)})
-				}
+				r.found(mark{at: e.Call, start: e.Call, end: e.Return, n: 1, key: e.Key, property: ForeignRelease}, opts.MaxViolations,
+					func() Violation {
+						return Violation{Property: ForeignRelease, Key: e.Key, Clients: []int{e.Client, o.Client},
+							Events: []int64{e.ID, o.AcquireID}, At: e.Call, Start: e.Call, End: e.Return,
+							Summary: fmt.Sprintf("client %d held nothing on %s but its release at %s succeeded, while "+
+								"client %d held it from %s%s",
+								e.Client, e.Key, history.Seconds(e.Call), o.Client, history.Seconds(o.Start), seen)}
+					})
 			}
 		}
 	}

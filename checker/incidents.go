@@ -24,6 +24,11 @@ type Incident struct {
 	Violations int      `json:"violations"`
 	Properties []string `json:"properties"`
 	Cause      string   `json:"cause"`
+
+	// base is the cause's window part, waiting for an example's sentence
+	// (pending) when the incident's first violation was not kept.
+	base    string
+	pending bool
 }
 
 // episodeGap joins violations without a fault window into one incident.
@@ -58,26 +63,35 @@ func windowsOf(evs []history.Event, moment map[int64]string) []history.Event {
 }
 
 // incidentViolations are the violations incidents are made of: the
-// decisive ones, or all when none is decisive, by time.
-func incidentViolations(results []Result) []Violation {
-	var vs []Violation
+// decisive ones, or all when none is decisive, by time. Each is a mark:
+// the examples kept when they are all there is, else every violation
+// counted (its mark), so an incident's count is the true count.
+func incidentViolations(results []Result) []mark {
+	all := cut(results)
+	var ms []mark
 	for _, decisive := range []bool{true, false} {
 		for _, r := range results {
-			if r.Decisive == decisive {
-				vs = append(vs, r.Violations...)
+			switch {
+			case r.Decisive != decisive:
+			case all:
+				ms = append(ms, r.marks...)
+			default:
+				for _, v := range r.Violations {
+					ms = append(ms, markOf(v))
+				}
 			}
 		}
-		if len(vs) > 0 {
+		if len(ms) > 0 {
 			break
 		}
 	}
 	// A total order: violations at one instant (on two keys, say) come in
 	// another order from a check in chunks, and the first names the incident.
-	slices.SortStableFunc(vs, func(a, b Violation) int {
-		return cmp.Or(cmp.Compare(a.At, b.At), strings.Compare(a.Key, b.Key), cmp.Compare(a.Start, b.Start),
-			strings.Compare(a.Summary, b.Summary))
+	slices.SortStableFunc(ms, func(a, b mark) int {
+		return cmp.Or(cmp.Compare(a.at, b.at), strings.Compare(a.key, b.key), cmp.Compare(a.start, b.start),
+			strings.Compare(a.summary, b.summary))
 	})
-	return vs
+	return ms
 }
 
 // incidentSlack is how long after a fault window ends a violation may
@@ -92,8 +106,8 @@ func incidentSlack(ttl time.Duration) int64 {
 
 // incidentsFrom groups vs (by time) given the fault windows (by call)
 // and the sentences of those that reached their dangerous moment.
-func incidentsFrom(vs []Violation, windows []history.Event, moment map[int64]string, ttl time.Duration) []Incident {
-	if len(vs) == 0 {
+func incidentsFrom(ms []mark, windows []history.Event, moment map[int64]string, ttl time.Duration) []Incident {
+	if len(ms) == 0 {
 		return nil
 	}
 	slack := incidentSlack(ttl)
@@ -105,7 +119,8 @@ func incidentsFrom(vs []Violation, windows []history.Event, moment map[int64]str
 	}
 	var out []Incident
 	byWindow := map[int64]int{}
-	for _, v := range vs {
+	for _, m := range ms {
+		v := m.violation()
 		w, ok := windowNamed(windows, v)
 		if !ok {
 			w, ok = windowBefore(exercised, v.At, slack)
@@ -115,31 +130,48 @@ func incidentsFrom(vs []Violation, windows []history.Event, moment map[int64]str
 		}
 		if ok {
 			if i, seen := byWindow[w.ID]; seen {
-				out[i].add(v)
+				out[i].add(m)
 				continue
 			}
 			byWindow[w.ID] = len(out)
 			cause := fmt.Sprintf("%s at %s (%s)", w.Fault(), history.Seconds(w.Call), strings.Join(w.Targets(), ", "))
-			if m := moment[w.ID]; m != "" {
-				cause = m
+			if s := moment[w.ID]; s != "" {
+				cause = s
 			}
-			out = append(out, Incident{Start: v.At, End: v.End, Fault: w.Fault(), Window: w.ID, Cause: cause + "; then " + v.Summary})
-			out[len(out)-1].add(v)
+			out = append(out, Incident{Start: v.At, End: v.End, Fault: w.Fault(), Window: w.ID, base: cause + "; then ", pending: true})
+			out[len(out)-1].add(m)
 			continue
 		}
 		if n := len(out); n > 0 && out[n-1].Window < 0 && v.At-out[n-1].End <= int64(episodeGap) {
-			out[n-1].add(v)
+			out[n-1].add(m)
 			continue
 		}
-		out = append(out, Incident{Start: v.At, End: v.End, Window: -1, Cause: v.Summary})
-		out[len(out)-1].add(v)
+		out = append(out, Incident{Start: v.At, End: v.End, Window: -1, pending: true})
+		out[len(out)-1].add(m)
+	}
+	for i := range out {
+		out[i].settleCause()
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
 }
 
-func (in *Incident) add(v Violation) {
-	in.Violations++
+// settleCause words the cause of an incident none of whose violations was
+// kept as an example (past --max-violations): what and how many, where.
+func (in *Incident) settleCause() {
+	if in.pending {
+		in.Cause = fmt.Sprintf("%s%d violation(s) of %s from %s, none among the examples kept (raise --max-violations to see them)",
+			in.base, in.Violations, strings.Join(in.Properties, ", "), history.Seconds(in.Start))
+	}
+	in.base, in.pending = "", false
+}
+
+func (in *Incident) add(m mark) {
+	v := m.violation()
+	if in.pending && m.summary != "" {
+		in.Cause, in.pending = in.base+m.summary, false
+	}
+	in.Violations += m.n
 	in.Start = min(in.Start, v.At)
 	in.End = max(in.End, v.End, v.At)
 	p := string(v.Property)

@@ -67,7 +67,13 @@ func (b *lb) tries(key string, from, to, step float64, clients ...int) *lb {
 
 // end records an attempt of client 0 on a key nobody else uses, ending
 // at t (ms): the history runs to t, as a file can show it.
-func (b *lb) end(t float64) *lb { return b.acq(0, "idle", t-1, t, history.Refused) }
+// The header lists the key, when it lists keys: a loader refuses others.
+func (b *lb) end(t float64) *lb {
+	if k := b.h.Header.Keys; len(k) > 0 && !slices.Contains(k, "idle") {
+		b.h.Header.Keys = append(slices.Clip(k), "idle")
+	}
+	return b.acq(0, "idle", t-1, t, history.Refused)
+}
 
 // done orders the events by call and numbers them in that order, as a
 // recorder writes them.

@@ -53,6 +53,7 @@ type live struct {
 type tally struct {
 	judged, ops, count int
 	violations         []Violation
+	marks              []mark
 	totalJudged        int
 	totalCount         int
 }
@@ -60,6 +61,7 @@ type tally struct {
 func (t *tally) add(v Violation, maxKept int) {
 	t.count++
 	t.totalCount++
+	t.marks = append(t.marks, markOf(v))
 	if len(t.violations) < maxKept {
 		t.violations = append(t.violations, v)
 	}
@@ -131,12 +133,12 @@ func (l *live) drain() (df, ft Result) {
 
 func (t *tally) result(p Property, elapsed time.Duration) Result {
 	r := Result{Property: p, Status: Pass, Decisive: true, Judged: t.judged, Violations: t.violations,
-		ViolationCount: t.count, Operations: t.ops, Elapsed: elapsed}
+		ViolationCount: t.count, Operations: t.ops, Elapsed: elapsed, marks: t.marks}
 	if t.count > 0 {
 		r.Status = Fail
 	}
 	t.totalJudged += t.judged
-	t.judged, t.ops, t.count, t.violations = 0, 0, 0, nil
+	t.judged, t.ops, t.count, t.violations, t.marks = 0, 0, 0, nil, nil
 	return r
 }
 

@@ -3,7 +3,6 @@ package checker
 import (
 	"context"
 	"fmt"
-	"sort"
 	"time"
 
 	"github.com/anishathalye/porcupine"
@@ -113,31 +112,39 @@ func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Opt
 	start := time.Now()
 	src := newLockOps(holds)
 	out := lockSegmented.check(ctx, src, nil, deadline)
-	overlaps := Overlaps(holds)
+	// Counted, and only the examples built: n holders at once are
+	// n(n-1)/2 pairs.
+	overlaps, count, marks := overlapsMarked(holds, opts.MaxViolations, end)
 	r := Result{Property: MutualExclusion, Decisive: true, Operations: src.Len(),
-		Segments: out.segments, LargestSegment: out.largest, ViolationCount: len(overlaps)}
-	sort.SliceStable(overlaps, func(i, j int) bool { return overlaps[i].Start < overlaps[j].Start })
+		Segments: out.segments, LargestSegment: out.largest, ViolationCount: count, marks: marks}
+	// A later hold's mark reads as its first example in the incidents'
+	// order (by start, then sentence).
+	first := map[int64]Violation{}
 	for _, o := range overlaps {
-		if len(r.Violations) >= opts.MaxViolations {
-			break
+		v := overlapViolation(o, end)
+		r.Violations = append(r.Violations, v)
+		if f, ok := first[o.B.AcquireID]; !ok || v.Start < f.Start || v.Start == f.Start && v.Summary < f.Summary {
+			first[o.B.AcquireID] = v
 		}
-		r.Violations = append(r.Violations, overlapViolation(o, end))
+	}
+	for i := range r.marks {
+		r.marks[i].summary = first[r.marks[i].id].Summary
 	}
 	formalFail := len(out.illegal) > 0
 	switch {
-	case formalFail && len(overlaps) > 0:
+	case formalFail && count > 0:
 		r.Status = Fail
-	case formalFail || (len(overlaps) > 0 && !out.timedOut):
+	case formalFail || (count > 0 && !out.timedOut):
 		// The two methods must agree; a disagreement is a checker bug, and
 		// a checker that is unsure says so.
 		r.Status = Unknown
 		r.Note = fmt.Sprintf("checker disagreement: porcupine found %d illegal segment(s), the interval sweep %d "+
-			"overlap(s); please report this history", len(out.illegal), len(overlaps))
+			"overlap(s); please report this history", len(out.illegal), count)
 	case out.timedOut:
 		r.Status = Unknown
 		r.Note = fmt.Sprintf("porcupine ran out of its %v budget", opts.Budget)
-		if len(overlaps) > 0 {
-			r.Note += fmt.Sprintf("; the interval sweep found %d overlap(s)", len(overlaps))
+		if count > 0 {
+			r.Note += fmt.Sprintf("; the interval sweep found %d overlap(s)", count)
 		}
 	default:
 		r.Status = Pass

@@ -55,8 +55,12 @@ func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts 
 	}
 	for _, s := range out.illegal {
 		detail := len(r.Violations) < opts.MaxViolations
-		vs, n := explainCounter(s, ix, evs, earlier, allHolds, detail)
-		r.ViolationCount += n
+		vs, marks := explainCounter(s, ix, evs, earlier, allHolds, detail)
+		if marks == nil { // a segment no lost update explains: one violation, always built
+			marks = []mark{markOf(vs[0])}
+		}
+		r.ViolationCount += len(marks)
+		r.marks = append(r.marks, marks...)
 		for _, v := range vs {
 			if len(r.Violations) < opts.MaxViolations {
 				r.Violations = append(r.Violations, v)
@@ -86,10 +90,11 @@ func checkResource(ctx context.Context, evs []history.Event, holds []Hold, opts 
 // pair may span segments: the first write can lie before the cut). A read
 // no write explains is a stale read. Failing both, the segment as a whole
 // is reported. It returns the sentences (only when detail is set: building
-// them scans the history) and how many violations the segment holds.
-func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, holds []Hold, detail bool) ([]Violation, int) {
+// them scans the history) and a mark per lost increment (nil when the
+// segment is reported whole, as its one sentence).
+func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, holds []Hold, detail bool) ([]Violation, []mark) {
 	var out []Violation
-	n := 0
+	var marks []mark
 	for _, op := range s.ops {
 		in := op.Input.(*counterInput)
 		if in.op != opWrite || in.indefinite {
@@ -100,13 +105,16 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 		if !ok {
 			continue
 		}
-		n++
+		m := mark{at: w.Call, start: prev.Call, end: w.Return, n: 1, key: w.Key, property: ResourceLinearizable}
 		if detail {
-			out = append(out, lostUpdate(prev, w, evs, earlier, holds))
+			v := lostUpdate(prev, w, evs, earlier, holds)
+			out = append(out, v)
+			m = markOf(v)
 		}
+		marks = append(marks, m)
 	}
-	if n > 0 {
-		return out, n
+	if len(marks) > 0 {
+		return out, marks
 	}
 	state := describeStates(s.init)
 	first, last := s.ops[0], s.ops[len(s.ops)-1]
@@ -118,7 +126,7 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 			Summary: fmt.Sprintf("client %d wrote %d to %s at %s on top of %s: its read-modify-write started from a "+
 				"stale %d, so the increments in between were lost",
 				w.Client, w.Value, w.Key, history.Seconds(w.Call), state, w.Value-1),
-		}}, 1
+		}}, nil
 	}
 	if len(s.ops) == 1 && first.Input.(*counterInput).op == opRead {
 		r := evs[ix.byID[first.Metadata.(*keyed).eventID]]
@@ -127,7 +135,7 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 			At: r.Call, Start: r.Call, End: r.Return,
 			Summary: fmt.Sprintf("client %d read %d from %s at %s, but the value was %s: a stale or invented read",
 				r.Client, r.Value, r.Key, history.Seconds(r.Call), state),
-		}}, 1
+		}}, nil
 	}
 	var clients []int
 	seen := map[int]bool{}
@@ -149,7 +157,7 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 		Start: first.Call, End: endT,
 		Summary: fmt.Sprintf("no order of the %d reads and writes of %s between %s and %s explains the values seen (value before them: %s)",
 			len(s.ops), s.key, history.Seconds(first.Call), history.Seconds(endT), state),
-	}}, 1
+	}}, nil
 }
 
 // describeStates renders the counter model's set of possible values.

@@ -105,6 +105,9 @@ type Result struct {
 	// the whole history when it is small, else the failing segments.
 	Model *porcupine.Model             `json:"-"`
 	Info  *porcupine.LinearizationInfo `json:"-"`
+
+	// marks are every violation counted, for the incidents' counts.
+	marks []mark
 }
 
 // Err turns a result into an error: nil on pass.

@@ -124,14 +124,14 @@ func serverExclusive(ls []lease, lockNodes int, opts Options, r *Result) {
 			}
 			keep = append(keep, o)
 			if overlap := min(o.to, l.to) - l.from; overlap > int64(serverSlack) {
-				r.ViolationCount++
-				if len(r.Violations) < opts.MaxViolations {
-					r.Violations = append(r.Violations, Violation{Property: ServerExclusive, Key: l.key, At: l.from,
-						Start: l.from, End: min(o.to, l.to),
-						Summary: fmt.Sprintf("the server held two leases on %s at once for %s: %s on %s (from %s) and %s on %s (from %s)",
-							l.key, history.Span(time.Duration(overlap)), short(o.value), o.where, history.Seconds(o.from),
-							short(l.value), l.where, history.Seconds(l.from))})
-				}
+				r.found(mark{at: l.from, start: l.from, end: min(o.to, l.to), n: 1, key: l.key, property: ServerExclusive},
+					opts.MaxViolations, func() Violation {
+						return Violation{Property: ServerExclusive, Key: l.key, At: l.from,
+							Start: l.from, End: min(o.to, l.to),
+							Summary: fmt.Sprintf("the server held two leases on %s at once for %s: %s on %s (from %s) and %s on %s (from %s)",
+								l.key, history.Span(time.Duration(overlap)), short(o.value), o.where, history.Seconds(o.from),
+								short(l.value), l.where, history.Seconds(l.from))}
+					})
 			}
 		}
 		live[l.serverKey] = append(keep, l)
@@ -178,15 +178,15 @@ func staleBelief(srv *history.ServerView, ls []lease, holds []Hold, lockNodes in
 			if o.from < sh.End || o.from >= h.End || (h.Token != "" && o.value == h.Token) {
 				continue
 			}
-			r.ViolationCount++
-			if len(r.Violations) < opts.MaxViolations {
-				r.Violations = append(r.Violations, Violation{Property: StaleBelief, Key: h.Key, Clients: []int{h.Client},
-					Events: []int64{h.AcquireID}, At: o.from, Start: sh.End, End: min(h.End, o.to),
-					Summary: fmt.Sprintf("client %d believed it held %s until %s, but the server dropped its lease at %s (%s on %s) "+
-						"and gave %s to %s on %s at %s",
-						h.Client, h.Key, endText(h.End), history.Seconds(sh.End), sh.Ended, strings.Join(sh.Nodes, ", "),
-						h.Key, whose(o.value), o.where, history.Seconds(o.from))})
-			}
+			r.found(mark{at: o.from, start: sh.End, end: min(h.End, o.to), n: 1, key: h.Key, property: StaleBelief}, opts.MaxViolations,
+				func() Violation {
+					return Violation{Property: StaleBelief, Key: h.Key, Clients: []int{h.Client},
+						Events: []int64{h.AcquireID}, At: o.from, Start: sh.End, End: min(h.End, o.to),
+						Summary: fmt.Sprintf("client %d believed it held %s until %s, but the server dropped its lease at %s (%s on %s) "+
+							"and gave %s to %s on %s at %s",
+							h.Client, h.Key, endText(h.End), history.Seconds(sh.End), sh.Ended, strings.Join(sh.Nodes, ", "),
+							h.Key, whose(o.value), o.where, history.Seconds(o.from))}
+				})
 			break
 		}
 	}

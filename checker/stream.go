@@ -205,8 +205,7 @@ type carry struct {
 	// sentences: a violation just past a cut is put down to its window.
 	windows    []history.Event
 	moments    map[int64]string
-	candidates map[int64]history.Event // windows a kept violation may be put down to
-	noted      map[Property]int        // violations whose windows are among the candidates
+	candidates map[int64]history.Event // every window, which a violation may be put down to
 	// maxViolations is Options.MaxViolations: no more are kept per property.
 	maxViolations int
 	// live is the liveness sweep, which carries its own state over cuts
@@ -217,43 +216,23 @@ type carry struct {
 func newCarry() *carry {
 	return &carry{counter: map[string]carried{}, fences: map[string]history.Event{}, recent: map[string][]history.Event{},
 		holds: map[string][]Hold{}, trying: map[ck]int64{}, lastTry: map[ck]int64{}, heldUntil: map[string]int64{},
-		clients: map[int]bool{}, moments: map[int64]string{}, candidates: map[int64]history.Event{}, noted: map[Property]int{}}
+		clients: map[int]bool{}, moments: map[int64]string{}, candidates: map[int64]history.Event{}}
 }
 
 // keptWindows is how many of the latest fault windows cross a cut.
 const keptWindows = 64
 
-// keepWindows notes, for the incidents built at the end, the windows each
-// of the chunk's violations may be put down to (those that began before
-// it and ended at most two TTLs earlier, the cut's far side included) and
-// the sentences of windows that reached their dangerous moment, which a
-// judgment may write after the cut.
-func (c *carry) keepWindows(evs []history.Event, results []Result, ttl time.Duration) {
-	all := append(slices.Clip(c.windows), windowsOf(evs, c.moments)...)
-	slack := incidentSlack(ttl)
-	for _, r := range results {
-		// Incidents are made of the violations the report keeps: each
-		// property's first MaxViolations, in file order.
-		if c.noted[r.Property] >= c.maxViolations {
-			continue
-		}
-		c.noted[r.Property] += len(r.Violations)
-		for _, v := range r.Violations {
-			for _, w := range all {
-				if w.Call <= v.At && w.Return+slack >= v.At || slices.Contains(v.Events, w.ID) {
-					c.candidates[w.ID] = w
-				}
-			}
-		}
+// keepWindows notes, for the incidents built at the end, every fault
+// window and the sentences of those that reached their dangerous moment
+// (which a judgment may write after the cut). Every violation counts in
+// an incident, not only the examples kept, so any window may be one's
+// cause: windows are one per fault fired, few beside the events.
+func (c *carry) keepWindows(evs []history.Event) {
+	ws := windowsOf(evs, c.moments)
+	for _, w := range ws {
+		c.candidates[w.ID] = w
 	}
-	c.windows = lastOf(all, keptWindows)
-	for id := range c.moments {
-		_, candidate := c.candidates[id]
-		// A liveness window's violation may be settled chunks later.
-		if !candidate && !c.live.has(id) && !slices.ContainsFunc(c.windows, func(w history.Event) bool { return w.ID == id }) {
-			delete(c.moments, id)
-		}
-	}
+	c.windows = lastOf(append(slices.Clip(c.windows), ws...), keptWindows)
 }
 
 // keptRecent is how many of each key's latest reads, writes and holds
@@ -302,6 +281,7 @@ func (r *Report) merge(o *Report, maxViolations int) {
 			}
 		}
 		a.ViolationCount += b.ViolationCount
+		a.marks = append(a.marks, b.marks...)
 		a.Judged += b.Judged
 		a.Elapsed += b.Elapsed
 		a.Operations += b.Operations
@@ -381,6 +361,7 @@ func (r *Report) finishLiveness(c *carry, end int64) {
 		a := r.Result(o.Property)
 		a.Violations = append(a.Violations, o.Violations[:min(len(o.Violations), c.maxViolations-len(a.Violations))]...)
 		a.ViolationCount += o.ViolationCount
+		a.marks = append(a.marks, o.marks...)
 		a.Judged += o.Judged
 		a.Operations += o.Operations
 		a.Elapsed += o.Elapsed

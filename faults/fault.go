@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/internal/wait"
 	"github.com/lockchaos/lockchaos/netfault"
 )
@@ -122,6 +123,7 @@ func RegisterKind(k Kind) error {
 		return fmt.Errorf("%w: fault kind %q is already registered", ErrInvalidConfig, k.Name)
 	}
 	kinds.list = append(kinds.list, k)
+	history.RegisterFaultKind(k.Name) // so a history's header may list it
 	return nil
 }
 

@@ -133,7 +133,7 @@ func TestClientOutOfRangeIsBadInput(t *testing.T) {
 		t.Fatalf("no clients in the header: %v", err)
 	}
 	neg := strings.Replace(boundsHeader, `"clients":2`, `"clients":-1`, 1)
-	if _, err := history.Load(strings.NewReader(body(neg, 0)), "n.jsonl"); err == nil || !strings.Contains(err.Error(), "n.jsonl:1: header: clients -1 is negative") {
+	if _, err := history.Load(strings.NewReader(body(neg, 0)), "n.jsonl"); err == nil || !strings.Contains(err.Error(), "n.jsonl:1: header: clients -1 out of range 0..10000") {
 		t.Fatalf("negative clients: %v", err)
 	}
 }

@@ -73,7 +73,7 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	// copies at once), to a chunk and a quarter: the events moved on at a
 	// cut and those read before the next call line fit.
 	size := min(hint, opts.MinEvents+opts.MinEvents/4)
-	ld := &loader{name: name, h: &History{Header: header, Events: make([]Event, 0, size)}, inFlight: map[int]flight{}}
+	ld := newLoader(name, header, size)
 	q.Start(header)
 	var moved []Event
 	// limit is the size at which the next cut is tried: MinEvents past

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/lockchaos/lockchaos/internal/jsonl"
 )
 
 // maxLine bounds every line of a history, its header included: a longer
@@ -56,7 +58,7 @@ func load(r io.Reader, name string, hint int) (*History, error) {
 	}
 	// Sized once the header is read: a file that is no history costs no
 	// memory for the events it was guessed to hold.
-	ld := &loader{name: name, h: &History{Header: header, Events: make([]Event, 0, hint)}, inFlight: map[int]flight{}}
+	ld := newLoader(name, header, hint)
 	if err := parseBlocks(br, 2, ld.apply); err != nil {
 		return nil, ld.lineErr(err)
 	}
@@ -78,14 +80,8 @@ func readHeader(br *bufio.Reader, name string) (Header, error) {
 	case err != nil && len(head) == 0:
 		return h, fmt.Errorf("%w: %s: empty file (no header line)", ErrMalformed, name)
 	}
-	if err := decodeStrict(bytes.TrimSpace(head), &h); err != nil {
+	if h, err = parseHeader(head); err != nil {
 		return h, malformed(name, 1, "header: %v", err)
-	}
-	if f := h.Format; f < 1 || f > FormatVersion {
-		return h, malformed(name, 1, "header: format %d, this lockchaos reads formats 1 to %d", f, FormatVersion)
-	}
-	if h.Clients < 0 {
-		return h, malformed(name, 1, "header: clients %d is negative", h.Clients)
 	}
 	return h, nil
 }
@@ -112,6 +108,43 @@ type loader struct {
 	inFlight map[int]flight
 	nextID   int64 // past every id of the chunks read (ReadChunks)
 	earlier  idSet // the ids of the chunks read (ReadChunks)
+	// keys are the header's, when it lists them: an event on another key
+	// is bad input (nil: an older header that does not say).
+	keys    map[string]bool
+	lastKey string // the last key found in keys: most lines repeat it
+}
+
+// newLoader starts a loader for the file name with its header read, its
+// events sized for size.
+func newLoader(name string, header Header, size int) *loader {
+	ld := &loader{name: name, h: &History{Header: header, Events: make([]Event, 0, size)}, inFlight: map[int]flight{}}
+	if len(header.Keys) > 0 {
+		ld.keys = make(map[string]bool, len(header.Keys))
+		for _, k := range header.Keys {
+			ld.keys[k] = true
+		}
+	}
+	return ld
+}
+
+// listKeys shows a header's keys in an error, the first few of many.
+func listKeys(keys []string) string {
+	if len(keys) > 5 {
+		return fmt.Sprintf("%q and %d more", keys[:5], len(keys)-5)
+	}
+	return fmt.Sprintf("%q", keys)
+}
+
+// knownKey reports whether the header lists key (or lists none).
+func (ld *loader) knownKey(key string) bool {
+	if ld.keys == nil || key == "" || key == ld.lastKey {
+		return true
+	}
+	if !ld.keys[key] {
+		return false
+	}
+	ld.lastKey = key
+	return true
 }
 
 func (ld *loader) bad(n int, format string, args ...any) error {
@@ -163,6 +196,9 @@ func (ld *loader) apply(l *line, n int) error {
 		if _, dup := ld.byID.get(l.Op); dup || ld.earlier.has(l.Op) {
 			return ld.bad(n, "op %d invoked twice", l.Op)
 		}
+		if !ld.knownKey(l.Key) {
+			return ld.bad(n, "key %q is not one of the header's keys (%s)", l.Key, listKeys(ld.h.Header.Keys))
+		}
 		e := Event{ID: l.Op, Kind: l.Kind, Client: l.Client, Key: l.Key, Token: l.Token, Fence: l.Fence,
 			Call: l.T, Return: l.T, Window: NewWindow(l.Fault, l.Targets, l.Detail), Outcome: Indefinite, Open: true}
 		if l.Value != nil {
@@ -195,6 +231,14 @@ func (ld *loader) apply(l *line, n int) error {
 		if !e.Open {
 			return ld.bad(n, "op %d returned twice", l.Op)
 		}
+		// A return line repeats its call's client (and names no other
+		// key): one that differs was written for some other operation.
+		if l.Client != e.Client {
+			return ld.bad(n, "op %d returns on client %d, but client %d called it", l.Op, l.Client, e.Client)
+		}
+		if l.Key != "" && l.Key != e.Key {
+			return ld.bad(n, "op %d returns on key %q, but was called on key %q", l.Op, l.Key, e.Key)
+		}
 		if f, ok := ld.inFlight[e.Client]; ok && f.op == l.Op {
 			delete(ld.inFlight, e.Client)
 		}
@@ -218,8 +262,12 @@ func (ld *loader) apply(l *line, n int) error {
 }
 
 // decodeStrict rejects unknown fields and trailing data, so a corrupted
-// line is reported rather than half-read.
+// line is reported rather than half-read, and what encoding/json would
+// let through in silence (invalid UTF-8, a name given twice: jsonl.Check).
 func decodeStrict(b []byte, v any) error {
+	if err := jsonl.Check(b); err != nil {
+		return err
+	}
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(v); err != nil {

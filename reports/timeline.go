@@ -14,12 +14,15 @@ import (
 
 // timeline is what the SVG timeline draws, extracted once per cell.
 type timeline struct {
-	clients  []int
-	end      int64
-	holds    []checker.Hold
-	overlaps []checker.Overlap
-	faults   []faultWindow
-	marks    []mark
+	clients []int
+	end     int64
+	holds   []checker.Hold
+	// contended are each client's stretches holding a key another client
+	// held too: as many as the holds, where pairs would be n² for n
+	// holders at once.
+	contended []checker.Contended
+	faults    []faultWindow
+	marks     []mark
 	// keyRows are the keys with liveness stretches, drawn under the lanes.
 	keyRows []keyRow
 	// The server's side (timeline_server.go): watched says the history
@@ -81,7 +84,7 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 	}
 	sort.Ints(t.clients)
 	t.holds = checker.Holds(h)
-	t.overlaps = checker.Overlaps(t.holds)
+	t.contended = checker.ContendedSpans(t.holds)
 	byID := map[int64]history.Event{}
 	clocks := map[string]time.Duration{} // node -> its clock offset so far
 	for _, e := range h.Events {
@@ -230,7 +233,7 @@ func (t *timeline) drawHoldsExact(b *strings.Builder, from, to int64, x func(int
 			`<title>client %d held %s from %s to %s%s</title></rect>`,
 			x0, y+2, math.Max(x1-x0, 1), laneHeight-4, h.Client, esc(h.Key), esc(history.Seconds(h.Start)), esc(until), esc(fence))
 	}
-	for _, o := range t.overlaps {
+	for _, o := range t.contended {
 		end := o.End
 		if end == checker.Forever {
 			end = t.end
@@ -239,13 +242,10 @@ func (t *timeline) drawHoldsExact(b *strings.Builder, from, to int64, x func(int
 			continue
 		}
 		x0, x1 := x(max(o.Start, from)), x(min(end, to))
-		for _, c := range []int{o.A.Client, o.B.Client} {
-			y := topMargin + lane[c]*(laneHeight+laneGap)
-			fmt.Fprintf(b, `<rect class="overlap" x="%.1f" y="%d" width="%.1f" height="%d" fill="#d0021b">`+
-				`<title>clients %d and %d both held %s from %s (%.1f ms)</title></rect>`,
-				x0, y, math.Max(x1-x0, 1.5), laneHeight,
-				o.A.Client, o.B.Client, esc(o.A.Key), esc(history.Seconds(o.Start)), float64(end-o.Start)/1e6)
-		}
+		y := topMargin + lane[o.Client]*(laneHeight+laneGap)
+		fmt.Fprintf(b, `<rect class="overlap" x="%.1f" y="%d" width="%.1f" height="%d" fill="#d0021b">`+
+			`<title>client %d held %s while another client held it too, from %s (%.1f ms)</title></rect>`,
+			x0, y, math.Max(x1-x0, 1.5), laneHeight, o.Client, esc(o.Key), esc(history.Seconds(o.Start)), float64(end-o.Start)/1e6)
 	}
 }
 
@@ -272,13 +272,12 @@ func (t *timeline) drawHoldsFolded(b *strings.Builder, from, to int64, plot int,
 	for _, h := range t.holds {
 		paint(h.Client, h.Start, t.holdEnd(h), 1)
 	}
-	for _, o := range t.overlaps {
+	for _, o := range t.contended {
 		end := o.End
 		if end == checker.Forever {
 			end = t.end
 		}
-		paint(o.A.Client, o.Start, end, 2)
-		paint(o.B.Client, o.Start, end, 2)
+		paint(o.Client, o.Start, end, 2)
 	}
 	for i, row := range cover {
 		y := topMargin + i*(laneHeight+laneGap)

@@ -20,7 +20,7 @@ import (
 // lease end; the floor asks for 3.
 func witnessCell() *history.History {
 	h := &history.History{Header: history.Header{Format: history.FormatVersion, Scenario: "gc-pause", Lock: "token",
-		Clients: 2, TTL: 300 * time.Millisecond, LockNodes: 1, Faults: []string{"gc-pause"},
+		Clients: 2, TTL: 300 * time.Millisecond, LockNodes: 1, Faults: []string{"client-pause"},
 		Floor: &history.Floor{MinExercised: 3, MinCycles: 1, MaxIndefinite: 0.5}}, End: ms(1000)}
 	add := func(e history.Event) history.Event {
 		e.ID = int64(len(h.Events))

@@ -20,7 +20,7 @@ import (
 // every time (1_000_000: ms; 1: the same history over a few µs).
 func watchedPause(unit int64, witness bool) *history.History {
 	h := &history.History{Header: history.Header{Format: history.FormatVersion, Scenario: "gc-pause", Lock: "token",
-		Clients: 2, TTL: 300 * time.Millisecond, LockNodes: 1, Faults: []string{"gc-pause"},
+		Clients: 2, TTL: 300 * time.Millisecond, LockNodes: 1, Faults: []string{"client-pause"},
 		Floor: &history.Floor{MinExercised: 3, MinCycles: 1, MaxIndefinite: 0.5}}}
 	add := func(e history.Event) history.Event {
 		if e.Kind == history.Witness && !witness {
