@@ -87,8 +87,8 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	}
 	fo := checkFenceOrder(evs, h.Header.Fencing, opts, c)
 	df, ft, lv := checkLiveness(h, evs, opts, c)
-	ex, sb := checkServer(srv, holds, opts)
-	return []Result{me, res, fr, fo, df, ft, ex, sb}, lv
+	ex, sb, pl := checkServer(srv, evs, holds, h.Header, opts, &df)
+	return []Result{me, res, fr, fo, df, ft, ex, sb, pl}, lv
 }
 
 // checkLiveness judges deadlock-free and fault-tolerant: a whole history
