@@ -77,7 +77,7 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
 	// The resource gets a fresh budget: a slow lock check must not starve it.
 	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget), c)
-	srv := serverFacts{ServerView: history.ServerViewOf(evs, h.End), lockNodes: h.Header.LockNodes}
+	srv := serverFactsOf(evs, h, c)
 	fr := checkForeignRelease(evs, holds, h.Header.InProcess, srv, opts)
 	if f := h.Header.Fencing; f != "" && f != "off" {
 		me.Decisive = false

@@ -50,7 +50,9 @@ type phantom struct {
 // checkPhantoms judges every lease on a lock key against the acquires
 // in flight when it was written, and adds the time each phantom kept
 // trying pods out past the recovery bound to deadlock-free (df).
-func checkPhantoms(ls []lease, evs []history.Event, holds []Hold, hdr history.Header, opts Options,
+// lockKeys are the server keys a holder's token was written to (not a
+// fence counter beside one): those found here are added.
+func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hold, hdr history.Header, opts Options,
 	df *Result) Result {
 	r := Result{Property: PhantomLease, Status: Pass, Decisive: true}
 	tokens := map[string]bool{}
@@ -61,7 +63,7 @@ func checkPhantoms(ls []lease, evs []history.Event, holds []Hold, hdr history.He
 		}
 		tokens[h.Token] = true
 	}
-	lockKeys := map[string]bool{} // server keys a holder's token was written to (not a fence counter beside one)
+	lockKeys := srv.lockKeys // with earlier chunks' over a cut
 	for _, l := range ls {
 		if tokens[l.value] {
 			lockKeys[l.serverKey] = true
@@ -71,10 +73,15 @@ func checkPhantoms(ls []lease, evs []history.Event, holds []Hold, hdr history.He
 		r.Note = "not judged: the witness saw no holder's token on the server"
 		return r
 	}
-	acq, judged := acquiresByKey(evs), df.Judged
+	acq, judged := acquiresByKey(srv.ph.carried(), evs), df.Judged
 	doubted := 0
+	var pending []lease
 	for _, l := range ls {
 		if !lockKeys[l.serverKey] || l.found {
+			continue
+		}
+		if !tokens[l.value] && srv.ph != nil && l.ended == history.LeaseLive {
+			pending = append(pending, l) // still there at the cut: judged once it ends
 			continue
 		}
 		r.Operations++
@@ -94,17 +101,11 @@ func checkPhantoms(ls []lease, evs []history.Event, holds []Hold, hdr history.He
 		}
 		phantomLiveness(p, recoverBound(hdr), opts, df)
 	}
+	srv.ph.keep(pending, evs, acq)
 	if r.ViolationCount > 0 {
 		r.Status = Fail
 	}
-	if n := df.Judged - judged; n > 0 {
-		note := fmt.Sprintf("%d phantom lease(s) judged as a stopped holder's lease (see phantom-lease)", n)
-		if judged == 0 {
-			df.Note = "no holder stopped while another pod tried; " + note
-		} else {
-			df.Note = strings.TrimSpace(df.Note + "; " + note)
-		}
-	}
+	df.Note = phantomNote(df.Note, judged, df.Judged-judged)
 	if doubted > 0 {
 		r.Note = fmt.Sprintf("%d lease(s) no holder's token named were written while an acquire that ended indefinite "+
 			"was in flight: the lock admitted it may have won, not judged", doubted)
@@ -112,12 +113,15 @@ func checkPhantoms(ls []lease, evs []history.Event, holds []Hold, hdr history.He
 	return r
 }
 
-// acquiresByKey lists each key's acquires, by call (evs are).
-func acquiresByKey(evs []history.Event) map[string][]*history.Event {
+// acquiresByKey lists each key's acquires, by call: those carried over a
+// cut (earlier), then evs's (by call).
+func acquiresByKey(carried, evs []history.Event) map[string][]*history.Event {
 	out := map[string][]*history.Event{}
-	for i := range evs {
-		if e := &evs[i]; e.Kind == history.Acquire {
-			out[e.Key] = append(out[e.Key], e)
+	for _, es := range [][]history.Event{carried, evs} {
+		for i := range es {
+			if e := &es[i]; e.Kind == history.Acquire {
+				out[e.Key] = append(out[e.Key], e)
+			}
 		}
 	}
 	return out
@@ -269,4 +273,18 @@ func phantomCause(p phantom) string {
 		cs = append(cs, fmt.Sprint(w.Client))
 	}
 	return fmt.Sprintf("client %s's acquire was refused at %s", strings.Join(cs, "/"), history.Seconds(p.freed))
+}
+
+// phantomNote adds to deadlock-free's note the n phantoms it judged
+// beside the stopped holders the sweep judged (swept): its "nothing to
+// judge" is then about stopped holders only.
+func phantomNote(note string, swept, n int) string {
+	if n == 0 {
+		return note
+	}
+	ph := fmt.Sprintf("%d phantom lease(s) judged as a stopped holder's lease would be (see phantom-lease)", n)
+	if swept == 0 {
+		return "no holder stopped while another pod tried; " + ph
+	}
+	return strings.TrimPrefix(note+"; "+ph, "; ")
 }

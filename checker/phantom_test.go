@@ -1,6 +1,8 @@
 package checker_test
 
 import (
+	"context"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -103,5 +105,50 @@ func TestPhantomLeaseQuietWhereNoPodWasToldAWrongNo(t *testing.T) {
 	s.h.End = 2000 * msNs
 	if r := checkSrv(t, s).Result(checker.PhantomLease); r.Status != checker.Pass || r.Operations != 1 {
 		t.Errorf("a fence counter beside the lock key: %+v, want the one lock lease judged and a pass", r)
+	}
+}
+
+// Checked in chunks (a cut wherever order:1 is quiet: right after the
+// refusal, between client 2's refusals), the phantom is carried over
+// the cuts and judged where it ends, or at the file's end, as Check
+// judges it on the whole history; deadlock-free says it judged it.
+func TestPhantomLeaseJudgedInChunksAsOnTheWholeHistory(t *testing.T) {
+	for _, cut := range []int64{0, 2000} { // 2000: the file ends while the phantom is still there
+		s := phantomHist(history.Refused, 0)
+		if cut > 0 {
+			var evs []history.Event
+			s.h.End = 0 // the last event's return, as a file read in chunks has it
+			for _, e := range s.h.Events {
+				if e.Return <= cut*msNs {
+					evs = append(evs, e)
+					s.h.End = max(s.h.End, e.Return)
+				}
+			}
+			s.h.Events = evs
+		} else {
+			s.h.End += 10 * msNs
+		}
+		whole := checker.Check(context.Background(), &s.h, checker.Options{})
+		path := filepath.Join(t.TempDir(), "h.jsonl")
+		if err := history.WriteFile(path, &s.h); err != nil {
+			t.Fatal(err)
+		}
+		rep, sum, err := checker.CheckFile(context.Background(), path, checker.FileOptions{ChunkEvents: 8})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sum.Chunks < 3 {
+			t.Fatalf("%d chunk(s): the history was not cut", sum.Chunks)
+		}
+		for _, p := range []checker.Property{checker.PhantomLease, checker.DeadlockFree} {
+			w, c := whole.Result(p), rep.Result(p)
+			if c.Status != checker.Fail || c.ViolationCount != 1 || w.ViolationCount != 1 ||
+				c.Violations[0].Summary != w.Violations[0].Summary {
+				t.Errorf("cut %d: %s in %d chunks: %s %+v\nwhole: %s %+v", cut, p, sum.Chunks, c.Status, c.Violations, w.Status, w.Violations)
+			}
+		}
+		if df := rep.Result(checker.DeadlockFree); !strings.Contains(df.Note, "1 phantom lease(s) judged") {
+			t.Errorf("cut %d: deadlock-free's note %q", cut, df.Note)
+		}
 	}
 }

@@ -57,7 +57,20 @@ func checkServer(srv serverFacts, evs []history.Event, holds []Hold, hdr history
 	ls := leasesInForce(srv.ServerView, srv.lockNodes) // every property here reads them
 	serverExclusive(ls, srv.lockNodes, opts, &ex)
 	staleBelief(srv.ServerView, ls, holds, srv.lockNodes, opts, &sb)
-	return ex, sb, checkPhantoms(ls, evs, holds, hdr, opts, df)
+	return ex, sb, checkPhantoms(ls, srv, evs, holds, hdr, opts, df)
+}
+
+// serverFactsOf is what the server-side properties read of a whole
+// history (c nil) or of one chunk, with what earlier chunks showed
+// (phantomchunk.go).
+func serverFactsOf(evs []history.Event, h *history.History, c *carry) serverFacts {
+	if c == nil {
+		return serverFacts{ServerView: history.ServerViewOf(evs, h.End), lockNodes: h.Header.LockNodes, lockKeys: map[string]bool{}}
+	}
+	if c.ph == nil {
+		c.ph = &phantomCarry{lockKeys: map[string]bool{}, hdr: h.Header}
+	}
+	return serverFacts{ServerView: c.ph.view(evs, h.End), lockNodes: h.Header.LockNodes, lockKeys: c.ph.lockKeys, ph: c.ph}
 }
 
 // lease is one lease as the lock takes it: from when it was in force to

@@ -209,6 +209,8 @@ type carry struct {
 	noted      map[Property]int        // violations whose windows are among the candidates
 	// maxViolations is Options.MaxViolations: no more are kept per property.
 	maxViolations int
+	// ph is what the server-side properties carry (phantomchunk.go).
+	ph *phantomCarry
 	// live is the liveness sweep, which carries its own state over cuts
 	// (stopped holders not yet resolved, free stretches, leases left).
 	live *live
@@ -344,6 +346,7 @@ func (r *Report) merge(o *Report, maxViolations int) {
 // finish computes what only the whole file gives: client count, latency
 // percentiles, the rate, and the evidence held to its floor.
 func (r *Report) finish(c *carry, end int64, faulty bool, ttl time.Duration) {
+	r.finishPhantoms(c, end)
 	r.finishLiveness(c, end)
 	s := &r.Stats
 	s.Duration = end
@@ -385,6 +388,9 @@ func (r *Report) finishLiveness(c *carry, end int64) {
 		a.Operations += o.Operations
 		a.Elapsed += o.Elapsed
 		a.Note = o.Note
+		if o.Property == DeadlockFree {
+			a.Note = phantomNote(o.Note, c.live.df.totalJudged, a.Judged-c.live.df.totalJudged)
+		}
 		if a.ViolationCount > 0 {
 			a.Status = Fail
 		}
