@@ -73,8 +73,14 @@ func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hol
 		r.Note = "not judged: the witness saw no holder's token on the server"
 		return r
 	}
-	acq, judged := acquiresByKey(srv.ph.carried(), evs), df.Judged
-	doubted := 0
+	judged, doubted := df.Judged, 0
+	var acqs map[string][]*history.Event
+	acq := func(key string) []*history.Event {
+		if acqs == nil { // most histories have no lease to attribute: no pass over their events
+			acqs = acquiresByKey(srv.ph.carried(), evs)
+		}
+		return acqs[key]
+	}
 	var pending []lease
 	for _, l := range ls {
 		if !lockKeys[l.serverKey] || l.found {
@@ -88,12 +94,12 @@ func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hol
 		if tokens[l.value] {
 			continue
 		}
-		p, doubt := attribute(l, acq[l.key])
+		p, doubt := attribute(l, acq(l.key))
 		doubted += b2i(doubt)
 		if doubt || l.to-p.freed <= int64(phantomSlack) {
 			continue
 		}
-		p.blocked(acq[l.key])
+		p.blocked(acq(l.key))
 		r.ViolationCount++
 		r.Judged++
 		if len(r.Violations) < opts.MaxViolations {

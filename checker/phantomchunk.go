@@ -52,7 +52,7 @@ func (p *phantomCarry) carried() []history.Event {
 // keep carries the leases still live at this chunk's end: their values'
 // witness events and the acquires on their keys that could have written
 // them or been kept out by them.
-func (p *phantomCarry) keep(ls []lease, evs []history.Event, acq map[string][]*history.Event) {
+func (p *phantomCarry) keep(ls []lease, evs []history.Event, acq func(key string) []*history.Event) {
 	if p == nil {
 		return
 	}
@@ -66,7 +66,7 @@ func (p *phantomCarry) keep(ls []lease, evs []history.Event, acq map[string][]*h
 				}
 			}
 		}
-		for _, e := range acq[l.key] {
+		for _, e := range acq(l.key) {
 			if (e.Return >= l.from-releaseHeard || e.Open) && !seen[e.ID] {
 				seen[e.ID] = true
 				out = append(out, *e)
