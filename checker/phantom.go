@@ -94,7 +94,7 @@ func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hol
 		if tokens[l.value] {
 			continue
 		}
-		p, doubt := attribute(l, acq(l.key))
+		p, doubt := attribute(l, acq(l.key), int64(recoverBound(hdr)))
 		doubted += b2i(doubt)
 		if doubt || l.to-p.freed <= int64(phantomSlack) {
 			continue
@@ -113,8 +113,9 @@ func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hol
 	}
 	df.Note = phantomNote(df.Note, judged, df.Judged-judged)
 	if doubted > 0 {
-		r.Note = fmt.Sprintf("%d lease(s) no holder's token named were written while an acquire that ended indefinite "+
-			"was in flight: the lock admitted it may have won, not judged", doubted)
+		r.Note = fmt.Sprintf("%d lease(s) no holder's token named may have been written by an acquire that ended "+
+			"indefinite (in flight, or given up on within the recovery bound before): the lock admitted it may have won, "+
+			"not judged", doubted)
 	}
 	return r
 }
@@ -135,29 +136,32 @@ func acquiresByKey(carried, evs []history.Event) map[string][]*history.Event {
 
 // attribute finds the acquires that could have written l: those in
 // flight when the witness heard the write, or, the witness hearing late,
-// none being, those that returned at most its lateness before. doubt:
-// one of them ended indefinite, so the write may be that one's, which
-// the lock never said it lost. An acquire that returned ok wrote its own
-// token, not this value.
-func attribute(l lease, acqs []*history.Event) (phantom, bool) {
+// none being, those that returned at most its lateness before. An
+// acquire that returned ok wrote its own token, not this value. doubt:
+// an acquire that ended indefinite may have written it, in flight then
+// or given up on at most stale before (a write stuck in a stalled
+// server's input lands after its caller timed out): the lock never said
+// that one lost.
+func attribute(l lease, acqs []*history.Event, stale int64) (phantom, bool) {
 	n := sort.Search(len(acqs), func(i int) bool { return acqs[i].Call > l.from })
+	for _, e := range acqs[:n] {
+		if e.Outcome == history.Indefinite && (e.Open || e.Return >= l.from-stale) {
+			return phantom{l: l, freed: l.from}, true
+		}
+	}
 	for _, late := range []int64{0, releaseHeard} {
 		p := phantom{l: l, freed: l.from}
 		for _, e := range acqs[:n] {
-			if e.Outcome == history.Ok || e.Return < l.from-late && !e.Open {
-				continue
+			if e.Outcome == history.Refused && e.Return >= l.from-late {
+				p.writers = append(p.writers, e)
+				p.freed = max(p.freed, e.Return)
 			}
-			if e.Outcome == history.Indefinite {
-				return p, true
-			}
-			p.writers = append(p.writers, e)
-			p.freed = max(p.freed, e.Return)
 		}
-		if len(p.writers) > 0 || late == releaseHeard {
+		if len(p.writers) > 0 {
 			return p, false
 		}
 	}
-	return phantom{l: l, freed: l.from}, false // not reached: the wider pass returns
+	return phantom{l: l, freed: l.from}, false
 }
 
 // blocked counts the other clients' refusals while the phantom stood,

@@ -88,7 +88,21 @@ func TestPhantomLeaseQuietWhereNoPodWasToldAWrongNo(t *testing.T) {
 		t.Errorf("an indefinite writer: %+v, want a pass that says why", r)
 	}
 
+	// A server stalled under load: client 5's acquire gave up (indefinite)
+	// 100 ms before its SET, stuck in the server's input, landed while
+	// only refused acquires were in flight. It may be client 5's.
 	s := newSrv(1, "node0").
+		op(history.Acquire, 1, "tokA", 0, 2, history.Ok).seen(history.ServerSet, "node0", "tokA", 1, 301).
+		op(history.Release, 1, "tokA", 50, 52, history.Ok).seen(history.ServerDel, "node0", "tokA", 51, 0).
+		op(history.Acquire, 5, "", 60, 1000, history.Indefinite).
+		op(history.Acquire, 3, "", 1050, 1200, history.Refused).seen(history.ServerSet, "node0", "tokP", 1100, 4100).
+		op(history.Acquire, 2, "", 1300, 1305, history.Refused)
+	s.h.End = 4200 * msNs
+	if r := checkSrv(t, s).Result(checker.PhantomLease); r.Status != checker.Pass || !strings.Contains(r.Note, "ended indefinite") {
+		t.Errorf("a write an acquire that gave up 100 ms before may have made: %+v, want not judged", r)
+	}
+
+	s = newSrv(1, "node0").
 		op(history.Acquire, 1, "", 0, 2, history.Ok).seen(history.ServerSet, "node0", "v1", 1, 301).
 		op(history.Release, 1, "", 50, 52, history.Ok).seen(history.ServerDel, "node0", "v1", 51, 0).
 		op(history.Acquire, 3, "", 100, 450, history.Refused).seen(history.ServerSet, "node0", "v3", 101, 3101)
