@@ -77,7 +77,7 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
 	// The resource gets a fresh budget: a slow lock check must not starve it.
 	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget), c)
-	srv := serverFacts{ServerView: history.ServerViewOf(evs, h.End), lockNodes: h.Header.LockNodes}
+	srv := serverFactsOf(evs, h, c)
 	fr := checkForeignRelease(evs, holds, h.Header.InProcess, srv, opts)
 	if f := h.Header.Fencing; fencesChecked(f) {
 		me.Decisive = false
@@ -87,8 +87,8 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	}
 	fo := checkFenceOrder(evs, h.Header.Fencing, opts, c)
 	df, ft, lv := checkLiveness(h, evs, opts, c)
-	ex, sb := checkServer(srv, holds, opts)
-	return []Result{me, res, fr, fo, df, ft, ex, sb}, lv
+	ex, sb, pl := checkServer(srv, evs, holds, h.Header, opts, &df)
+	return []Result{me, res, fr, fo, df, ft, ex, sb, pl}, lv
 }
 
 // checkLiveness judges deadlock-free and fault-tolerant: a whole history

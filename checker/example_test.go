@@ -59,6 +59,7 @@ func ExampleCheck() {
 	// fault-tolerant: pass
 	// server-exclusive: pass (not counted: not judged: no witness watched the server)
 	// stale-belief: pass (not counted: not judged: no witness watched the server)
+	// phantom-lease: pass
 }
 
 // A saved history is checked the same way. This one, from the package's

@@ -70,10 +70,16 @@ func (t *tally) add(v Violation, maxKept int) {
 func newLive(h history.Header, maxViolations int) *live {
 	ttl := cmp.Or(h.TTL, defaultTTL)
 	return &live{ttl: int64(ttl), nodes: h.LockNodes, maxViolations: maxViolations,
-		recoverWithin: cmp.Or(h.RecoverWithin, history.DefaultRecoverWithin(ttl, history.DefaultRetrySlack)),
+		recoverWithin: recoverBound(h),
 		acquireWithin: cmp.Or(h.AcquireWithin, history.DefaultAcquireWithin(defaultCallTimeout, history.DefaultRetrySlack)),
 		keys:          map[string]*keyLive{}, windowIDs: map[int64]bool{}, claimed: map[int64]bool{}, abandonErr: map[int64]abandonAt{},
 		spansJudged: map[int64]bool{}}
+}
+
+// recoverBound is deadlock-free's bound: the header's, or its default
+// from the TTL.
+func recoverBound(h history.Header) time.Duration {
+	return cmp.Or(h.RecoverWithin, history.DefaultRecoverWithin(cmp.Or(h.TTL, defaultTTL), history.DefaultRetrySlack))
 }
 
 // add takes events by call: a whole history (whole), or the next chunk.

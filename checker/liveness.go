@@ -34,7 +34,7 @@ const (
 // Group returns the family the property belongs to.
 func (p Property) Group() Group {
 	switch p {
-	case DeadlockFree, FaultTolerant:
+	case DeadlockFree, FaultTolerant, PhantomLease:
 		return GroupLiveness
 	}
 	return GroupSafety

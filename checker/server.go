@@ -43,26 +43,43 @@ const (
 // order: overlaps shorter than it are not reported.
 const serverSlack = 5 * time.Millisecond
 
-// checkServer runs both server-side properties.
-func checkServer(srv serverFacts, holds []Hold, opts Options) (Result, Result) {
+// checkServer runs the server-side properties: the two shown ones and
+// phantom-lease, which adds the phantoms that kept pods out to df.
+func checkServer(srv serverFacts, evs []history.Event, holds []Hold, hdr history.Header, opts Options,
+	df *Result) (Result, Result, Result) {
 	ex := Result{Property: ServerExclusive, Status: Pass}
 	sb := Result{Property: StaleBelief, Status: Pass}
 	if !srv.Any() {
 		note := "not judged: no witness watched the server"
 		ex.Note, sb.Note = note, note
-		return ex, sb
+		return ex, sb, Result{Property: PhantomLease, Status: Pass, Decisive: true, Note: note}
 	}
-	ls := leasesInForce(srv.ServerView, srv.lockNodes) // both properties read them
+	ls := leasesInForce(srv.ServerView, srv.lockNodes) // every property here reads them
 	serverExclusive(ls, srv.lockNodes, opts, &ex)
 	staleBelief(srv.ServerView, ls, holds, srv.lockNodes, opts, &sb)
-	return ex, sb
+	return ex, sb, checkPhantoms(ls, srv, evs, holds, hdr, opts, df)
+}
+
+// serverFactsOf is what the server-side properties read of a whole
+// history (c nil) or of one chunk, with what earlier chunks showed
+// (phantomchunk.go).
+func serverFactsOf(evs []history.Event, h *history.History, c *carry) serverFacts {
+	if c == nil {
+		return serverFacts{ServerView: history.ServerViewOf(evs, h.End), lockNodes: h.Header.LockNodes, lockKeys: map[string]bool{}}
+	}
+	if c.ph == nil {
+		c.ph = &phantomCarry{lockKeys: map[string]bool{}, hdr: h.Header}
+	}
+	return serverFacts{ServerView: c.ph.view(evs, h.End), lockNodes: h.Header.LockNodes, lockKeys: c.ph.lockKeys, ph: c.ph}
 }
 
 // lease is one lease as the lock takes it: from when it was in force to
-// when it stopped.
+// when it stopped (ended says how). found: the witness found it on
+// connecting rather than saw it written (every copy, on a quorum lock).
 type lease struct {
-	key, serverKey, value, where string
-	from, to                     int64
+	key, serverKey, value, where, ended string
+	from, to                            int64
+	found                               bool
 }
 
 // leasesInForce lists each key's leases where the lock takes them.
@@ -87,12 +104,17 @@ func leasesInForce(srv *history.ServerView, lockNodes int) []lease {
 		cs := copies[k]
 		if lockNodes <= 1 {
 			c := cs[0] // the first written; later copies are a replica's
-			out = append(out, lease{key: k.key, serverKey: k.serverKey, value: k.value, where: c.Node, from: c.Set, to: c.End})
+			out = append(out, lease{key: k.key, serverKey: k.serverKey, value: k.value, where: c.Node, from: c.Set, to: c.End,
+				ended: c.Ended, found: c.Found})
 			continue
 		}
 		if sh, ok := history.Majority(firstPerNode(cs), lockNodes); ok {
+			found := true
+			for _, c := range sh.Copies {
+				found = found && c.Found
+			}
 			out = append(out, lease{key: k.key, serverKey: k.serverKey, value: k.value, where: strings.Join(sh.Nodes, ", "),
-				from: sh.Start, to: sh.End})
+				from: sh.Start, to: sh.End, ended: sh.Ended, found: found})
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].from < out[j].from })

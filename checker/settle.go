@@ -11,6 +11,11 @@ import (
 type serverFacts struct {
 	*history.ServerView
 	lockNodes int
+	// lockKeys are the server keys a holder's token was written to (not
+	// a fence counter beside one), so far: phantom-lease's.
+	lockKeys map[string]bool
+	// ph is what phantom-lease carries over a cut (nil: a whole history).
+	ph *phantomCarry
 }
 
 // releaseHeard is how long after a release returned its delete may reach

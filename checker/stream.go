@@ -208,6 +208,8 @@ type carry struct {
 	candidates map[int64]history.Event // every window, which a violation may be put down to
 	// maxViolations is Options.MaxViolations: no more are kept per property.
 	maxViolations int
+	// ph is what the server-side properties carry (phantomchunk.go).
+	ph *phantomCarry
 	// live is the liveness sweep, which carries its own state over cuts
 	// (stopped holders not yet resolved, free stretches, leases left).
 	live *live
@@ -324,6 +326,7 @@ func (r *Report) merge(o *Report, maxViolations int) {
 // finish computes what only the whole file gives: client count, latency
 // percentiles, the rate, and the evidence held to its floor.
 func (r *Report) finish(c *carry, end int64, faulty bool, ttl time.Duration) {
+	r.finishPhantoms(c, end)
 	r.finishLiveness(c, end)
 	s := &r.Stats
 	s.Duration = end
@@ -366,6 +369,9 @@ func (r *Report) finishLiveness(c *carry, end int64) {
 		a.Operations += o.Operations
 		a.Elapsed += o.Elapsed
 		a.Note = o.Note
+		if o.Property == DeadlockFree {
+			a.Note = phantomNote(o.Note, c.live.df.totalJudged, a.Judged-c.live.df.totalJudged)
+		}
 		if a.ViolationCount > 0 {
 			a.Status = Fail
 		}

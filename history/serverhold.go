@@ -33,8 +33,9 @@ type ServerHold struct {
 
 // LeaseFor finds the server lease behind h: the copies of h's value
 // (its token; for a lock whose value names no owner, the first value the
-// server wrote after h's acquire began and before its belief ended) on
-// the nodes a witness watched. lockNodes is the lock's node count (the
+// server wrote after h's acquire began and before its belief ended that
+// was still there when the acquire returned) on the nodes a witness
+// watched. lockNodes is the lock's node count (the
 // history's LockNodes; 0 or 1: one node). ok false when no witness
 // watched, or none saw the lease: the caller must assume it from the TTL.
 func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
@@ -72,7 +73,14 @@ func (v *ServerView) LeaseFor(h Hold, lockNodes int) (ServerHold, bool) {
 		if h.Token == "" {
 			// Not a write whose value was replaced before it could be read
 			// (its value and expiry are unknown).
-			mine = l.Set >= h.AcquireCall && l.Set <= h.End && !l.Found && l.Value != ""
+			mine = l.Set >= h.AcquireCall && l.Set <= h.End && !l.Found && l.Value != "" &&
+				// Gone before the acquire returned: another pod's value,
+				// set and deleted while the acquire was in flight (the
+				// witness hears both late, so it can fall inside the call),
+				// never the lease h went on to hold. If h's own value went
+				// that early (a reply later than its TTL), no lease is
+				// better than a wrong one: the caller assumes it.
+				l.End >= h.Start
 		}
 		if mine {
 			copies = append(copies, l)

@@ -79,7 +79,7 @@ func TestCheckJSON(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("not JSON: %v\n%s", err, out)
 	}
-	if rep.Verdict != "fail" || len(rep.Results) != 8 {
+	if rep.Verdict != "fail" || len(rep.Results) != 9 {
 		t.Fatalf("%+v", rep)
 	}
 }
