@@ -20,7 +20,12 @@
 // instead, so a CI job without Redis cannot go green on skips alone. It
 // logs its seed (random unless LOCKCHAOS_SEED is set, so a failure replays
 // exactly) and writes the cell's history and HTML page to a folder that is
-// kept, and logged, when the test fails. A simulated cell's lines say
+// kept, and logged, when the test fails (always, with Options.OutDir or
+// go test -artifacts). On real Redis it measures the machine once per test
+// binary and stretches the cell's times as the CLI does (Options.TimeScale
+// pins the factor); it warns when the leases the witness saw last
+// otherwise than the lock declares, and skips a cell whose lock refuses
+// its deployment (lockimpl.Unsupported). A simulated cell's lines say
 // "simulated"; a cell the harness could not run (a constructor that fails,
 // a Redis that would not start) fails the test with no verdict, whatever
 // the expectation.

@@ -15,6 +15,7 @@ import (
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/lockchaostest"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // What a Go user plugging in a third-party library trips on (issue 34):
@@ -28,6 +29,8 @@ func thirdPartyHelper(t *testing.T, which string) {
 		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe, lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)})
 	case "whole-second":
 		lockchaostest.Run(t, wholeSecondLock, "baseline", lockchaostest.Safe, lockchaostest.Options{Seed: 7, Duration: time.Second})
+	case "whole-second-scaled":
+		testWholeSecondScaled(t)
 	case "bad-scale":
 		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Safe, lockchaostest.Options{TimeScale: 0.05})
 	case "refuses":
@@ -41,8 +44,31 @@ var wholeSecondLock = lockimpl.Spec{Name: "whole-second", Nodes: 1, New: func(en
 	return locker{c: &Client{rdb: env.Clients[0]}, ttl: (env.TTL + time.Second - 1).Truncate(time.Second)}, nil
 }}
 
+// testWholeSecondScaled is the Scaled recipe of docs/go.md.
+//
+// docs:begin scaled
+func testWholeSecondScaled(t *testing.T) {
+	sc, err := scenarios.Named("gc-pause")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The catalog's TTL is 300 ms; the lock's lease is a whole second.
+	// Scaled stretches every time of the scenario by one factor (the TTL,
+	// the pause, the work, the gaps), so the scenario keeps its shape at
+	// the lock's own lease: a pause of 1.5 s past a 1 s lease.
+	sc = sc.Scaled(float64(time.Second) / float64(sc.TTL))
+	// TimeScale 1: a lease counted in whole seconds cannot stretch with
+	// the machine's load as a TTL does (a measured 1.2 would make the TTL
+	// 1.2 s and the lease 2 s).
+	lockchaostest.RunScenario(t, wholeSecondLock, sc, lockchaostest.Unsafe,
+		lockchaostest.Options{Duration: 4 * time.Second, TimeScale: 1})
+}
+
+// docs:end scaled
+
+// docs:begin refuses
 // replicaShyLock refuses a node with replicas, as Dapr's Redis lock does
-// at Init, in the lock's own words.
+// at Init, in the lock's own words: the cell is skipped with the reason.
 var replicaShyLock = lockimpl.Spec{Name: "replica-shy", Nodes: 1, New: func(env lockimpl.Env) (lockimpl.Locker, error) {
 	info, err := env.Clients[0].Info(context.Background(), "replication").Result()
 	if err != nil {
@@ -53,6 +79,8 @@ var replicaShyLock = lockimpl.Spec{Name: "replica-shy", Nodes: 1, New: func(env 
 	}
 	return locker{c: &Client{rdb: env.Clients[0]}, ttl: env.TTL}, nil
 }}
+
+// docs:end refuses
 
 func needRedis(t *testing.T) {
 	t.Helper()
@@ -149,6 +177,13 @@ func TestLeaseOfItsOwnIsSaid(t *testing.T) {
 	if !ok || strings.Contains(got, "warning:") {
 		t.Errorf("orderlock, whose lease is the TTL, warned (or failed):\n%s", got)
 	}
+	// Scaled to the lock's lease, the scenario fits it: no warning, and
+	// the pause past the lease is caught.
+	got, ok = runHelper(t, "whole-second-scaled")
+	if !ok || strings.Contains(got, "warning:") {
+		t.Errorf("gc-pause scaled to a 1 s lease warned or missed the violation:\n%s", got)
+	}
+	mustSay(t, got, "gc-pause/whole-second: fail (expected unsafe): met")
 }
 
 // A lock that refuses the cell's deployment is skipped with its reason,
