@@ -73,7 +73,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	defer done()
 	for _, part := range p.Parts {
 		run, err := runPart(ctx, part)
-		if why, ok := refused(p, err); ok {
+		if why, ok := refused(p, err); ok && part.Index == 0 && (run.h == nil || len(run.h.Events) == 0) {
 			res.Outcome, res.Error, res.History = results.Skipped, why, ""
 			break
 		}
@@ -109,9 +109,11 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 }
 
 // refused says why the cell is skipped when its lock refused the
-// deployment (lockimpl.ErrUnsupported from its constructor, before any
-// traffic: every pod's lock is built first): the lock's own reason, not a
-// harness error, since nothing is wrong with the harness or the lock.
+// deployment (lockimpl.ErrUnsupported from its constructor): the lock's
+// own reason, not a harness error, since nothing is wrong with the harness
+// or the lock. Execute asks only before any traffic (every pod's lock is
+// built before the history starts): a refusal after (a restarted pod's)
+// leaves a cell that ran, and stays the harness error it is.
 func refused(p *Plan, err error) (string, bool) {
 	if !errors.Is(err, lockimpl.ErrUnsupported) {
 		return "", false
