@@ -20,7 +20,12 @@
 // instead, so a CI job without Redis cannot go green on skips alone. It
 // logs its seed (random unless LOCKCHAOS_SEED is set, so a failure replays
 // exactly) and writes the cell's history and HTML page to a folder that is
-// kept, and logged, when the test fails. A simulated cell's lines say
+// kept, and logged, when the test fails (always, with Options.OutDir or
+// go test -artifacts). On real Redis it measures the machine once per test
+// binary and stretches the cell's times as the CLI does (Options.TimeScale
+// pins the factor); it warns when the leases the witness saw last
+// otherwise than the lock declares, and skips a cell whose lock refuses
+// its deployment (lockimpl.Unsupported). A simulated cell's lines say
 // "simulated"; a cell the harness could not run (a constructor that fails,
 // a Redis that would not start) fails the test with no verdict, whatever
 // the expectation.
@@ -87,6 +92,17 @@ type Options struct {
 	// (the test skips without one, or fails with LOCKCHAOS_REQUIRE_REDIS=1).
 	// Sim(t) runs the cell simulated: miniredis in virtual time.
 	Backend backend.Backend
+	// TimeScale stretches every time of the scenario (TTL, work, gaps,
+	// call timeouts, fault sizes) by one factor, as lockchaos run
+	// --time-scale does. Default 0: measured once per test binary, as the
+	// CLI measures once per run (scenarios.Calibrate: 1 on a quiet
+	// machine, more on a loaded one, at most 6); 1 in virtual time.
+	TimeScale float64
+	// OutDir keeps every cell's history and HTML page under
+	// OUT/SCENARIO/LOCK/, whether the test passes or fails. Default: a
+	// temp folder kept only when the test fails; go test -artifacts keeps
+	// it in the test's artifact folder (under -outputdir).
+	OutDir string
 }
 
 // Run runs the named catalog scenario against lock and fails t unless the
@@ -94,7 +110,7 @@ type Options struct {
 // returns the cell's result for further assertions.
 func Run(t testing.TB, lock lockimpl.Spec, scenario string, expect results.Expecter, opts ...Options) *results.Cell {
 	t.Helper()
-	sc, err := scenarios.Get(scenario)
+	sc, err := scenarios.Named(scenario)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,18 +128,27 @@ func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect
 	if len(opts) > 0 {
 		o = opts[0]
 	}
+	if err := (scenarios.Options{TimeScale: o.TimeScale}).Validate(); err != nil {
+		t.Fatalf("lockchaostest: Options.TimeScale: %v", err)
+	}
 	if o.Backend == nil {
 		needRedisServer(t)
 	}
 	seed := seedFor(t, o.Seed)
-	dir := keptOnFailure(t)
+	on := timingFor(t, o)
+	dir := outputDir(t, o)
 	test := t.Name()
 	res := scenarios.Run(context.Background(), sc, lock, expect, scenarios.Options{Seed: seed, OutDir: dir,
-		Duration: o.Duration, Backend: o.Backend,
+		Duration: o.Duration, Backend: o.Backend, TimeScale: on.scale, NodeOpTime: on.nodeOp,
 		Rerun: func(p *scenarios.Plan) string {
 			return fmt.Sprintf("%s=%d go test -run '^%s$'", SeedEnv, p.RunSeed, regexp.QuoteMeta(test))
 		}})
+	history := res.History
 	page := writePage(t, dir, res)
+	res.History = history // writePage made it relative to dir, for the page's links
+	if note := scenarios.LeaseNote(lock, res.Checked, res.TTL); note != "" {
+		t.Logf("lockchaostest: warning: %s", note)
+	}
 	line := res.Summary()
 	if res.Simulated {
 		line = "simulated (backend " + res.Backend + ": miniredis in virtual time, not real Redis): " + line
@@ -189,24 +214,6 @@ func seedFor(t testing.TB, seed int64) int64 {
 	return seed
 }
 
-// keptOnFailure makes the cell's output folder: removed after a passing
-// test, kept (and logged) after a failing one.
-func keptOnFailure(t testing.TB) string {
-	t.Helper()
-	dir, err := os.MkdirTemp("", "lockchaostest-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("lockchaostest: history and report kept in %s", dir)
-			return
-		}
-		_ = os.RemoveAll(dir)
-	})
-	return dir
-}
-
 // writePage writes the cell's HTML report and returns its path.
 func writePage(t testing.TB, dir string, res *results.Cell) string {
 	t.Helper()
@@ -215,8 +222,10 @@ func writePage(t testing.TB, dir string, res *results.Cell) string {
 	sum.Tally()
 	reports.RelativeHistories(dir, sum)
 	out, err := reports.WriteHTML(dir, sum, reports.HTMLOptions{})
-	if err != nil || len(out.Pages) == 0 {
+	if err != nil {
 		t.Logf("lockchaostest: no HTML report: %v", err)
+	}
+	if err != nil || len(out.Pages) == 0 { // a skipped cell has no page
 		return filepath.Join(dir, "index.html")
 	}
 	return out.Pages[0]

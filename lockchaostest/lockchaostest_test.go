@@ -42,6 +42,8 @@ func TestHelper(t *testing.T) {
 		lockchaostest.Run(t, orderLock, "baseline", lockchaostest.Stuck, lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)})
 	case "broken":
 		lockchaostest.Run(t, brokenLock, "baseline", lockchaostest.Either, lockchaostest.Options{Seed: 7, Backend: lockchaostest.Sim(t)})
+	default:
+		thirdPartyHelper(t, os.Getenv(helperEnv))
 	}
 }
 

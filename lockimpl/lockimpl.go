@@ -31,7 +31,28 @@ var (
 	// died, hung or wrote garbage): not an outcome of the operation but a
 	// failure of the harness's setup, which stops the cell and reports it.
 	ErrBroken = errors.New("lockimpl: lock broken")
+	// ErrUnsupported means the lock refuses the cell's deployment (Dapr's
+	// Redis lock refuses a node with replicas): a Spec's New returns it
+	// (Unsupported builds one with the reason), and the cell is skipped
+	// with that reason, not failed as a harness error.
+	ErrUnsupported = errors.New("lockimpl: not supported by this lock")
 )
+
+// UnsupportedError is an ErrUnsupported with the lock's own reason.
+type UnsupportedError struct{ Reason string }
+
+func (e *UnsupportedError) Error() string { return ErrUnsupported.Error() + ": " + e.Reason }
+func (e *UnsupportedError) Unwrap() error { return ErrUnsupported }
+
+// Unsupported is the error a Spec's New returns when the lock refuses the
+// deployment it was given, with the reason in the lock's words:
+//
+//	if replicas > 0 {
+//		return nil, lockimpl.Unsupported("dapr's redis lock refuses a node with %d replica(s)", replicas)
+//	}
+func Unsupported(format string, args ...any) error {
+	return &UnsupportedError{Reason: fmt.Sprintf(format, args...)}
+}
 
 // Locker hands out leases on keys. Acquire makes one attempt: retrying is
 // the caller's policy, so the harness sees every attempt.

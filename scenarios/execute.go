@@ -73,6 +73,10 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 	defer done()
 	for _, part := range p.Parts {
 		run, err := runPart(ctx, part)
+		if why, ok := refused(p, err); ok && part.Index == 0 && (run.h == nil || len(run.h.Events) == 0) {
+			res.Outcome, res.Error, res.History = results.Skipped, why, ""
+			break
+		}
 		if err != nil {
 			res.Outcome, res.Error = results.HarnessError, err.Error()
 			if errors.Is(err, errInterrupted) {
@@ -90,7 +94,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		}
 	}
 	switch {
-	case res.Outcome == results.HarnessError:
+	case res.Outcome == results.HarnessError || res.Outcome == results.Skipped:
 		// The cell asked for did not run: no verdict (results.Cell.ShownVerdict).
 		res.Verdict, res.SafetyVerdict, res.LivenessVerdict = "", "", ""
 	case res.Outcome != "":
@@ -102,6 +106,23 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		res.Decide()
 	}
 	return res
+}
+
+// refused says why the cell is skipped when its lock refused the
+// deployment (lockimpl.ErrUnsupported from its constructor): the lock's
+// own reason, not a harness error, since nothing is wrong with the harness
+// or the lock. Execute asks only before any traffic (every pod's lock is
+// built before the history starts): a refusal after (a restarted pod's)
+// leaves a cell that ran, and stays the harness error it is.
+func refused(p *Plan, err error) (string, bool) {
+	if !errors.Is(err, lockimpl.ErrUnsupported) {
+		return "", false
+	}
+	why := err.Error()
+	if u, ok := errors.AsType[*lockimpl.UnsupportedError](err); ok {
+		why = u.Reason
+	}
+	return fmt.Sprintf("not supported by %s on a %s deployment: %s", p.Lock.Name, p.Topology, why), true
 }
 
 // partRunner returns how to run each part of the cell, and what to close
