@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/netfault"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -74,6 +75,15 @@ func (c runConfig) checkCounts() error {
 	case c.clients < 0 || c.clients > scenarios.MaxClients:
 		return fmt.Errorf("--clients %d: out of range 1..%d", c.clients, scenarios.MaxClients)
 	}
+	// Each run's seed is --seed plus its repeat (all --seed with
+	// --same-seed); 0 is a random seed, drawn small and positive later.
+	repeats := c.repeat
+	if c.sameSeed {
+		repeats = 1
+	}
+	if err := scenarios.SeedsFor(c.seed, repeats); err != nil {
+		return fmt.Errorf("--seed: %w (--repeat %d)", err, c.repeat)
+	}
 	return nil
 }
 
@@ -90,6 +100,13 @@ func (c runConfig) checkTimes() error {
 		}
 	}
 	switch ts := c.timeScale; {
+	case c.partLength > 0 && c.partLength < scenarios.MinPartLength:
+		return fmt.Errorf("--part-length %v: want %v or more (each part starts its own pods and history; "+
+			"a cell makes at most %d parts)", c.partLength, scenarios.MinPartLength, scenarios.MaxParts)
+	case c.duration > scenarios.MaxCellDuration:
+		return fmt.Errorf("--duration %v: want at most %v", c.duration, scenarios.MaxCellDuration)
+	case c.maxDuration > scenarios.MaxCellDuration:
+		return fmt.Errorf("--max-duration %v: want at most %v", c.maxDuration, scenarios.MaxCellDuration)
 	case c.budget <= 0:
 		return fmt.Errorf("--budget %v: want a positive duration", c.budget)
 	case c.duration > 0 && c.maxDuration > 0 && c.maxDuration < c.duration:
@@ -201,6 +218,9 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 			"(every run's result stays in memory for summary.json); split the sweep by --seed or --shard",
 			c.repeat, len(cells), c.repeat, runs, maxRuns)
 	}
+	if err := c.checkPlans(cells); err != nil {
+		return err
+	}
 	if c.maxDuration == 0 {
 		return nil
 	}
@@ -233,4 +253,23 @@ func checkOut(dir string) error {
 	}
 	_ = probe.Close()
 	return os.Remove(probe.Name())
+}
+
+// checkPlans plans every selected cell as the run will (the time scale
+// aside, which moves no bound) and returns the first plan's error that
+// is the command line's or a scenario's to fix: a cell cut into too many
+// parts (--part-length) or able to open too many fault windows (its gaps
+// over its length).
+func (c runConfig) checkPlans(cells []scenarios.Cell) error {
+	var t target
+	if c.simulated() {
+		t.be = sim.New(nil) // planning enters no bubble
+	}
+	opts := c.cellOptions(t, nil)
+	for _, cell := range cells {
+		if p := scenarios.NewPlan(cell, opts); errors.Is(p.Err, scenarios.ErrInvalid) {
+			return p.Err
+		}
+	}
+	return nil
 }
