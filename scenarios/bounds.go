@@ -2,7 +2,9 @@ package scenarios
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"time"
 )
 
@@ -39,6 +41,26 @@ func (s Scenario) checkGaps() error {
 	}{{"gap_min", s.GapMin}, {"gap_max", s.GapMax}} {
 		if g.v != 0 && g.v < MinGap {
 			return fmt.Errorf("%s %v is below the shortest gap between faults, %v", g.field, g.v, MinGap)
+		}
+	}
+	return nil
+}
+
+// checkLengths says which of a scenario's times (its faults' included)
+// is longer than the longest cell: none means anything there, and
+// stretched by a time scale it would overflow.
+func (s Scenario) checkLengths() error {
+	times := map[string]time.Duration{"ttl": s.TTL, "work_min": s.WorkMin, "work_max": s.WorkMax, "call_timeout": s.CallTimeout,
+		"first_fault": s.FirstFault, "gap_min": s.GapMin, "gap_max": s.GapMax, "recover_within": s.RecoverWithin}
+	for i, f := range s.Faults {
+		for name, d := range map[string]time.Duration{"latency": f.Latency, "jitter": f.Jitter, "duration": f.Duration,
+			"delay": f.Delay, "work": f.Work, "pause": f.Pause, "jump": f.Jump, "restart": f.Restart} {
+			times[fmt.Sprintf("fault %d's %s", i+1, name)] = d
+		}
+	}
+	for _, name := range slices.Sorted(maps.Keys(times)) {
+		if d := times[name]; d > MaxCellDuration || d < -MaxCellDuration {
+			return fmt.Errorf("%s %v is longer than the longest cell, %v", name, d, MaxCellDuration)
 		}
 	}
 	return nil

@@ -165,6 +165,9 @@ func (s Scenario) validate(declared map[string]bool) error {
 	if s.Duration > MaxCellDuration {
 		return bad("duration %v is more than the longest cell, %v", s.Duration, MaxCellDuration)
 	}
+	if err := s.checkLengths(); err != nil {
+		return bad("%v", err)
+	}
 	if err := s.checkGaps(); err != nil {
 		return bad("%v", err)
 	}

@@ -118,4 +118,14 @@ func TestYAMLGapsBelowTheFloorAreAnError(t *testing.T) {
 	if _, err := scenarios.Load([]byte(long), "f.yaml"); err == nil || !strings.Contains(err.Error(), "more than the longest cell, 720h0m0s") {
 		t.Errorf("a 721h cell: %v", err)
 	}
+	// A time stretched by the time scale (up to 600x) must not overflow.
+	for field, says := range map[string]string{
+		"    ttl: 2000000h\n": "ttl 2000000h0m0s is longer than the longest cell, 720h0m0s",
+		"    faults: [{kind: clock-jump, jump: -2000000h}]\n": "fault 1's jump -2000000h0m0s is longer than the longest cell",
+	} {
+		body := "scenarios:\n  - name: x\n    expect: {token: safe}\n" + field
+		if _, err := scenarios.Load([]byte(body), "f.yaml"); err == nil || !strings.Contains(err.Error(), says) {
+			t.Errorf("%q: %v; want an error saying %q", field, err, says)
+		}
+	}
 }
