@@ -81,8 +81,8 @@ func mostWindows(sc Scenario, d time.Duration) int64 {
 func checkParts(p *Plan, opts Options) error {
 	length := partLength(opts)
 	if n := partCount(p.Scenario.Duration, length); n > MaxParts {
-		return fmt.Errorf("%w: cell %s: a part length of %v cuts its %v into %d parts, more than %d; "+
-			"want a part length of at least %v", ErrInvalid, p.Name(), length, p.Scenario.Duration, n, MaxParts,
+		return fmt.Errorf("%w: %s: a part length of %v cuts its %v into %d parts, more than %d; "+
+			"want a part length of at least %v", ErrTooLarge, p.Name(), length, p.Scenario.Duration, n, MaxParts,
 			max(MinPartLength, (p.Scenario.Duration+MaxParts-1)/MaxParts))
 	}
 	return nil
@@ -95,8 +95,8 @@ func checkFaultWindows(p *Plan) error {
 	longest := p.Parts[0].MaxDuration
 	if n := mostWindows(p.Scenario, longest); n > MaxFaultWindows {
 		want := time.Duration(math.Ceil(float64(longest-p.Scenario.FirstFault) / float64(MaxFaultWindows-1)))
-		return fmt.Errorf("%w: cell %s: gap_min %v over %v fires up to %d fault windows, more than the %d a cell holds; "+
-			"want gap_min at least %v (or a shorter cell)", ErrInvalid, p.Name(), p.Scenario.GapMin, longest, n, MaxFaultWindows,
+		return fmt.Errorf("%w: %s: gap_min %v over %v fires up to %d fault windows, more than the %d a cell holds; "+
+			"want gap_min at least %v (or a shorter cell)", ErrTooLarge, p.Name(), p.Scenario.GapMin, longest, n, MaxFaultWindows,
 			want.Round(time.Millisecond)+time.Millisecond)
 	}
 	return nil

@@ -29,7 +29,7 @@ func cellOf(t *testing.T, scenario, lockName string) scenarios.Cell {
 func TestPlanRefusesTooManyParts(t *testing.T) {
 	for _, length := range []time.Duration{time.Nanosecond, time.Microsecond} {
 		p := scenarios.NewPlan(cellOf(t, "baseline", "token"), scenarios.Options{Backend: sim.New(nil), PartLength: length})
-		if !errors.Is(p.Err, scenarios.ErrInvalid) || !strings.Contains(p.Err.Error(), "more than 100000; want a part length of at least 100ms") {
+		if !errors.Is(p.Err, scenarios.ErrTooLarge) || !strings.Contains(p.Err.Error(), "more than 100000; want a part length of at least 100ms") {
 			t.Errorf("part length %v: %v", length, p.Err)
 		}
 		if len(p.Parts) != 1 {
@@ -68,7 +68,7 @@ func TestPlanRefusesTooManyFaultWindows(t *testing.T) {
 		{gaps(time.Millisecond, time.Millisecond, 200*time.Second), "over 2m0s fires up to 119901 fault windows, more than the 100000 a cell holds; want gap_min at least 2ms"},
 	} {
 		p := scenarios.NewPlan(c.cell, scenarios.Options{Backend: sim.New(nil)})
-		if !errors.Is(p.Err, scenarios.ErrInvalid) || !strings.Contains(p.Err.Error(), c.says) {
+		if !errors.Is(p.Err, scenarios.ErrTooLarge) || !strings.Contains(p.Err.Error(), c.says) {
 			t.Errorf("got %v\nwant one saying %q", p.Err, c.says)
 		}
 	}

@@ -46,6 +46,7 @@ var (
 	ErrInvalid         = errors.New("scenarios: invalid scenario")
 	ErrInvalidShard    = errors.New("scenarios: invalid shard")
 	ErrInvalidSeed     = errors.New("scenarios: invalid seed")
+	ErrTooLarge        = errors.New("scenarios: cell too large")
 	ErrUnsafePath      = errors.New("scenarios: unsafe path")
 	ErrUnknownField    = errors.New("scenarios: unknown field")
 	ErrEmptyFile       = errors.New("scenarios: empty scenarios file")

@@ -218,11 +218,8 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 			"(every run's result stays in memory for summary.json); split the sweep by --seed or --shard",
 			c.repeat, len(cells), c.repeat, runs, maxRuns)
 	}
-	if err := c.checkPlans(cells); err != nil {
-		return err
-	}
 	if c.maxDuration == 0 {
-		return nil
+		return c.checkPlans(cells)
 	}
 	for _, cell := range cells {
 		d := cell.Scenario.WithDefaults().Duration
@@ -234,7 +231,7 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 				"want %v or more (or --duration)", c.maxDuration, cell.Name(), d, d)
 		}
 	}
-	return nil
+	return c.checkPlans(cells)
 }
 
 // checkOut makes the --out directory, and checks a file can be written
@@ -256,10 +253,9 @@ func checkOut(dir string) error {
 }
 
 // checkPlans plans every selected cell as the run will (the time scale
-// aside, which moves no bound) and returns the first plan's error that
-// is the command line's or a scenario's to fix: a cell cut into too many
-// parts (--part-length) or able to open too many fault windows (its gaps
-// over its length).
+// aside, which moves no bound) and returns the first plan that is too
+// large: a cell cut into too many parts (--part-length) or able to open
+// too many fault windows (its gaps over its length).
 func (c runConfig) checkPlans(cells []scenarios.Cell) error {
 	var t target
 	if c.simulated() {
@@ -267,7 +263,7 @@ func (c runConfig) checkPlans(cells []scenarios.Cell) error {
 	}
 	opts := c.cellOptions(t, nil)
 	for _, cell := range cells {
-		if p := scenarios.NewPlan(cell, opts); errors.Is(p.Err, scenarios.ErrInvalid) {
+		if p := scenarios.NewPlan(cell, opts); errors.Is(p.Err, scenarios.ErrTooLarge) {
 			return p.Err
 		}
 	}
