@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -46,5 +48,27 @@ func FuzzLoad(f *testing.F) {
 		if err != nil && !fileLine.MatchString(err.Error()) {
 			t.Fatalf("%q: error without file:line: %v", b, err)
 		}
+		if err == nil {
+			planEach(t, file)
+		}
 	})
+}
+
+// planEach plans every cell of a loaded file's scenarios with a built-in
+// lock (pure: nothing starts), so what a file lets through reaches the
+// planner's arithmetic too: it must not panic, and a scenario the loader
+// accepted plans into at least one part.
+func planEach(t *testing.T, file *scenarios.File) {
+	for _, sc := range file.Scenarios {
+		for name, e := range sc.Expect {
+			spec, err := lockimpl.Lookup(name)
+			if err != nil {
+				continue // a lock the file declares: not registered here
+			}
+			p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: spec, Expect: e}, scenarios.Options{Backend: sim.New(nil)})
+			if len(p.Parts) == 0 || p.Timeout <= 0 {
+				t.Fatalf("%s: %d parts, timeout %v", p.Name(), len(p.Parts), p.Timeout)
+			}
+		}
+	}
 }
