@@ -114,6 +114,8 @@ func TestRunBoundsPartsAndFaultWindows(t *testing.T) {
 		{[]string{"--scenario", "baseline", "--lock", "token", "--part-length", "100ms", "--duration", "720h"},
 			"cuts its 720h0m0s into 25920000 parts, more than 100000; want a part length of at least 25.92s"},
 		{[]string{"--scenario", "baseline", "--duration", "721h"}, "--duration 721h0m0s: want at most 720h0m0s"},
+		{[]string{"--scenario", "baseline", "--recover-within", "2562047h"}, "--recover-within 2562047h0m0s: want at most 720h0m0s"},
+		{[]string{"--scenario", "baseline", "--budget", "721h"}, "--budget 721h0m0s: want at most 720h0m0s"},
 		{[]string{"--scenarios-file", long, "--scenario", "i33-dense"}, "scenarios: cell too large: i33-dense/token: gap_min 1ms over 2m0s fires up to 119901 " +
 			"fault windows, more than the 100000 a cell holds; want gap_min at least 2ms"},
 	} {

@@ -94,19 +94,20 @@ func (c runConfig) checkTimes() error {
 		flag string
 		v    time.Duration
 	}{{"--duration", c.duration}, {"--max-duration", c.maxDuration}, {"--part-length", c.partLength},
-		{"--recover-within", c.recoverWithin}} {
+		{"--recover-within", c.recoverWithin}, {"--budget", c.budget}} {
 		if d.v < 0 {
 			return fmt.Errorf("%s %v: want a positive duration", d.flag, d.v)
+		}
+		// Nothing lasts longer than the longest cell; added to a cell's
+		// times, a longer one could overflow.
+		if d.v > scenarios.MaxCellDuration {
+			return fmt.Errorf("%s %v: want at most %v", d.flag, d.v, scenarios.MaxCellDuration)
 		}
 	}
 	switch ts := c.timeScale; {
 	case c.partLength > 0 && c.partLength < scenarios.MinPartLength:
 		return fmt.Errorf("--part-length %v: want %v or more (each part starts its own pods and history; "+
 			"a cell makes at most %d parts)", c.partLength, scenarios.MinPartLength, scenarios.MaxParts)
-	case c.duration > scenarios.MaxCellDuration:
-		return fmt.Errorf("--duration %v: want at most %v", c.duration, scenarios.MaxCellDuration)
-	case c.maxDuration > scenarios.MaxCellDuration:
-		return fmt.Errorf("--max-duration %v: want at most %v", c.maxDuration, scenarios.MaxCellDuration)
 	case c.budget <= 0:
 		return fmt.Errorf("--budget %v: want a positive duration", c.budget)
 	case c.duration > 0 && c.maxDuration > 0 && c.maxDuration < c.duration:
