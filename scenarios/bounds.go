@@ -25,9 +25,10 @@ const (
 	// MaxParts bounds the parts a cell is split into (30 days in parts of
 	// 30 s).
 	MaxParts = 100_000
-	// MaxCellDuration bounds a cell's duration and the time it may run on
-	// to its floor: 30 days, far past any soak, and far enough from
-	// time.Duration's limit that nothing derived from it overflows.
+	// MaxCellDuration bounds a cell's duration (and Options.MaxDuration,
+	// and every other time of a scenario): 30 days, far past any soak, and
+	// far enough from time.Duration's limit that nothing derived from it
+	// (five times it, stretched by a time scale) overflows.
 	MaxCellDuration = 30 * 24 * time.Hour
 )
 
@@ -67,8 +68,8 @@ func (s Scenario) checkLengths() error {
 }
 
 // mostWindows is the most fault windows a part of d opens: one at
-// FirstFault, then one per GapMin at most (a fault takes no less than no
-// time). A gap below a nanosecond counts as one.
+// FirstFault, then one per GapMin at most (a fault may take no time). A
+// gap of 0 counts as 1 ns.
 func mostWindows(sc Scenario, d time.Duration) int64 {
 	if len(sc.Faults) == 0 || d < sc.FirstFault {
 		return 0
