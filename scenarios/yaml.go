@@ -293,7 +293,7 @@ func (f *File) loadScenarios(doc *yaml.Node, declared map[string]bool) *lineErro
 func (f *File) Clash(earlier []*File) error {
 	for _, e := range earlier {
 		if e.source != "" && e.source == f.source {
-			return fmt.Errorf("%s: %w: the file is given twice", f.source, ErrInvalid)
+			return fmt.Errorf("%s:1: %w: the file is given twice", f.source, ErrInvalid)
 		}
 	}
 	for i, s := range f.Scenarios {

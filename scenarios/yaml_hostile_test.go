@@ -93,7 +93,7 @@ func TestYAMLSameScenarioInTwoFilesIsAnError(t *testing.T) {
 		t.Errorf("same scenario in two files:\n got %v\nwant %s", err, want)
 	}
 	again := load("scenarios:\n  - name: baseline\n    expect: {token: safe}\n  - name: mine\n    expect: {token: safe}\n", "a.yaml")
-	if err := again.Clash([]*scenarios.File{a}); err == nil || err.Error() != "a.yaml: scenarios: invalid scenario: the file is given twice" {
+	if err := again.Clash([]*scenarios.File{a}); err == nil || err.Error() != "a.yaml:1: scenarios: invalid scenario: the file is given twice" {
 		t.Errorf("one file twice: %v", err)
 	}
 }
