@@ -233,6 +233,10 @@ type Schedule struct {
 	First time.Duration
 	// GapMin and GapMax bound the seeded pause between two faults.
 	GapMin, GapMax time.Duration
+	// Max bounds how many faults fire (0: no bound); the schedule then
+	// waits for ctx. A backstop: scenarios plans no cell that could reach
+	// it (scenarios.MaxFaultWindows).
+	Max int
 }
 
 // Run fires the schedule until ctx is done. It returns the first error a
@@ -246,7 +250,18 @@ func (s Schedule) Run(ctx context.Context, env *Env) error {
 		return nil
 	}
 	next := env.Rand.IntN(len(s.Faults))
-	for {
+	for fired := 0; ; fired++ {
+		// A cancelled run fires nothing more, whatever the gap: a sleep
+		// and a cancellation that are both ready are picked at random, so
+		// the sleep alone would let a short-gapped schedule fire on for a
+		// while after SIGINT.
+		if ctx.Err() != nil {
+			return nil
+		}
+		if s.Max > 0 && fired >= s.Max {
+			<-ctx.Done()
+			return nil
+		}
 		f := s.Faults[next%len(s.Faults)]
 		next++
 		if err := f.Inject(ctx, env); err != nil && ctx.Err() == nil &&

@@ -8,6 +8,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strings"
 	"time"
@@ -44,6 +45,8 @@ var (
 	ErrUnknownScenario = errors.New("scenarios: unknown scenario")
 	ErrInvalid         = errors.New("scenarios: invalid scenario")
 	ErrInvalidShard    = errors.New("scenarios: invalid shard")
+	ErrInvalidSeed     = errors.New("scenarios: invalid seed")
+	ErrTooLarge        = errors.New("scenarios: cell too large")
 	ErrUnsafePath      = errors.New("scenarios: unsafe path")
 	ErrUnknownField    = errors.New("scenarios: unknown field")
 	ErrEmptyFile       = errors.New("scenarios: empty scenarios file")
@@ -160,6 +163,15 @@ func (s Scenario) validate(declared map[string]bool) error {
 			return bad("negative duration")
 		}
 	}
+	if s.Duration > MaxCellDuration {
+		return bad("duration %v is more than the longest cell, %v", s.Duration, MaxCellDuration)
+	}
+	if err := s.checkLengths(); err != nil {
+		return bad("%v", err)
+	}
+	if err := s.checkGaps(); err != nil {
+		return bad("%v", err)
+	}
 	if s.TTL != 0 && s.TTL < 10*time.Millisecond {
 		return bad("ttl %v is too short to mean anything on a loaded machine (min 10ms)", s.TTL)
 	}
@@ -216,8 +228,13 @@ func (o FloorOverride) Apply(f history.Floor) history.Floor {
 	return f
 }
 
-// Validate reports negative counts or a fraction outside [0, 1].
+// Validate reports negative counts or a fraction outside [0, 1]; NaN is
+// outside it too (no comparison with NaN is ever false, so the floor's
+// own range check would let it through).
 func (o FloorOverride) Validate() error {
+	if m := o.MaxIndefinite; m != nil && math.IsNaN(*m) {
+		return fmt.Errorf("evidence floor: max_indefinite NaN: want a share in [0, 1]")
+	}
 	return o.Apply(history.Floor{}).Validate()
 }
 

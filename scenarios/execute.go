@@ -412,7 +412,7 @@ func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
 
 // schedule builds the cell's fault schedule from its specs.
 func (p *Plan) schedule() (faults.Schedule, error) {
-	s := faults.Schedule{First: p.Scenario.FirstFault, GapMin: p.Scenario.GapMin, GapMax: p.Scenario.GapMax}
+	s := faults.Schedule{First: p.Scenario.FirstFault, GapMin: p.Scenario.GapMin, GapMax: p.Scenario.GapMax, Max: MaxFaultWindows}
 	for _, spec := range p.Scenario.Faults {
 		f, err := spec.Build(p.Scenario.TTL)
 		if err != nil {

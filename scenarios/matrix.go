@@ -137,6 +137,13 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 	if mo.Seed == 0 {
 		mo.Seed = 1
 	}
+	repeats := mo.Repeat
+	if mo.SameSeed {
+		repeats = 1
+	}
+	// Seeds that would wrap make every run a harness error saying so,
+	// rather than run seeds nobody asked for.
+	seedErr := SeedsFor(mo.Seed, repeats)
 	type job struct{ cell, rep int }
 	total := len(cells) * mo.Repeat
 	out := make([]*results.Cell, total)
@@ -163,7 +170,11 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 					mo.Started(cells[j.cell].Scenario.Name+"/"+cells[j.cell].Lock.Name, opts.Seed)
 					mu.Unlock()
 				}
-				r := RunCell(ctx, cells[j.cell], opts)
+				p := NewPlan(cells[j.cell], opts)
+				if seedErr != nil {
+					p.Err = seedErr
+				}
+				r := Execute(ctx, p, opts)
 				if mo.DropMetHistories && mo.Repeat > 1 && j.rep > 0 {
 					dropMetHistory(r)
 				}

@@ -106,8 +106,12 @@ func (o Options) Validate() error {
 	if math.IsNaN(o.TimeScale) || o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
 		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)
 	}
-	if m := o.Floor.MaxIndefinite; m != nil && math.IsNaN(*m) {
-		return fmt.Errorf("%w: max indefinite NaN out of range 0..1", ErrInvalid)
+	if o.PartLength > 0 && o.PartLength < MinPartLength {
+		return fmt.Errorf("%w: part length %v below the shortest, %v", ErrInvalid, o.PartLength, MinPartLength)
+	}
+	if o.Duration > MaxCellDuration || o.MaxDuration > MaxCellDuration {
+		return fmt.Errorf("%w: duration %v or max duration %v more than the longest cell, %v", ErrInvalid, o.Duration,
+			o.MaxDuration, MaxCellDuration)
 	}
 	if err := o.Floor.Validate(); err != nil {
 		return fmt.Errorf("%w: %w", ErrInvalid, err)
@@ -268,9 +272,15 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	if opts.OutDir != "" {
 		p.History, p.Err = historyPath(opts.OutDir, sc.Name, cell.Lock.Name, opts.HistoryName)
 	}
+	if err := checkParts(p, opts); err != nil && p.Err == nil {
+		p.Err = err
+	}
 	p.Parts = parts(p, opts)
 	if p.Err == nil && p.History != "" {
 		p.Err = outside(opts.OutDir, p)
+	}
+	if p.Err == nil {
+		p.Err = checkFaultWindows(p)
 	}
 	if err := p.Expect.Validate(); err != nil && p.Err == nil {
 		p.Err = fmt.Errorf("%w: cell %s: %w", ErrInvalid, cell.Name(), err)
@@ -307,11 +317,10 @@ func livenessBounds(sc Scenario, opts Options) (recoverWithin, acquireWithin tim
 // length (it may run on to its evidence floor), else parts of that length
 // (the last takes the rest), each with its own history file.
 func parts(p *Plan, opts Options) []Part {
-	length := opts.PartLength
-	if length <= 0 {
-		length = DefaultPartLength
-	}
-	if p.Scenario.Duration <= length {
+	length := partLength(opts)
+	if p.Scenario.Duration <= length || partCount(p.Scenario.Duration, length) > MaxParts {
+		// A cell cut into too many parts does not run (checkParts): it
+		// keeps one part, for its error.
 		return []Part{{Duration: p.Scenario.Duration, MaxDuration: p.MaxDuration, History: p.History}}
 	}
 	if !p.Simulated() && !opts.InParts && p.History != "" {

@@ -2,8 +2,10 @@ package scenarios
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
+	"io"
 	"maps"
 	"os"
 	"regexp"
@@ -60,9 +62,10 @@ type File struct {
 	Locks     []LockDecl `yaml:"locks"`
 
 	// Where Load found them, for the errors Register and Apply find.
-	source      string
-	lockLines   []int
-	expectLines []map[string]int // per lock: its expect's scenarios
+	source        string
+	lockLines     []int
+	scenarioLines []int
+	expectLines   []map[string]int // per lock: its expect's scenarios
 }
 
 // LockDecl declares a driver lock and what it must show where.
@@ -145,13 +148,17 @@ func LoadFile(path string) (*File, error) {
 // would silently mean the default (ttl: 0s, clients: 0, nodes: 0) is an
 // error too: leave it out for the default.
 func Load(b []byte, name string) (*File, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(b, &root); err != nil {
+	roots, err := documents(b)
+	if err != nil {
 		return nil, yamlError(name, err)
 	}
-	doc := document(&root)
+	if le := oneDocument(roots); le != nil {
+		return nil, fmt.Errorf("%s:%d: %w", name, le.line, le.err)
+	}
+	doc := document(roots[0])
 	if doc == nil {
-		return nil, fmt.Errorf("%s: %w (no scenarios or locks)", name, ErrEmptyFile)
+		// Line 1: every error of a file names a line, an editor's jump target.
+		return nil, fmt.Errorf("%s:1: %w (no scenarios or locks)", name, ErrEmptyFile)
 	}
 	if le := checkFields(doc); le != nil {
 		return nil, fmt.Errorf("%s:%d: %w", name, le.line, le.err)
@@ -174,6 +181,45 @@ func Load(b []byte, name string) (*File, error) {
 		return nil, fmt.Errorf("%s:1: %w: no scenarios and no locks (want a top-level \"scenarios:\" or \"locks:\" list)", name, ErrInvalid)
 	}
 	return &f, nil
+}
+
+// documents are the file's YAML documents, at least one (empty for an
+// empty file). A UTF-8 byte order mark at the start is read as yaml.v3
+// reads it: as nothing.
+func documents(b []byte) ([]*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(b))
+	var roots []*yaml.Node
+	for {
+		var root yaml.Node
+		err := dec.Decode(&root)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, err
+		}
+		roots = append(roots, &root)
+	}
+	if len(roots) == 0 {
+		roots = append(roots, &yaml.Node{})
+	}
+	return roots, nil
+}
+
+// oneDocument refuses a file of more than one YAML document (a second
+// "---" with something under it): Load reads one, and a second one
+// dropped without a word would run fewer scenarios than the file shows.
+// An empty document after the first (a trailing "---") holds nothing to
+// drop.
+func oneDocument(roots []*yaml.Node) *lineError {
+	for _, r := range roots[1:] {
+		if doc := document(r); doc != nil {
+			return &lineError{max(r.Line, 1), fmt.Errorf("%w: a second YAML document (after \"---\"): a scenarios file "+
+				"holds one; list every scenario under one \"scenarios:\" (and every lock under one \"locks:\"), "+
+				"or give each document its own --scenarios-file", ErrInvalid)}
+		}
+	}
+	return nil
 }
 
 // document is the file's top node, or nil for a file with none (empty,
@@ -225,7 +271,7 @@ func (f *File) loadScenarios(doc *yaml.Node, declared map[string]bool) *lineErro
 	seen := map[string]int{}
 	for i, s := range f.Scenarios {
 		m := nodeAt(nodes, i)
-		if le := explicitZero(m, s); le != nil {
+		if le := firstOf(explicitZero(m, s), gapsBelowFloor(m, s)); le != nil {
 			return le
 		}
 		if err := s.validate(declared); err != nil {
@@ -235,6 +281,31 @@ func (f *File) loadScenarios(doc *yaml.Node, declared map[string]bool) *lineErro
 			return &lineError{m.Line, fmt.Errorf("%w: scenario %q is defined twice (first at line %d)", ErrInvalid, s.Name, prev)}
 		}
 		seen[s.Name] = m.Line
+		f.scenarioLines = append(f.scenarioLines, m.Line)
+	}
+	return nil
+}
+
+// Clash says which scenario of f an earlier file of the same run already
+// defines, at its line in f: within one file a name twice is an error,
+// and so it is across files (which definition ran would hang on the order
+// of the files). Overriding a built-in scenario is what a file is for.
+func (f *File) Clash(earlier []*File) error {
+	for _, e := range earlier {
+		if e.source != "" && e.source == f.source {
+			return fmt.Errorf("%s:1: %w: the file is given twice", f.source, ErrInvalid)
+		}
+	}
+	for i, s := range f.Scenarios {
+		for _, e := range earlier {
+			j := slices.IndexFunc(e.Scenarios, func(o Scenario) bool { return o.Name == s.Name })
+			if j < 0 {
+				continue
+			}
+			first := cmp.Or(strings.TrimSuffix(e.at(e.scenarioLines, j), ": "), "another file")
+			return fmt.Errorf("%s%w %q: defined again (first in %s); a scenario comes from one file",
+				f.at(f.scenarioLines, i), ErrInvalid, s.Name, first)
+		}
 	}
 	return nil
 }

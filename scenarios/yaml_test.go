@@ -90,7 +90,7 @@ func TestYAMLUnknownScenarioInALocksExpectHasItsLine(t *testing.T) {
 func TestYAMLEmptyFileSaysSo(t *testing.T) {
 	for _, body := range []string{"", "\n\n", "# only a comment\n", "---\n", "~\n", "null\n"} {
 		_, err := scenarios.Load([]byte(body), "f.yaml")
-		if !errors.Is(err, scenarios.ErrEmptyFile) || err.Error() != "f.yaml: scenarios: empty scenarios file (no scenarios or locks)" {
+		if !errors.Is(err, scenarios.ErrEmptyFile) || err.Error() != "f.yaml:1: scenarios: empty scenarios file (no scenarios or locks)" {
 			t.Errorf("%q: %v", body, err)
 		}
 	}
@@ -103,16 +103,17 @@ func TestYAMLEmptyFileSaysSo(t *testing.T) {
 func TestYAMLExplicitZeroIsAnError(t *testing.T) {
 	sc := func(fields string) string { return "scenarios:\n  - name: x\n    expect: {token: safe}\n" + fields }
 	for body, want := range map[string]string{
-		sc("    ttl: 0s\n"):                     `f.yaml:4: scenarios: invalid scenario "x": ttl must be positive; leave it out for the default 300ms`,
-		sc("    clients: 0\n"):                  `f.yaml:4: scenarios: invalid scenario "x": clients must be positive; leave it out for the default 8`,
-		sc("    duration: 0ms\n"):               `f.yaml:4: scenarios: invalid scenario "x": duration must be positive; leave it out for the default 2s`,
-		sc("    keys: 0\n"):                     `f.yaml:4: scenarios: invalid scenario "x": keys must be positive; leave it out for the default 1`,
-		sc("    call_timeout: 0s\n"):            `f.yaml:4: scenarios: invalid scenario "x": call_timeout must be positive; leave it out for the default 250ms`,
-		sc("    first_fault: 0s\n"):             `f.yaml:4: scenarios: invalid scenario "x": first_fault must be positive; leave it out for the default 100ms`,
-		sc("    work_max: 0s\n"):                `f.yaml:4: scenarios: invalid scenario "x": work_max must be positive; leave work_min and work_max out for the default 2ms-10ms`,
-		sc("    work_min: 0s\n"):                `f.yaml:4: scenarios: invalid scenario "x": work_min 0 needs a positive work_max; leave both out for the default 2ms-10ms`,
-		sc("    gap_min: 0s\n"):                 `f.yaml:4: scenarios: invalid scenario "x": gap_min 0 needs a positive gap_max; leave both out for the default 100ms-250ms`,
-		sc("    ttl: 200ms\n    gap_max: 0s\n"): `f.yaml:5: scenarios: invalid scenario "x": gap_max must be positive; leave gap_min and gap_max out for the default 100ms-250ms`,
+		sc("    ttl: 0s\n"):                        `f.yaml:4: scenarios: invalid scenario "x": ttl must be positive; leave it out for the default 300ms`,
+		sc("    clients: 0\n"):                     `f.yaml:4: scenarios: invalid scenario "x": clients must be positive; leave it out for the default 8`,
+		sc("    duration: 0ms\n"):                  `f.yaml:4: scenarios: invalid scenario "x": duration must be positive; leave it out for the default 2s`,
+		sc("    keys: 0\n"):                        `f.yaml:4: scenarios: invalid scenario "x": keys must be positive; leave it out for the default 1`,
+		sc("    call_timeout: 0s\n"):               `f.yaml:4: scenarios: invalid scenario "x": call_timeout must be positive; leave it out for the default 250ms`,
+		sc("    first_fault: 0s\n"):                `f.yaml:4: scenarios: invalid scenario "x": first_fault must be positive; leave it out for the default 100ms`,
+		sc("    work_max: 0s\n"):                   `f.yaml:4: scenarios: invalid scenario "x": work_max must be positive; leave work_min and work_max out for the default 2ms-10ms`,
+		sc("    work_min: 0s\n"):                   `f.yaml:4: scenarios: invalid scenario "x": work_min 0 needs a positive work_max; leave both out for the default 2ms-10ms`,
+		sc("    gap_min: 0s\n"):                    `f.yaml:4: scenarios: invalid scenario "x": gap_min must be at least 1ms; leave gap_min and gap_max out for the default 100ms-250ms`,
+		sc("    gap_min: 0s\n    gap_max: 50ms\n"): `f.yaml:4: scenarios: invalid scenario "x": gap_min must be at least 1ms; leave gap_min and gap_max out for the default 100ms-250ms`,
+		sc("    ttl: 200ms\n    gap_max: 0s\n"):    `f.yaml:5: scenarios: invalid scenario "x": gap_max must be positive; leave gap_min and gap_max out for the default 100ms-250ms`,
 		"locks:\n  - name: rb\n    command: ruby d.rb\n    nodes: 0\n": `f.yaml:4: drivers: invalid driver: lock "rb": nodes must be positive; ` +
 			`leave it out for the default 1 (a driver lock always needs Redis)`,
 	} {
@@ -122,7 +123,7 @@ func TestYAMLExplicitZeroIsAnError(t *testing.T) {
 		}
 	}
 	for _, body := range []string{
-		sc("    work_min: 0s\n    work_max: 5ms\n"), sc("    gap_min: 0s\n    gap_max: 50ms\n"),
+		sc("    work_min: 0s\n    work_max: 5ms\n"), sc("    gap_min: 1ms\n    gap_max: 50ms\n"),
 		sc("    min_exercised: 0\n    min_cycles: 0\n    max_indefinite: 0\n"),
 		sc("    faults:\n      - kind: node-restart\n        delay: 0s\n"),
 	} {

@@ -3,6 +3,7 @@ package scenarios
 import (
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"regexp"
 	"slices"
@@ -32,7 +33,27 @@ var (
 	lockFields     = yamlFields(reflect.TypeFor[LockDecl]())
 )
 
-func yamlFields(t reflect.Type) []string {
+// The fields that hold a number with a fraction (NaN and the infinities
+// parse as one; none of them is a value any field takes).
+var (
+	scenarioFloats = yamlFieldsOf(reflect.TypeFor[Scenario](), isFloat)
+	faultFloats    = yamlFieldsOf(reflect.TypeFor[faults.Spec](), isFloat)
+	lockFloats     = yamlFieldsOf(reflect.TypeFor[LockDecl](), isFloat)
+)
+
+func yamlFields(t reflect.Type) []string { return yamlFieldsOf(t, nil) }
+
+// isFloat says whether a field of type t holds a float (or points to one).
+func isFloat(t reflect.Type) bool {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64
+}
+
+// yamlFieldsOf are t's yaml field names whose type keep accepts (every
+// one when keep is nil).
+func yamlFieldsOf(t reflect.Type, keep func(reflect.Type) bool) []string {
 	var out []string
 	for i := range t.NumField() {
 		f := t.Field(i)
@@ -40,7 +61,8 @@ func yamlFields(t reflect.Type) []string {
 		switch {
 		case name == "-" || !f.IsExported():
 		case name == "" && strings.Contains(","+opts+",", ",inline,"):
-			out = append(out, yamlFields(f.Type)...)
+			out = append(out, yamlFieldsOf(f.Type, keep)...)
+		case keep != nil && !keep(f.Type):
 		case name == "":
 			out = append(out, strings.ToLower(f.Name))
 		default:
@@ -63,11 +85,12 @@ func checkFields(doc *yaml.Node) *lineError {
 	}
 	for i, sc := range items(doc, "scenarios") {
 		what := "in scenario " + itemName(sc, i)
-		if err := unknownField(sc, scenarioFields, what); err != nil {
+		if err := firstOf(unknownField(sc, scenarioFields, what), nonFinite(sc, scenarioFloats, what)); err != nil {
 			return err
 		}
 		for j, f := range items(sc, "faults") {
-			if err := unknownField(f, faultFields, "in fault "+fmt.Sprint(j+1)+" of scenario "+itemName(sc, i)); err != nil {
+			what := "in fault " + fmt.Sprint(j+1) + " of scenario " + itemName(sc, i)
+			if err := firstOf(unknownField(f, faultFields, what), nonFinite(f, faultFloats, what)); err != nil {
 				return err
 			}
 		}
@@ -77,7 +100,8 @@ func checkFields(doc *yaml.Node) *lineError {
 		}
 	}
 	for i, l := range items(doc, "locks") {
-		if err := unknownField(l, lockFields, "in lock "+itemName(l, i)); err != nil {
+		what := "in lock " + itemName(l, i)
+		if err := firstOf(unknownField(l, lockFields, what), nonFinite(l, lockFloats, what)); err != nil {
 			return err
 		}
 		if err := checkExpect(value(l, "expect"), func(sc string) string { return sc + " of lock " + itemName(l, i) }); err != nil {
@@ -125,6 +149,31 @@ func unknownField(m *yaml.Node, valid []string, what string) *lineError {
 			hint = " (did you mean " + s + "?)"
 		}
 		return &lineError{key.Line, fmt.Errorf("%w %s %s%s; valid: %s", ErrUnknownField, key.Value, what, hint, strings.Join(valid, ", "))}
+	}
+	return nil
+}
+
+// firstOf is the first of errs that is not nil.
+func firstOf(errs ...*lineError) *lineError {
+	for _, e := range errs {
+		if e != nil {
+			return e
+		}
+	}
+	return nil
+}
+
+// nonFinite finds a number field of mapping m (one of fields) written as
+// NaN or an infinity (.nan, .inf, 1e999): no comparison holds for NaN, so
+// a range check downstream would take it for a value.
+func nonFinite(m *yaml.Node, fields []string, what string) *lineError {
+	for _, field := range fields {
+		v := value(m, field)
+		var x float64
+		if v == nil || v.Kind != yaml.ScalarNode || v.Decode(&x) != nil || !math.IsNaN(x) && !math.IsInf(x, 0) {
+			continue // a finite number, or a shape the decoder describes
+		}
+		return &lineError{v.Line, fmt.Errorf("%w: %s %s %s: want a finite number", ErrInvalid, field, v.Value, what)}
 	}
 	return nil
 }
@@ -210,10 +259,10 @@ var zeroRules = []zeroRule{
 		advice: func(d Scenario) string {
 			return fmt.Sprintf("work_max must be positive; leave work_min and work_max out for the default %v-%v", d.WorkMin, d.WorkMax)
 		}},
+	// A gap of 0 between faults has no bound on how many fire (MinGap).
 	{field: "gap_min", get: func(s Scenario) any { return s.GapMin },
-		meaningful: func(s Scenario) bool { return s.GapMax > 0 },
 		advice: func(d Scenario) string {
-			return fmt.Sprintf("gap_min 0 needs a positive gap_max; leave both out for the default %v-%v", d.GapMin, d.GapMax)
+			return fmt.Sprintf("gap_min must be at least %v; leave gap_min and gap_max out for the default %v-%v", MinGap, d.GapMin, d.GapMax)
 		}},
 	{field: "gap_max", get: func(s Scenario) any { return s.GapMax },
 		advice: func(d Scenario) string {
@@ -237,6 +286,22 @@ func explicitZero(m *yaml.Node, s Scenario) *lineError {
 		return &lineError{key.Line, fmt.Errorf("%w %q: %s", ErrInvalid, s.Name, advice)}
 	}
 	return nil
+}
+
+// gapsBelowFloor finds a gap of scenario s (its node m) set below MinGap,
+// at the gap's own line.
+func gapsBelowFloor(m *yaml.Node, s Scenario) *lineError {
+	err := s.checkGaps()
+	if err == nil {
+		return nil
+	}
+	line := m.Line
+	for _, k := range []string{"gap_min", "gap_max"} {
+		if key := keyNode(m, k); key != nil && strings.HasPrefix(err.Error(), k+" ") {
+			line = key.Line
+		}
+	}
+	return &lineError{line, fmt.Errorf("%w %q: %w", ErrInvalid, s.Name, err)}
 }
 
 // explicitZeroNodes finds a lock declaring nodes: 0 (a driver lock needs
@@ -265,6 +330,7 @@ var typeWords = map[string]string{
 	"int":                       "a whole number",
 	"*int":                      "a whole number",
 	"*float64":                  "a number",
+	"float64":                   "a number",
 	"bool":                      "true or false",
 	"string":                    "a string",
 	"deployment.Topology":       "a topology name",

@@ -33,20 +33,51 @@ func parseShard(s string) (int, int, error) {
 // CI_NODE_TOTAL), or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX,
 // 0-based, with the total in LOCKCHAOS_SHARD_TOTAL, which the Job's
 // manifest sets to its completions). It returns "" when none is set, and
-// says which variables it used.
+// says which variables it used. Half a pair, or a value that is not a
+// shard, is an error naming the variables: a job that silently ran every
+// cell (or none) would pass its CI gate for the wrong reason.
 func shardFromEnv(getenv func(string) string) (shard, from string, err error) {
-	if i, n := getenv("CI_NODE_INDEX"), getenv("CI_NODE_TOTAL"); i != "" && n != "" {
-		return i + "/" + n, "CI_NODE_INDEX/CI_NODE_TOTAL", nil
-	}
-	if i := getenv("JOB_COMPLETION_INDEX"); i != "" {
-		n := getenv("LOCKCHAOS_SHARD_TOTAL")
-		idx, err := strconv.Atoi(i)
-		if err != nil || n == "" {
-			return "", "", fmt.Errorf("JOB_COMPLETION_INDEX=%q needs LOCKCHAOS_SHARD_TOTAL (the Job's completions) to make a shard", i)
+	if i, n := getenv("CI_NODE_INDEX"), getenv("CI_NODE_TOTAL"); i != "" || n != "" {
+		const from = "CI_NODE_INDEX/CI_NODE_TOTAL"
+		idx, total, err := envShard("CI_NODE_INDEX", i, "CI_NODE_TOTAL", n, 1)
+		if err != nil {
+			return "", "", err
 		}
-		return strconv.Itoa(idx+1) + "/" + n, "JOB_COMPLETION_INDEX/LOCKCHAOS_SHARD_TOTAL", nil
+		return fmt.Sprintf("%d/%d", idx, total), from, nil
+	}
+	if i, n := getenv("JOB_COMPLETION_INDEX"), getenv("LOCKCHAOS_SHARD_TOTAL"); i != "" || n != "" {
+		idx, total, err := envShard("JOB_COMPLETION_INDEX", i, "LOCKCHAOS_SHARD_TOTAL", n, 0)
+		if err != nil {
+			return "", "", err
+		}
+		return fmt.Sprintf("%d/%d", idx+1, total), "JOB_COMPLETION_INDEX/LOCKCHAOS_SHARD_TOTAL", nil
 	}
 	return "", "", nil
+}
+
+// envShard reads an index variable (counted from base) and a total one:
+// both set, whole numbers, the index in base..total-1+base.
+func envShard(iName, i, nName, n string, base int) (idx, total int, err error) {
+	switch {
+	case i == "":
+		return 0, 0, fmt.Errorf("%s=%q is set without %s: set both (or neither, or --shard i/n)", nName, n, iName)
+	case n == "":
+		hint := ""
+		if nName == "LOCKCHAOS_SHARD_TOTAL" {
+			hint = " (the Job's completions)"
+		}
+		return 0, 0, fmt.Errorf("%s=%q needs %s%s to make a shard: set both (or --shard i/n)", iName, i, nName, hint)
+	}
+	idx, err1 := strconv.Atoi(i)
+	total, err2 := strconv.Atoi(n)
+	switch {
+	case err2 != nil || total < 1:
+		return 0, 0, fmt.Errorf("%s=%q: want a whole number of shards, 1 or more", nName, n)
+	case err1 != nil || idx < base || idx > total-1+base:
+		return 0, 0, fmt.Errorf("%s=%q: want a whole number in %d..%d (%s=%d, counted from %d)", iName, i, base, total-1+base,
+			nName, total, base)
+	}
+	return idx, total, nil
 }
 
 // commandLine is the run's command line as typed after "run", for
@@ -141,11 +172,19 @@ func (optFloat) Type() string { return "float" }
 type stringList []string
 
 func (s *stringList) String() string { return strings.Join(*s, ",") }
+
+// Set adds v's names. A value with none (--lock "", as a script's empty
+// variable gives) is an error: the flag left out means "all", and an
+// empty one must not mean it too.
 func (s *stringList) Set(v string) error {
+	n := len(*s)
 	for _, p := range strings.Split(v, ",") {
 		if p = strings.TrimSpace(p); p != "" {
 			*s = append(*s, p)
 		}
+	}
+	if len(*s) == n {
+		return fmt.Errorf("want one or more names, comma separated, got %q (leave the flag out for the default)", v)
 	}
 	return nil
 }
@@ -173,12 +212,17 @@ func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, er
 		}
 	}
 	catalog := scenarios.Catalog()
+	var loaded []*scenarios.File
 	for _, f := range files {
 		file, err := loadScenariosFile(f)
 		if err != nil {
 			return nil, err
 		}
-		// Both errors name FILE:LINE themselves.
+		// These errors name FILE:LINE themselves.
+		if err := file.Clash(loaded); err != nil {
+			return nil, err
+		}
+		loaded = append(loaded, file)
 		if err := file.Register(); err != nil {
 			return nil, err
 		}

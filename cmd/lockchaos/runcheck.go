@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/netfault"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -73,6 +74,15 @@ func (c runConfig) checkCounts() error {
 	case c.clients < 0 || c.clients > scenarios.MaxClients:
 		return fmt.Errorf("--clients %d: out of range 1..%d", c.clients, scenarios.MaxClients)
 	}
+	// Each run's seed is --seed plus its repeat (all --seed with
+	// --same-seed); 0 is a random seed, drawn small and positive later.
+	repeats := c.repeat
+	if c.sameSeed {
+		repeats = 1
+	}
+	if err := scenarios.SeedsFor(c.seed, repeats); err != nil {
+		return fmt.Errorf("--seed: %w (--repeat %d)", err, c.repeat)
+	}
 	return nil
 }
 
@@ -83,12 +93,20 @@ func (c runConfig) checkTimes() error {
 		flag string
 		v    time.Duration
 	}{{"--duration", c.duration}, {"--max-duration", c.maxDuration}, {"--part-length", c.partLength},
-		{"--recover-within", c.recoverWithin}} {
+		{"--recover-within", c.recoverWithin}, {"--budget", c.budget}} {
 		if d.v < 0 {
 			return fmt.Errorf("%s %v: want a positive duration", d.flag, d.v)
 		}
+		// Nothing lasts longer than the longest cell; added to a cell's
+		// times, a longer one could overflow.
+		if d.v > scenarios.MaxCellDuration {
+			return fmt.Errorf("%s %v: want at most %v", d.flag, d.v, scenarios.MaxCellDuration)
+		}
 	}
 	switch ts := c.timeScale; {
+	case c.partLength > 0 && c.partLength < scenarios.MinPartLength:
+		return fmt.Errorf("--part-length %v: want %v or more (each part starts its own pods and history; "+
+			"a cell makes at most %d parts)", c.partLength, scenarios.MinPartLength, scenarios.MaxParts)
 	case c.budget <= 0:
 		return fmt.Errorf("--budget %v: want a positive duration", c.budget)
 	case c.duration > 0 && c.maxDuration > 0 && c.maxDuration < c.duration:
@@ -213,7 +231,7 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 		return err
 	}
 	if c.maxDuration == 0 {
-		return nil
+		return c.checkPlans(cells)
 	}
 	for _, cell := range cells {
 		d := cell.Scenario.WithDefaults().Duration
@@ -223,6 +241,23 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 		if c.maxDuration < d {
 			return fmt.Errorf("--max-duration %v is shorter than %s's duration %v: a cell always runs its duration; "+
 				"want %v or more (or --duration)", c.maxDuration, cell.Name(), d, d)
+		}
+	}
+	return c.checkPlans(cells)
+}
+// checkPlans plans every selected cell as the run will (the time scale
+// aside, which moves no bound) and returns the first plan that is too
+// large: a cell cut into too many parts (--part-length) or able to open
+// too many fault windows (its gaps over its length).
+func (c runConfig) checkPlans(cells []scenarios.Cell) error {
+	var t target
+	if c.simulated() {
+		t.be = sim.New(nil) // planning enters no bubble
+	}
+	opts := c.cellOptions(t, nil)
+	for _, cell := range cells {
+		if p := scenarios.NewPlan(cell, opts); errors.Is(p.Err, scenarios.ErrTooLarge) {
+			return p.Err
 		}
 	}
 	return nil

@@ -21,8 +21,10 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"then in every scenario, reported as either (not gated)")
 	fs.Var(&c.expects, "expect", "only cells with these expectations (safety: safe, "+
 		"unsafe, either, n/a; liveness: live, stuck), e.g. --expect safe for a false-positive soak")
-	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule")
-	fs.Var(positiveDuration{&c.duration}, "duration", "override each scenario's duration (positive; default: each scenario's own)")
+	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule; "+
+		"with --repeat K the runs take seeds N..N+K-1, which must not pass the largest int64 nor 0")
+	fs.Var(positiveDuration{&c.duration}, "duration", "override each scenario's duration (positive, at most 720h; "+
+		"default: each scenario's own)")
 	fs.Var(positiveInt{&c.clients, scenarios.MaxClients}, "clients", fmt.Sprintf("override each scenario's number of clients, "+
 		"1..%d (default: each scenario's own)", scenarios.MaxClients))
 	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), "+
@@ -57,7 +59,8 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"crashes, hangs or is cut off, another pod must acquire its key within it (default: each scenario's recover_within, "+
 		"else twice its TTL plus 60ms of retry slack)")
 	fs.Var(positiveDuration{&c.partLength}, "part-length", "a cell longer than this is long: "+
-		"one history, judged and checked in chunks as it grows, in flat memory (default 2m)")
+		"one history, judged and checked in chunks as it grows, in flat memory (default 2m; 100ms or more, "+
+		"at most 100000 parts a cell)")
 	fs.BoolVar(&c.noWitness, "no-witness", false, "run without the witness on the servers (to measure what it costs): "+
 		"every lease end is then assumed from the TTL, and every sentence says so")
 	fs.BoolVar(&c.inParts, "in-parts", false, "run a long cell in parts of --part-length instead, "+
