@@ -245,6 +245,7 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 	}
 	return c.checkPlans(cells)
 }
+
 // checkPlans plans every selected cell as the run will (the time scale
 // aside, which moves no bound) and returns the first plan that is too
 // large: a cell cut into too many parts (--part-length) or able to open
