@@ -117,6 +117,11 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 	v.Description = c.Description
 	v.TimeScale, v.Planned, v.Ran = max(c.TimeScale, 1), c.Planned, c.Ran.Round(time.Millisecond)
 	h, rep, err := cellEvidence(c, opts)
+	if opts.Context != nil && opts.Context.Err() != nil {
+		// A check cut short says unknown where the run said otherwise:
+		// no page rather than a wrong one.
+		return nil, opts.Context.Err()
+	}
 	if errors.As(err, &unread) {
 		unread.Page = page
 	}
@@ -214,7 +219,11 @@ func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker
 	if err != nil {
 		return nil, nil, &HistoryError{History: path, Err: err}
 	}
-	rep := checker.Check(context.Background(), h, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
+	ctx := opts.Context
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rep := checker.Check(ctx, h, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
 	return h, rep, nil
 }
 

@@ -3,6 +3,7 @@ package reports
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"embed"
 	"fmt"
 	"hash/fnv"
@@ -60,6 +61,10 @@ type HTMLOptions struct {
 	// schedules cost gigabytes and a tenth of a sweep's CPU, and `lockchaos
 	// report --all-pages DIR` renders them from the histories later.
 	AllPages bool
+	// Context, when set, ends the pages early: a page not yet begun is
+	// not written once it is done, no index is written, and WriteHTML
+	// returns its error (lockchaos report on SIGINT). Nil: never.
+	Context context.Context
 }
 
 // HTMLResult lists what WriteHTML wrote.
@@ -117,6 +122,10 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 	for range min(runtime.GOMAXPROCS(0), len(todo)) {
 		wg.Go(func() {
 			for i := range next {
+				if opts.Context != nil && opts.Context.Err() != nil {
+					errs[i] = opts.Context.Err()
+					continue
+				}
 				pages[i] = filepath.Join(dir, cellPageName(todo[i], s.Repeat > 1))
 				unread[i], errs[i] = writeCellPage(pages[i], dir, s, todo[i], opts)
 			}

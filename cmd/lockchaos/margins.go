@@ -217,7 +217,7 @@ func interrupted(sig os.Signal, stderr io.Writer) int {
 	code := interruptCode(sig)
 	if code != 0 {
 		fmt.Fprintf(stderr, "lockchaos margins: interrupted (%s); what was found before it is written\n",
-			map[int]string{130: "SIGINT", 143: "SIGTERM"}[code])
+			signalName(code))
 	}
 	return code
 }

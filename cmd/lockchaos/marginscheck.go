@@ -205,3 +205,8 @@ func interruptCode(sig os.Signal) int {
 	}
 	return 0
 }
+
+// signalName names the signal behind an interrupt's exit code.
+func signalName(code int) string {
+	return map[int]string{130: "SIGINT", 143: "SIGTERM"}[code]
+}

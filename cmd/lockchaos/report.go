@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -55,6 +56,10 @@ func newReportCmd(cl *cli) *cobra.Command {
 	return c
 }
 
+// reportGrace is how long an interrupted report waits for the pages
+// being written to finish before it exits.
+const reportGrace = 5 * time.Second
+
 func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stderr io.Writer) int {
 	if len(dirs) == 0 {
 		fmt.Fprintln(stderr, "lockchaos report: want at least one results directory\nRun 'lockchaos report --help' for its flags.")
@@ -92,7 +97,36 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		return exitUsage
 	}
 	defer release()
-	res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages})
+	// SIGINT or SIGTERM stops the pages not yet finished (each is written
+	// whole or not at all) and writes no index: 130 or 143. A page stuck
+	// reading its history (a FIFO nobody writes) is given a grace period,
+	// then left: an interrupt is never ignored.
+	ctx, stop, caught := signalContext()
+	defer stop()
+	type written struct {
+		res *reports.HTMLResult
+		err error
+	}
+	done := make(chan written, 1)
+	go func() {
+		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx})
+		done <- written{res, err}
+	}()
+	var w written
+	select {
+	case w = <-done:
+	case <-ctx.Done():
+		select {
+		case w = <-done:
+		case <-time.After(reportGrace):
+		}
+	}
+	if code := interruptCode(caught()); code != 0 {
+		fmt.Fprintf(stderr, "lockchaos report: interrupted (%s): the pages finished before it were written, no index\n",
+			signalName(code))
+		return code
+	}
+	res, err := w.res, w.err
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
 		return exitHarness
