@@ -32,7 +32,6 @@ type live struct {
 	maxViolations int
 
 	windows    []history.Event // stopping, node-down and pod-targeting windows, by call
-	windowIDs  map[int64]bool
 	stops      int
 	downs      int
 	keys       map[string]*keyLive
@@ -72,7 +71,7 @@ func newLive(h history.Header, maxViolations int) *live {
 	return &live{ttl: int64(ttl), nodes: h.LockNodes, maxViolations: maxViolations,
 		recoverWithin: recoverBound(h),
 		acquireWithin: cmp.Or(h.AcquireWithin, history.DefaultAcquireWithin(defaultCallTimeout, history.DefaultRetrySlack)),
-		keys:          map[string]*keyLive{}, windowIDs: map[int64]bool{}, claimed: map[int64]bool{}, abandonErr: map[int64]abandonAt{},
+		keys:          map[string]*keyLive{}, claimed: map[int64]bool{}, abandonErr: map[int64]abandonAt{},
 		spansJudged: map[int64]bool{}}
 }
 
@@ -96,7 +95,6 @@ func (l *live) add(evs []history.Event, whole bool) {
 		down := len(e.DownNodes()) > 0
 		if stops || down || len(targetedPods(&e)) > 0 {
 			l.windows = append(l.windows, e)
-			l.windowIDs[e.ID] = true
 		}
 		l.stops += b2i(stops)
 		l.downs += b2i(down)
@@ -117,10 +115,6 @@ func (l *live) add(evs []history.Event, whole bool) {
 		}
 	}
 }
-
-// has reports whether window id is one the liveness properties read
-// (nil-safe: a carry before its first chunk has no sweep).
-func (l *live) has(id int64) bool { return l != nil && l.windowIDs[id] }
 
 func b2i(b bool) int {
 	if b {

@@ -28,11 +28,11 @@ func markOf(v Violation) mark {
 }
 
 // found counts a violation of r: its mark always, and the violation
-// itself, which build makes (a sentence costs), while fewer than max are
+// itself, which build makes (a sentence costs), while fewer than keep are
 // kept.
-func (r *Result) found(m mark, max int, build func() Violation) {
+func (r *Result) found(m mark, keep int, build func() Violation) {
 	r.ViolationCount += m.n
-	if len(r.Violations) < max {
+	if len(r.Violations) < keep {
 		v := build()
 		r.Violations = append(r.Violations, v)
 		m.summary = v.Summary

@@ -60,7 +60,8 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 		h := holds[hi]
 		for ends.Len() > 0 && ends[0].end <= h.Start {
 			e := heap.Pop(&ends).(ended)
-			if own[e.client]--; own[e.client] == 0 {
+			own[e.client]--
+			if own[e.client] == 0 {
 				delete(own, e.client)
 			}
 		}
@@ -232,7 +233,8 @@ func keyContended(holds []Hold, idx []int32, key string, out []Contended) []Cont
 			own[e.client]++
 			total++
 		} else {
-			if own[e.client]--; own[e.client] == 0 {
+			own[e.client]--
+			if own[e.client] == 0 {
 				delete(own, e.client)
 			}
 			total--

@@ -150,7 +150,8 @@ func serverExclusive(ls []lease, lockNodes int, opts Options, r *Result) {
 					opts.MaxViolations, func() Violation {
 						return Violation{Property: ServerExclusive, Key: l.key, At: l.from,
 							Start: l.from, End: min(o.to, l.to),
-							Summary: fmt.Sprintf("the server held two leases on %s at once for %s: %s on %s (from %s) and %s on %s (from %s)",
+							Summary: fmt.Sprintf("the server held two leases on %s at once for %s: "+
+								"%s on %s (from %s) and %s on %s (from %s)",
 								l.key, history.Span(time.Duration(overlap)), short(o.value), o.where, history.Seconds(o.from),
 								short(l.value), l.where, history.Seconds(l.from))}
 					})

@@ -1,6 +1,7 @@
 package history_test
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/lockchaos/lockchaos/history"
@@ -43,7 +44,7 @@ func TestLeaseForTokenlessSkipsAValueGoneBeforeTheAcquireReturned(t *testing.T) 
 
 	// Without client 5's own write, nothing the server held is its lease:
 	// none, and the caller assumes one from the TTL.
-	alone := append(evs[:4:4], evs[5])
+	alone := slices.Concat(evs[:4], evs[5:6])
 	if sh, ok := history.ServerViewOf(alone, h.End).LeaseFor(holds[0], 1); ok {
 		t.Errorf("matched %+v, a value deleted before client 5's acquire returned", sh.Copies)
 	}

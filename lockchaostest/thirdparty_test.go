@@ -75,7 +75,7 @@ var replicaShyLock = lockimpl.Spec{Name: "replica-shy", Nodes: 1, New: func(env 
 	if err != nil {
 		return nil, err
 	}
-	if m := regexp.MustCompile(`connected_slaves:(\d+)`).FindStringSubmatch(info); m != nil && m[1] != "0" {
+	if m := regexp.MustCompile(`connected_slaves:(\d+)`).FindStringSubmatch(info); len(m) > 1 && m[1] != "0" {
 		return nil, lockimpl.Unsupported("the lock refuses a Redis node with replicas (it has %s)", m[1])
 	}
 	return locker{c: &Client{rdb: env.Clients[0]}, ttl: env.TTL}, nil

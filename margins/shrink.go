@@ -39,8 +39,9 @@ func shrink(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at ti
 	breaks := func(c scenarios.Scenario) bool {
 		ran := scenarios.RunMatrix(ctx, []scenarios.Cell{{Scenario: c.Scaled(scale), Lock: lock,
 			Expect: results.Expect{Safety: results.Either, Liveness: results.Either}}},
-			scenarios.MatrixOptions{Options: wholeCell(scenarios.Options{Seed: seed, Backend: cfg.Backend, MaxDuration: c.Scaled(scale).Duration,
-				OutDir: filepath.Join(cfg.OutDir, "shrink")}, c.Scaled(scale).Duration), Repeat: 1, SameSeed: true})
+			scenarios.MatrixOptions{Options: wholeCell(scenarios.Options{Seed: seed, Backend: cfg.Backend,
+				MaxDuration: c.Scaled(scale).Duration, OutDir: filepath.Join(cfg.OutDir, "shrink")}, c.Scaled(scale).Duration),
+				Repeat: 1, SameSeed: true})
 		return len(ran) == 1 && ran[0].SafetyVerdict == checker.Fail
 	}
 	best := sc

@@ -269,8 +269,22 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	for i := range sc.Keys {
 		p.Keys = append(p.Keys, fmt.Sprintf("%sorder:%d", p.KeyPrefix, i+1))
 	}
+	planFiles(p, cell, opts)
+	p.Timeout = opts.CellTimeout
+	if p.Timeout == 0 {
+		p.Timeout = p.Parts[0].MaxDuration + 60*time.Second
+	}
+	p.Rerun = rerunLine(p, opts)
+	return p
+}
+
+// planFiles resolves the history's path and the parts, and the first
+// reason the cell cannot run as planned (a path outside --out, too many
+// parts or fault windows, an invalid expectation): a plan in error keeps
+// one part and no history.
+func planFiles(p *Plan, cell Cell, opts Options) {
 	if opts.OutDir != "" {
-		p.History, p.Err = historyPath(opts.OutDir, sc.Name, cell.Lock.Name, opts.HistoryName)
+		p.History, p.Err = historyPath(opts.OutDir, p.Scenario.Name, cell.Lock.Name, opts.HistoryName)
 	}
 	if err := checkParts(p, opts); err != nil && p.Err == nil {
 		p.Err = err
@@ -289,12 +303,6 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		p.History = ""
 		p.Parts = parts(p, opts)
 	}
-	p.Timeout = opts.CellTimeout
-	if p.Timeout == 0 {
-		p.Timeout = p.Parts[0].MaxDuration + 60*time.Second
-	}
-	p.Rerun = rerunLine(p, opts)
-	return p
 }
 
 // livenessBounds resolves the two liveness bounds: the run's override,

@@ -11,7 +11,7 @@ import (
 )
 
 // fileLine is how every error of a scenarios file begins: "f.yaml:7: ".
-var fileLine = regexp.MustCompile(`^f\.yaml:[1-9][0-9]*: `)
+var fileLine = regexp.MustCompile(`^f\.yaml:[1-9]\d*: `)
 
 // FuzzLoad: whatever a scenarios file holds, Load never panics, and every
 // error it (or Apply, which looks up the scenarios a lock expects

@@ -262,7 +262,8 @@ var zeroRules = []zeroRule{
 	// A gap of 0 between faults has no bound on how many fire (MinGap).
 	{field: "gap_min", get: func(s Scenario) any { return s.GapMin },
 		advice: func(d Scenario) string {
-			return fmt.Sprintf("gap_min must be at least %v; leave gap_min and gap_max out for the default %v-%v", MinGap, d.GapMin, d.GapMax)
+			return fmt.Sprintf("gap_min must be at least %v; leave gap_min and gap_max out for the default %v-%v",
+				MinGap, d.GapMin, d.GapMax)
 		}},
 	{field: "gap_max", get: func(s Scenario) any { return s.GapMax },
 		advice: func(d Scenario) string {

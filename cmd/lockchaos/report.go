@@ -97,36 +97,10 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		return exitUsage
 	}
 	defer release()
-	// SIGINT or SIGTERM stops the pages not yet finished (each is written
-	// whole or not at all) and writes no index: 130 or 143. A page stuck
-	// reading its history (a FIFO nobody writes) is given a grace period,
-	// then left: an interrupt is never ignored.
-	ctx, stop, caught := signalContext()
-	defer stop()
-	type written struct {
-		res *reports.HTMLResult
-		err error
-	}
-	done := make(chan written, 1)
-	go func() {
-		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx})
-		done <- written{res, err}
-	}()
-	var w written
-	select {
-	case w = <-done:
-	case <-ctx.Done():
-		select {
-		case w = <-done:
-		case <-time.After(reportGrace):
-		}
-	}
-	if code := interruptCode(caught()); code != 0 {
-		fmt.Fprintf(stderr, "lockchaos report: interrupted (%s): the pages finished before it were written, no index\n",
-			signalName(code))
+	res, code, err := writePages(out, merged, allPages, stderr)
+	if code != 0 {
 		return code
 	}
-	res, err := w.res, w.err
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
 		return exitHarness
@@ -152,4 +126,38 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		return exitUsage
 	}
 	return exitOK
+}
+
+// writePages writes the HTML pages. SIGINT or SIGTERM stops the pages not
+// yet finished (each is written whole or not at all) and writes no
+// index: code is then 130 or 143. A page stuck reading its history (a
+// FIFO nobody writes) is given a grace period, then left: an interrupt is
+// never ignored.
+func writePages(out string, merged *reports.Summary, allPages bool, stderr io.Writer) (res *reports.HTMLResult, code int, err error) {
+	ctx, stop, caught := signalContext()
+	defer stop()
+	type written struct {
+		res *reports.HTMLResult
+		err error
+	}
+	done := make(chan written, 1)
+	go func() {
+		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx})
+		done <- written{res, err}
+	}()
+	var w written
+	select {
+	case w = <-done:
+	case <-ctx.Done():
+		select {
+		case w = <-done:
+		case <-time.After(reportGrace):
+		}
+	}
+	if code := interruptCode(caught()); code != 0 {
+		fmt.Fprintf(stderr, "lockchaos report: interrupted (%s): the pages finished before it were written, no index\n",
+			signalName(code))
+		return nil, code, nil
+	}
+	return w.res, 0, w.err
 }
