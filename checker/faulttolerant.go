@@ -31,6 +31,7 @@ type ftState struct {
 	free     *freeStretch       // the key is free inside a span with a majority up
 	judged   map[int64]bool     // spans in which an eligible pod tried for the key with a majority up
 	windows  map[int64]struct{} // the down windows open, by op id
+	waited   int64              // free while an eligible pod tried, majority up, in stretches of a tenth of the bound or more that no acquisition ended
 }
 
 // freeStretch is a time the key was free while a majority was up.
@@ -196,6 +197,7 @@ func (k *keyLive) closeFree(t int64, by int, acquire int64) {
 	// timeline from a tenth of the bound (a Redlock waiting out its down
 	// node each cycle shows), not every release-to-acquire gap of a busy
 	// key, which would be thousands per window.
+	k.ftNobody(f, t, by)
 	if stuck || waiting >= bound/10 {
 		l.stretch(Stretch{Key: k.key, Start: f.tryFrom, End: t, Stuck: stuck})
 	}
@@ -218,6 +220,28 @@ func (k *keyLive) closeFree(t int64, by int, acquire int64) {
 		Summary: fmt.Sprintf("while %s (%s), %s was free from %s for %s while %s tried (%d attempts); %s",
 			downText(f.down), upText(l.nodes, len(f.down)), k.key, history.Seconds(f.tryFrom), durText(waiting),
 			clientsText(triers), f.attempts, end)}, l.maxViolations)
+}
+
+// ftNobody adds to the key's waiting that judgeShare reads a stretch no
+// acquisition ended, from a tenth of the bound. When the span (or its
+// majority) ended it, an attempt still in flight may yet acquire: the
+// stretch counts only up to the first such attempt's call, so a lock
+// that waits out its down node on every acquire (Redlock) is not charged
+// for the acquire the window's end cut through.
+func (k *keyLive) ftNobody(f *freeStretch, t int64, by int) {
+	if by >= 0 {
+		return
+	}
+	if !k.ft.majority {
+		for _, a := range k.inflight {
+			if a.eligible && a.ret > t {
+				t = min(t, a.call)
+			}
+		}
+	}
+	if w := time.Duration(t - f.tryFrom); w >= k.l.acquireWithin/10 {
+		k.ft.waited += int64(w)
+	}
 }
 
 // downText: "node2 was down", "node1 and node2 were down".

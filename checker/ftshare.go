@@ -1,0 +1,91 @@
+package checker
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/lockchaos/lockchaos/history"
+)
+
+// FreeShareLimit is fault-tolerant's limit on the share of node-down time
+// a lock may leave its keys free while pods try for them and nobody
+// acquires, in stretches of a tenth of the acquire bound or more that no
+// acquisition ended (the window ended, or a lease may be back first): over every span of node-down
+// windows of the history with a majority of the lock's nodes up, key by
+// key. A lock that fails a little in every window (one needing every
+// node, whose windows are each shorter than the acquire bound) passes
+// every window's own judgment; "clients acquire while a majority is up"
+// means it must not fail in much of that time either. A stretch some pod
+// ended by acquiring does not count, however slow (the window's own
+// judgment takes the ones past the bound): Redlock waits out its down
+// node for a node timeout on every acquire, which leaves the key free
+// most of a window while it serves every pod in turn.
+const FreeShareLimit = 0.2
+
+// shareUp is the majority-up time of the spans each key was tried in,
+// summed key by key (two keys tried in the same span count it twice, as
+// their waiting does), the waiting in stretches kept, and the key that
+// waited longest.
+func (l *live) shareUp(spans []downSpan) (total, waited int64, worst *keyLive) {
+	up := map[int64]int64{}
+	for _, s := range spans {
+		up[s.id] = s.up
+	}
+	for _, key := range sortedKeys(l.keys) {
+		k := l.keys[key]
+		for id := range k.ft.judged {
+			total += up[id]
+		}
+		waited += k.ft.waited
+		if worst == nil || k.ft.waited > worst.ft.waited {
+			worst = k
+		}
+	}
+	return total, waited, worst
+}
+
+// freeShare is Liveness.FreeWhileTrying: -1 when no key was tried with a
+// majority up.
+func (l *live) freeShare(spans []downSpan) float64 {
+	total, _, _ := l.shareUp(spans)
+	if total <= 0 {
+		return -1
+	}
+	return float64(l.waiting) / float64(total)
+}
+
+// judgeShare is fault-tolerant over the whole history: it fails when the
+// keys were free while pods tried and nobody acquired, in stretches of a
+// tenth of the bound or more, for more than FreeShareLimit of the majority-up time AND for
+// longer in all than the acquire bound, so a
+// lock that leaves a key free for a moment now and then (a release's
+// round trip, one node timeout) is not failed for the sum of its moments.
+// A history some stretch already failed gets no second violation. It
+// reads only the sums the sweep kept, so a history checked in chunks
+// is judged as a whole one is.
+func (l *live) judgeShare(spans []downSpan, end int64) {
+	total, waited, worst := l.shareUp(spans)
+	if total <= 0 || worst == nil || l.ft.totalCount > 0 {
+		return // nothing judged, or a window already failed it (its sentence says more)
+	}
+	share := float64(waited) / float64(total)
+	if share <= FreeShareLimit || time.Duration(waited) <= l.acquireWithin {
+		return
+	}
+	var events []int64
+	start, last := end, int64(0)
+	for _, s := range spans {
+		if l.spansJudged[s.id] {
+			events = append(events, s.id)
+			start, last = min(start, s.start), max(last, s.end)
+		}
+	}
+	l.ft.add(Violation{Property: FaultTolerant, Key: worst.key, Events: events, At: last, Start: start, End: last,
+		Summary: fmt.Sprintf("over %d node-down span(s) from %s to %s, with a majority of the lock's nodes up for %s "+
+			"(key by key), pods tried for a free key and nobody acquired it for %s of it, in stretches of %s or more: %.0f%%, over the %.0f%% "+
+			"limit, and more than the acquire bound (%s) in all; the lock did not serve while a minority of its nodes "+
+			"was down (longest for %s: %s)",
+			len(events), history.Seconds(start), history.Seconds(last), durText(time.Duration(total)),
+			durText(time.Duration(waited)), durText(l.acquireWithin/10), 100*share, 100*FreeShareLimit, durText(l.acquireWithin),
+			worst.key, durText(time.Duration(worst.ft.waited)))}, l.maxViolations)
+}
