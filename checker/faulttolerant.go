@@ -31,7 +31,7 @@ type ftState struct {
 	free     *freeStretch       // the key is free inside a span with a majority up
 	judged   map[int64]bool     // spans in which an eligible pod tried for the key with a majority up
 	windows  map[int64]struct{} // the down windows open, by op id
-	waited   int64              // free while an eligible pod tried, majority up, in stretches of a tenth of the bound or more that no acquisition ended
+	waited   int64              // free while an eligible pod tried and nobody acquired, majority up (ftNobody)
 }
 
 // freeStretch is a time the key was free while a majority was up.
@@ -41,6 +41,7 @@ type freeStretch struct {
 	attempts      int
 	down          []string // nodes down when it began
 	windows       []int64  // down windows open when it began
+	served        int64    // the call of the acquire that ended it (ftAcquired)
 }
 
 // ftWindow follows window w opening (delta 1) or closing (-1) at t.
@@ -136,6 +137,7 @@ func (k *keyLive) ftTried(t int64, a attempt) {
 // ftAcquired takes a hold's start: the free stretch, if any, ends with it.
 func (k *keyLive) ftAcquired(p *point) {
 	if k.ft.free != nil {
+		k.ft.free.served = p.h.call
 		k.closeFree(p.t, p.h.client, p.id)
 	}
 }
@@ -222,19 +224,21 @@ func (k *keyLive) closeFree(t int64, by int, acquire int64) {
 			clientsText(triers), f.attempts, end)}, l.maxViolations)
 }
 
-// ftNobody adds to the key's waiting that judgeShare reads a stretch no
-// acquisition ended, from a tenth of the bound. When the span (or its
-// majority) ended it, an attempt still in flight may yet acquire: the
-// stretch counts only up to the first such attempt's call, so a lock
-// that waits out its down node on every acquire (Redlock) is not charged
-// for the acquire the window's end cut through.
+// ftNobody adds to the key's waiting that judgeShare reads the part of a
+// stretch in which nobody acquired, from a tenth of the bound: up to the
+// call of the acquire that ended it, or, when the span (or its majority)
+// ended it, of the first attempt still in flight that went on to acquire.
+// A lock that waits out its down node on every acquire (Redlock) is
+// serving from the call of that acquire: it is not charged for the wait
+// inside it, however long, nor for the acquire the window's end cut
+// through. One that fails attempt after attempt (a lock needing every
+// node) is charged until the attempt that finally succeeds.
 func (k *keyLive) ftNobody(f *freeStretch, t int64, by int) {
 	if by >= 0 {
-		return
-	}
-	if !k.ft.majority {
+		t = min(t, f.served)
+	} else if !k.ft.majority {
 		for _, a := range k.inflight {
-			if a.eligible && a.ret > t {
+			if a.eligible && a.ok && a.ret > t {
 				t = min(t, a.call)
 			}
 		}

@@ -55,14 +55,12 @@ func (l *live) freeShare(spans []downSpan) float64 {
 }
 
 // judgeShare is fault-tolerant over the whole history: it fails when the
-// keys were free while pods tried and nobody acquired, in stretches of a
-// tenth of the bound or more, for more than FreeShareLimit of the majority-up time AND for
-// longer in all than the acquire bound, so a
-// lock that leaves a key free for a moment now and then (a release's
-// round trip, one node timeout) is not failed for the sum of its moments.
-// A history some stretch already failed gets no second violation. It
-// reads only the sums the sweep kept, so a history checked in chunks
-// is judged as a whole one is.
+// keys were free while pods tried and nobody acquired (ftNobody) for more
+// than FreeShareLimit of the majority-up time AND for longer in all than
+// the acquire bound, so a short history with one slow moment is not
+// failed on its share alone. A history some stretch already failed gets
+// no second violation. It reads only the sums the sweep kept, so a
+// history checked in chunks is judged as a whole one is.
 func (l *live) judgeShare(spans []downSpan, end int64) {
 	total, waited, worst := l.shareUp(spans)
 	if total <= 0 || worst == nil || l.ft.totalCount > 0 {
