@@ -32,6 +32,12 @@ type ftState struct {
 	judged   map[int64]bool     // spans in which an eligible pod tried for the key with a majority up
 	windows  map[int64]struct{} // the down windows open, by op id
 	waited   int64              // free while an eligible pod tried and nobody acquired, majority up (ftNobody)
+	// blocked is, by span, the majority-up time the key was neither held
+	// nor free (a lease left behind may still be on a node): no lock could
+	// serve it then, so judgeShare leaves it out of the time it judges.
+	blocked      map[int64]int64
+	blockedSince int64 // when the blocked time open began (in blockedSpan)
+	blockedSpan  int64 // its span; -1: none open
 }
 
 // freeStretch is a time the key was free while a majority was up.
@@ -148,6 +154,7 @@ func (k *keyLive) ftEval(t int64) {
 	s := &k.ft
 	held := k.live > 0
 	free := s.majority && !held && t >= k.maybe
+	k.ftBlocked(t, s.majority && !held && t < k.maybe)
 	switch {
 	case !free && s.free != nil:
 		k.closeFree(t, -1, -1)
@@ -157,6 +164,24 @@ func (k *keyLive) ftEval(t int64) {
 	if s.majority && !held && t < k.maybe && k.maybe != Forever && k.expiryAt != k.maybe {
 		k.expiryAt = k.maybe
 		k.pts.push(point{t: k.maybe, prio: pExpiry})
+	}
+}
+
+// ftBlocked follows the time the key was blocked in a span (ftState.blocked).
+func (k *keyLive) ftBlocked(t int64, blocked bool) {
+	s := &k.ft
+	if s.blocked == nil {
+		s.blocked, s.blockedSpan = map[int64]int64{}, -1
+	}
+	switch {
+	case s.blockedSpan >= 0 && (!blocked || s.span != s.blockedSpan):
+		s.blocked[s.blockedSpan] += t - s.blockedSince
+		s.blockedSpan = -1
+		if blocked && s.span >= 0 {
+			s.blockedSince, s.blockedSpan = t, s.span
+		}
+	case s.blockedSpan < 0 && blocked && s.span >= 0:
+		s.blockedSince, s.blockedSpan = t, s.span
 	}
 }
 
