@@ -303,7 +303,7 @@ func printResults(w io.Writer, results []checker.Result) {
 		if r.Property.Group() == checker.GroupLiveness {
 			decisive = fmt.Sprintf(", %d judged", r.Judged) + decisive
 		}
-		fmt.Fprintf(w, "  %-22s %-10s %d violation(s)%s\n", r.Property, shownStatus(r), r.ViolationCount, decisive)
+		fmt.Fprintf(w, "  %-22s %-10s %d violation(s)%s\n", r.Property, r.Shown(), r.ViolationCount, decisive)
 		if r.Note != "" {
 			fmt.Fprintf(w, "      note: %s\n", r.Note)
 		}
@@ -314,24 +314,6 @@ func printResults(w io.Writer, results []checker.Result) {
 			fmt.Fprintf(w, "      ... and %d more\n", r.ViolationCount-len(r.Violations))
 		}
 	}
-}
-
-// shownStatus is a property's status as check prints it: a pass that
-// judged nothing is not a pass. A liveness property that judged no
-// moment, or one whose note says it was not judged (no witness), says
-// "not judged"; one whose note says it does not apply to the
-// lock (fence-order of a lock the resource checks no fences for) "n/a".
-func shownStatus(r checker.Result) string {
-	switch {
-	case r.Status != checker.Pass:
-		return string(r.Status)
-	case strings.HasPrefix(r.Note, "not applicable"):
-		return "n/a"
-	case strings.HasPrefix(r.Note, "not judged"),
-		r.Property.Group() == checker.GroupLiveness && r.Judged == 0:
-		return "not judged"
-	}
-	return string(r.Status)
 }
 
 // shownRecoveries is how many stopped holders check lists one by one.
