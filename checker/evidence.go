@@ -178,6 +178,12 @@ func (ev Evidence) Hold(floor *history.Floor, faulty bool) Evidence {
 	if faulty && ev.Exercised < floor.MinExercised {
 		why := fmt.Sprintf("not exercised: %d of %d fault window(s) reached the dangerous moment; the floor is %d",
 			ev.Exercised, ev.Fired, floor.MinExercised)
+		if ev.Fired > 0 && ev.Exercised == ev.Fired {
+			// Every window reached it: too few fired (the cell ended
+			// early), which "not exercised: 2 of 2" would contradict.
+			why = fmt.Sprintf("too few fault windows: %d fired, each reached the dangerous moment; the floor is %d",
+				ev.Fired, floor.MinExercised)
+		}
 		if ev.lastMiss != "" {
 			why += " (last miss: " + ev.lastMiss + ")"
 		}

@@ -134,3 +134,24 @@ func TestEvidenceOfADecisiveViolationNeedsNoFloor(t *testing.T) {
 		t.Errorf("a non-decisive violation: sentence %q, short %q", p.Sentence, p.Short)
 	}
 }
+
+// TestEvidenceShortOfWindowsThatAllReachedTheMoment: a cell that ended
+// with too few windows, every one of which reached its moment, says so,
+// not "not exercised: 2 of 2".
+func TestEvidenceShortOfWindowsThatAllReachedTheMoment(t *testing.T) {
+	floor := &history.Floor{MinExercised: 3}
+	cases := []struct {
+		fired, exercised int
+		want             string
+	}{
+		{2, 2, "too few fault windows: 2 fired, each reached the dangerous moment; the floor is 3"},
+		{3, 2, "not exercised: 2 of 3 fault window(s) reached the dangerous moment; the floor is 3"},
+		{0, 0, "not exercised: 0 of 0 fault window(s) reached the dangerous moment; the floor is 3"},
+	}
+	for _, c := range cases {
+		ev := checker.Evidence{Fired: c.fired, Exercised: c.exercised}.Hold(floor, true)
+		if len(ev.Short) != 1 || ev.Short[0] != c.want {
+			t.Errorf("%d of %d: short %q, want %q", c.exercised, c.fired, ev.Short, c.want)
+		}
+	}
+}

@@ -31,6 +31,13 @@ type ftState struct {
 	free     *freeStretch       // the key is free inside a span with a majority up
 	judged   map[int64]bool     // spans in which an eligible pod tried for the key with a majority up
 	windows  map[int64]struct{} // the down windows open, by op id
+	waited   int64              // free while an eligible pod tried and nobody acquired, majority up (ftNobody)
+	// blocked is, by span, the majority-up time the key was neither held
+	// nor free (a lease left behind may still be on a node): no lock could
+	// serve it then, so judgeShare leaves it out of the time it judges.
+	blocked      map[int64]int64
+	blockedSince int64 // when the blocked time open began (in blockedSpan)
+	blockedSpan  int64 // its span; -1: none open
 }
 
 // freeStretch is a time the key was free while a majority was up.
@@ -40,6 +47,7 @@ type freeStretch struct {
 	attempts      int
 	down          []string // nodes down when it began
 	windows       []int64  // down windows open when it began
+	served        int64    // the call of the acquire that ended it (ftAcquired)
 }
 
 // ftWindow follows window w opening (delta 1) or closing (-1) at t.
@@ -135,6 +143,7 @@ func (k *keyLive) ftTried(t int64, a attempt) {
 // ftAcquired takes a hold's start: the free stretch, if any, ends with it.
 func (k *keyLive) ftAcquired(p *point) {
 	if k.ft.free != nil {
+		k.ft.free.served = p.h.call
 		k.closeFree(p.t, p.h.client, p.id)
 	}
 }
@@ -145,6 +154,7 @@ func (k *keyLive) ftEval(t int64) {
 	s := &k.ft
 	held := k.live > 0
 	free := s.majority && !held && t >= k.maybe
+	k.ftBlocked(t, s.majority && !held && t < k.maybe)
 	switch {
 	case !free && s.free != nil:
 		k.closeFree(t, -1, -1)
@@ -154,6 +164,24 @@ func (k *keyLive) ftEval(t int64) {
 	if s.majority && !held && t < k.maybe && k.maybe != Forever && k.expiryAt != k.maybe {
 		k.expiryAt = k.maybe
 		k.pts.push(point{t: k.maybe, prio: pExpiry})
+	}
+}
+
+// ftBlocked follows the time the key was blocked in a span (ftState.blocked).
+func (k *keyLive) ftBlocked(t int64, blocked bool) {
+	s := &k.ft
+	if s.blocked == nil {
+		s.blocked, s.blockedSpan = map[int64]int64{}, -1
+	}
+	switch {
+	case s.blockedSpan >= 0 && (!blocked || s.span != s.blockedSpan):
+		s.blocked[s.blockedSpan] += t - s.blockedSince
+		s.blockedSpan = -1
+		if blocked && s.span >= 0 {
+			s.blockedSince, s.blockedSpan = t, s.span
+		}
+	case s.blockedSpan < 0 && blocked && s.span >= 0:
+		s.blockedSince, s.blockedSpan = t, s.span
 	}
 }
 
@@ -196,6 +224,7 @@ func (k *keyLive) closeFree(t int64, by int, acquire int64) {
 	// timeline from a tenth of the bound (a Redlock waiting out its down
 	// node each cycle shows), not every release-to-acquire gap of a busy
 	// key, which would be thousands per window.
+	k.ftNobody(f, t, by)
 	if stuck || waiting >= bound/10 {
 		l.stretch(Stretch{Key: k.key, Start: f.tryFrom, End: t, Stuck: stuck})
 	}
@@ -218,6 +247,30 @@ func (k *keyLive) closeFree(t int64, by int, acquire int64) {
 		Summary: fmt.Sprintf("while %s (%s), %s was free from %s for %s while %s tried (%d attempts); %s",
 			downText(f.down), upText(l.nodes, len(f.down)), k.key, history.Seconds(f.tryFrom), durText(waiting),
 			clientsText(triers), f.attempts, end)}, l.maxViolations)
+}
+
+// ftNobody adds to the key's waiting that judgeShare reads the part of a
+// stretch in which nobody acquired, from a tenth of the bound: up to the
+// call of the acquire that ended it, or, when the span (or its majority)
+// ended it, of the first attempt still in flight that went on to acquire.
+// A lock that waits out its down node on every acquire (Redlock) is
+// serving from the call of that acquire: it is not charged for the wait
+// inside it, however long, nor for the acquire the window's end cut
+// through. One that fails attempt after attempt (a lock needing every
+// node) is charged until the attempt that finally succeeds.
+func (k *keyLive) ftNobody(f *freeStretch, t int64, by int) {
+	if by >= 0 {
+		t = min(t, f.served)
+	} else if !k.ft.majority {
+		for _, a := range k.inflight {
+			if a.eligible && a.ok && a.ret > t {
+				t = min(t, a.call)
+			}
+		}
+	}
+	if w := time.Duration(t - f.tryFrom); w >= k.l.acquireWithin/10 {
+		k.ft.waited += int64(w)
+	}
 }
 
 // downText: "node2 was down", "node1 and node2 were down".

@@ -52,6 +52,14 @@ func ftCases() []ftCase {
 				acq(4, k, 702, 960, ok).acq(6, k, 710, 711, refused).rel(4, k, 980, 981, ok).
 				acq(6, k, 985, 1245, ok).rel(6, k, 1260, 1261, ok).done(),
 			status: checker.Pass, judged: 1, share: 778.0 / 1200, stretch: ms(420)},
+		{name: "a lock that needs every node: no window outlasts the bound, but nobody acquires in most of them",
+			h: node2(3, 0, 800).tries(k, 420, 790, 50, 1, 4).
+				window("minority-partition", 1400, 1800, "down=node2").tries(k, 1420, 1790, 50, 1, 4).
+				window("minority-partition", 2400, 2800, "down=node2").tries(k, 2420, 2790, 50, 1, 4).done(),
+			status: checker.Fail, judged: 3, share: 1140.0 / 1200, stretch: ms(420),
+			sentence: "over 3 node-down span(s) from 0.400 s to 2.800 s, with a majority of the lock's nodes up and no " +
+				"lease left behind for 1.200 s (key by key), pods tried for a free key and nobody acquired it for 1.140 s of it, in stretches " +
+				"of 81 ms or more: 95%, over the 50% limit"},
 		{name: "a single-node lock whose node is down: not applicable",
 			h: newLB(downHeader(1, 0)).window("node-restart", 400, 1000, "down=node0").
 				acq(1, k, 420, 670, indefinite).acq(2, k, 680, 930, indefinite).done(),

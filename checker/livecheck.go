@@ -154,6 +154,7 @@ func (l *live) finish(end int64) (df, ft Result, lv Liveness) {
 	}
 	l.unclaimed()
 	spans := l.downSpans()
+	l.judgeShare(spans, end)
 	l.elapsed += time.Since(start)
 	df, ft = l.drain()
 	df.Note = l.dfNote()
@@ -242,19 +243,7 @@ func (l *live) figures(spans []downSpan) Liveness {
 	// The share is per key: each span a key was tried in counts its
 	// majority-up time once for that key (two keys free for the same
 	// second are two seconds of waiting over two of window).
-	up := map[int64]int64{}
-	for _, s := range spans {
-		up[s.id] = s.up
-	}
-	var total int64
-	for _, k := range l.keys {
-		for id := range k.ft.judged {
-			total += up[id]
-		}
-	}
-	if total > 0 {
-		lv.FreeWhileTrying = float64(l.waiting) / float64(total)
-	}
+	lv.FreeWhileTrying = l.freeShare(spans)
 	return lv
 }
 

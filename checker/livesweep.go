@@ -138,6 +138,7 @@ type attempt struct {
 	eligible bool
 	// indefinite: it may have taken the key without its pod hearing so.
 	indefinite bool
+	ok         bool // it acquired (at ret)
 }
 
 // clientHolds are one client's latest two holds on a key: the current
@@ -238,7 +239,8 @@ func (k *keyLive) event(e *history.Event) {
 // hold it starts (closing, as HoldsOf does, one the client still had).
 func (k *keyLive) acquire(e *history.Event, now bool) {
 	if !now {
-		a := attempt{id: e.ID, client: e.Client, call: e.Call, ret: e.Return, indefinite: e.Outcome == history.Indefinite}
+		a := attempt{id: e.ID, client: e.Client, call: e.Call, ret: e.Return, indefinite: e.Outcome == history.Indefinite,
+			ok: e.Outcome == history.Ok}
 		k.pts.push(point{t: e.Call, prio: pCall, id: e.ID, a: a})
 		k.pts.push(point{t: e.Return, prio: pReturn, id: e.ID, a: a})
 	}

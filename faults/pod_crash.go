@@ -32,14 +32,26 @@ type PodCrash struct{ Restart time.Duration }
 // Name implements Fault.
 func (PodCrash) Name() string { return "pod-crash" }
 
-// Inject implements Fault. It leaves at least minAlive pods alive.
+// Inject implements Fault. It leaves at least minAlive pods alive. The
+// holder it picked may have released before the kill lands (a loaded
+// machine stretches that gap): a crash that struck a pod holding nothing
+// tested nothing, so it strikes another holder, while the cell runs and
+// enough pods live, until one dies holding its lease.
 func (f PodCrash) Inject(ctx context.Context, env *Env) error {
-	if env.Pods.Alive() <= minAlive {
-		return nil
+	for ctx.Err() == nil && env.Pods.Alive() > minAlive {
+		if !f.crashHolder(ctx, env) {
+			return nil
+		}
 	}
+	return nil
+}
+
+// crashHolder kills one holder in a window of its own and reports whether
+// to strike again: the pod died holding nothing.
+func (f PodCrash) crashHolder(ctx context.Context, env *Env) (again bool) {
 	pod, _, err := env.Pods.Holder(ctx, env.Rand)
 	if err != nil {
-		return nil // the cell ended first
+		return false // the cell ended first
 	}
 	targets := []string{podTarget(pod), history.StopsHolder, history.AbandonsTarget}
 	if f.Restart > 0 {
@@ -47,14 +59,15 @@ func (f PodCrash) Inject(ctx context.Context, env *Env) error {
 	}
 	end := env.window(f.Name(), targets...)
 	defer end()
-	if _, err := env.Pods.Crash(ctx, pod); err != nil {
-		return nil // the cell ended before the pod's worker stopped
+	key, err := env.Pods.Crash(ctx, pod)
+	if err != nil {
+		return false // the cell ended before the pod's worker stopped
 	}
 	if f.Restart > 0 {
 		wait.Sleep(ctx, f.Restart)
 		env.Pods.Restart(pod)
 	}
-	return nil
+	return key == ""
 }
 
 // stoppedHolding is the danger of a holder that will never release: the

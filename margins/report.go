@@ -127,14 +127,24 @@ func (m Margin) breaks() string {
 	return fmt.Sprintf("%s (%.2fx TTL)", ttlWords(m.At), float64(m.At)/float64(m.TTL)) + on
 }
 
+// holds is the magnitude the lock held at, saying so when the probe
+// there rests on fewer decisive runs than it ran (an inconclusive run
+// held nothing: the fault never reached its dangerous moment enough).
 func (m Margin) holds() string {
 	if !m.Broke {
 		return "-"
 	}
+	s := fmt.Sprintf("%s (%.2fx)", ttlWords(m.Held), float64(m.Held)/float64(m.TTL))
 	if m.BreaksBelow {
-		return fmt.Sprintf("%s (%.2fx) and more", ttlWords(m.Held), float64(m.Held)/float64(m.TTL))
+		s += " and more"
 	}
-	return fmt.Sprintf("%s (%.2fx)", ttlWords(m.Held), float64(m.Held)/float64(m.TTL))
+	for _, p := range m.Probes {
+		if p.Magnitude == m.Held && p.Decisive() < p.Runs {
+			s += fmt.Sprintf(", on %d decisive run(s) of %d (%d inconclusive)", p.Decisive(), p.Runs, p.Inconclusive)
+			break
+		}
+	}
+	return s
 }
 
 func (m Margin) confirmation() string {
@@ -145,8 +155,16 @@ func (m Margin) confirmation() string {
 	if m.Confirmed != nil && !*m.Confirmed {
 		mark = "DISAGREES"
 	}
-	return fmt.Sprintf("%d/%d at %s, %d/%d at %s: %s", m.Below.Broke, m.Below.Runs, ttlWords(m.Below.Magnitude),
-		m.Above.Broke, m.Above.Runs, ttlWords(m.Above.Magnitude), mark)
+	return fmt.Sprintf("%d/%d%s at %s, %d/%d%s at %s: %s", m.Below.Broke, m.Below.Runs, inconclusiveText(*m.Below),
+		ttlWords(m.Below.Magnitude), m.Above.Broke, m.Above.Runs, inconclusiveText(*m.Above), ttlWords(m.Above.Magnitude), mark)
+}
+
+// inconclusiveText: " (2 inconclusive)", "" for none.
+func inconclusiveText(p Probe) string {
+	if p.Inconclusive == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d inconclusive)", p.Inconclusive)
 }
 
 func (p Prediction) text(ttl time.Duration) string {

@@ -118,6 +118,11 @@ type Probe struct {
 	Backend string `json:"backend"`
 }
 
+// Decisive is how many runs gave a safety verdict: neither inconclusive,
+// nor a harness error, nor skipped. A probe that broke nothing holds
+// only on these.
+func (p Probe) Decisive() int { return p.Runs - p.Inconclusive - p.Errors - p.Skipped }
+
 // Rate is the share of runs that broke the lock.
 func (p Probe) Rate() float64 {
 	if p.Runs == 0 {
@@ -317,7 +322,8 @@ func (s *search) confirm(lo, hi time.Duration) error {
 	if err != nil {
 		return err
 	}
-	ok := held.Broke == 0 && broke.Broke > 0
+	// A held side none of whose runs was decisive confirms nothing.
+	ok := held.Broke == 0 && held.Decisive() > 0 && broke.Broke > 0
 	below, above := &held, &broke
 	if s.f.Below {
 		below, above = &broke, &held

@@ -38,8 +38,8 @@ type recoveryRow struct {
 }
 
 // resultRow is a property's result as the page shows it: Shown is its
-// status in words ("pass (nothing to judge)" for a liveness property that
-// had no moment to judge).
+// status in words (checker.Result.Shown: "not judged" for a liveness
+// property that had no moment to judge, "n/a" where it does not apply).
 type resultRow struct {
 	checker.Result
 	Shown    string
@@ -49,10 +49,7 @@ type resultRow struct {
 func resultRows(rs []checker.Result) []resultRow {
 	out := make([]resultRow, len(rs))
 	for i, r := range rs {
-		out[i] = resultRow{Result: r, Shown: string(r.Status), Liveness: r.Property.Group() == checker.GroupLiveness}
-		if out[i].Liveness && r.Status == checker.Pass && r.Judged == 0 {
-			out[i].Shown = "pass (nothing to judge)"
-		}
+		out[i] = resultRow{Result: r, Shown: r.Shown(), Liveness: r.Property.Group() == checker.GroupLiveness}
 	}
 	return out
 }

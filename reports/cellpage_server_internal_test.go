@@ -90,7 +90,7 @@ func TestCellPageServerNotWatched(t *testing.T) {
 		`<p id="server-unwatched">The server was not watched: this history has no witness events, so every lease end the ` +
 			`evidence rests on is assumed from the TTL.</p>`,
 		`<span id="server-legend">The server was not watched (no witness events)`,
-		`<ul class="short"><li>not exercised: 1 of 1 fault window(s) reached the dangerous moment; the floor is 3`,
+		`<ul class="short"><li>too few fault windows: 1 fired, each reached the dangerous moment; the floor is 3`,
 	} {
 		if !strings.Contains(page, want) {
 			t.Errorf("page lacks %q", want)

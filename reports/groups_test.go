@@ -200,3 +200,28 @@ func TestSummaryV2MatchesItsSchema(t *testing.T) {
 		}
 	}
 }
+
+// TestMatrixCountsSafetyViolationsBesideTheSafetyVerdict: a cell whose
+// one violation is its liveness shows "pass, 0 violations" beside its
+// safety verdict and the failure on its liveness line, never "pass, 1
+// violation(s)".
+func TestMatrixCountsSafetyViolationsBesideTheSafetyVerdict(t *testing.T) {
+	c := &results.Cell{Scenario: "pod-crash", Lock: "no-ttl", Verdict: checker.Fail, SafetyVerdict: checker.Pass,
+		LivenessVerdict: checker.Fail, FailedProperties: []checker.Property{checker.DeadlockFree},
+		Evidence: checker.Evidence{Enough: true}, Violations: 1, Results: []checker.Result{
+			{Property: checker.MutualExclusion, Status: checker.Pass, Decisive: true},
+			{Property: checker.DeadlockFree, Status: checker.Fail, Decisive: true, Judged: 1, ViolationCount: 1}}}
+	c.SetExpect(results.Expect{Safety: results.Safe, Liveness: results.Stuck})
+	c.Decide()
+	s := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Backend: "process", Seed: 4, Repeat: 1,
+		Started: time.Unix(0, 0).UTC(), Command: "lockchaos run --scenario pod-crash", Cells: []*results.Cell{c}}
+	res, err := reports.WriteHTML(t.TempDir(), s, reports.HTMLOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	index, _ := os.ReadFile(res.Index)
+	want := `<span class="v">pass</span><br><span class="n">0 violations</span><br><span class="n l">liveness: fail (stuck)</span>`
+	if !strings.Contains(string(index), want) {
+		t.Errorf("index.html lacks %s", want)
+	}
+}

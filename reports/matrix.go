@@ -63,8 +63,8 @@ func foldRuns(runs []*results.Cell, links map[*results.Cell]string) matrixCell {
 		switch {
 		case worst.Expect == results.NotApplicable:
 			mc.Verdict, mc.Detail, mc.Liveness = "n/a", "", ""
-		case worst.Violations > 0:
-			mc.Detail = fmt.Sprintf("%d violation(s)", worst.Violations)
+		case safetyViolations(worst) > 0:
+			mc.Detail = fmt.Sprintf("%d violation(s)", safetyViolations(worst))
 		case worst.Error != "":
 			mc.Detail = string(worst.Outcome)
 		default:
@@ -113,6 +113,24 @@ func verdictWord(c *results.Cell) string {
 
 // safetyWord is verdictWord of the safety group alone: the matrix's
 // first line, above its liveness line.
+// safetyViolations are the decisive violations of the cell's safety
+// properties: the count beside the safety verdict, which a liveness
+// violation (shown on the liveness line) must not swell into "pass, 1
+// violation(s)". A cell without its results (an older summary) has its
+// total.
+func safetyViolations(c *results.Cell) int {
+	if len(c.Results) == 0 {
+		return c.Violations
+	}
+	n := 0
+	for _, r := range c.Results {
+		if r.Decisive && r.Property.Group() != checker.GroupLiveness {
+			n += r.ViolationCount
+		}
+	}
+	return n
+}
+
 func safetyWord(c *results.Cell) string {
 	v, _ := c.SafetyGroup()
 	switch {

@@ -205,7 +205,9 @@ func shortOf(ev checker.Evidence) string {
 // Settled reports whether checks of a running cell's history so far (v)
 // already decide it, so it may end early: a failure of a group that must
 // pass, or of a property not allowed to fail (a regression, which later
-// events cannot undo), or a failure in every group that expects one. A
+// events cannot undo), or a failure in every group that expects one; a
+// failure of a reported-only liveness group does not end a cell whose
+// safety must pass. A
 // cell that singles out the properties allowed to fail runs to its end
 // unless it regressed: its other safety properties are held to safe, which
 // only the whole run can show.
@@ -218,6 +220,10 @@ func (e Expect) Settled(v Verdicts) bool {
 	case len(e.MayFail) > 0, v.Safety != checker.Fail && v.Liveness != checker.Fail:
 		return false
 	case e.Safety == Unsafe && v.Safety != checker.Fail, e.Liveness == Stuck && v.Liveness != checker.Fail:
+		return false
+	case e.Liveness == Either && e.Safety == Safe && v.Safety != checker.Fail:
+		// Only the reported liveness failed: safety must still show its
+		// pass, which a cell ended now (too few cycles) cannot.
 		return false
 	}
 	return true

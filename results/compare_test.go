@@ -203,6 +203,9 @@ func TestSettled(t *testing.T) {
 		{exp(results.Unsafe, results.Stuck), results.Verdicts{Safety: fail, Liveness: fail}, true},
 		{exp(results.Either, results.Stuck), results.Verdicts{Safety: fail}, false},
 		{exp(results.Either, results.Live), results.Verdicts{Safety: fail}, true},
+		// A reported-only liveness failure leaves safety to show its pass.
+		{exp(results.Safe, results.Either), results.Verdicts{Safety: pass, Liveness: fail}, false},
+		{exp(results.Unsafe, results.Either), results.Verdicts{Safety: fail, Liveness: fail, Failed: me}, true},
 		{results.Expect{MayFail: me}, results.Verdicts{Safety: fail, Failed: me}, false},
 		{results.Expect{MayFail: me}, results.Verdicts{Safety: fail, Failed: []checker.Property{checker.FenceOrder}}, true},
 	}

@@ -328,7 +328,7 @@ func printResults(w io.Writer, results []checker.Result) {
 		if r.Property.Group() == checker.GroupLiveness {
 			decisive = fmt.Sprintf(", %d judged", r.Judged) + decisive
 		}
-		fmt.Fprintf(w, "  %-22s %-7s %d violation(s)%s\n", r.Property, r.Status, r.ViolationCount, decisive)
+		fmt.Fprintf(w, "  %-22s %-10s %d violation(s)%s\n", r.Property, r.Shown(), r.ViolationCount, decisive)
 		if r.Note != "" {
 			fmt.Fprintf(w, "      note: %s\n", r.Note)
 		}

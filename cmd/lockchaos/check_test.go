@@ -193,8 +193,8 @@ func TestCheckPrintsLiveness(t *testing.T) {
 		t.Fatalf("exit %d, want %d\n%s%s", code, exitViolation, out, errOut)
 	}
 	for _, want := range []string{
-		"deadlock-free          fail    1 violation(s), 1 judged",
-		"fault-tolerant         pass    0 violation(s), 0 judged",
+		"deadlock-free          fail       1 violation(s), 1 judged",
+		"fault-tolerant         not judged 0 violation(s), 0 judged",
 		"client 2 crashed at 0.410 s holding order:1 (TTL 300 ms); clients 0 and 1 kept trying; nobody acquired order:1 " +
 			"for 1.271 s, to the end of the cell (bound 660 ms): stuck",
 		"liveness: recover within 660 ms (2.20 TTLs), acquire within 810 ms",
@@ -212,7 +212,10 @@ func TestCheckPrintsLiveness(t *testing.T) {
 		t.Errorf("check --json lacks the stuck recovery:\n%s", js)
 	}
 	code, out, _ = runCLI("check", testdata("pass.jsonl"))
-	if code != exitOK || !strings.Contains(out, "deadlock-free          pass    0 violation(s), 0 judged") ||
+	// A property that judged nothing is never shown as a pass.
+	if code != exitOK || !strings.Contains(out, "deadlock-free          not judged 0 violation(s), 0 judged") ||
+		!strings.Contains(out, "fence-order            n/a        0 violation(s)") ||
+		!strings.Contains(out, "server-exclusive       not judged 0 violation(s)") ||
 		!strings.Contains(out, "note: no holder stopped while another pod tried: nothing to judge") || strings.Contains(out, "liveness:") {
 		t.Fatalf("a history with nothing to judge: exit %d\n%s", code, out)
 	}

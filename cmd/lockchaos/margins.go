@@ -252,7 +252,12 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 			fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
 			return
 		}
-		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs)
+		// "0 of 4 broke" of 4 inconclusive runs is no hold: say so.
+		undecided := ""
+		if n := p.Runs - p.Decisive(); n > 0 {
+			undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
+		}
+		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs, undecided)
 	}
 	found, err := margins.Search(ctx, cfg)
 	replayCommands(found, c)
