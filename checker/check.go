@@ -87,6 +87,9 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	}
 	fo := checkFenceOrder(evs, h.Header.Fencing, opts, c)
 	df, ft, lv := checkLiveness(h, evs, opts, c)
+	if c == nil {
+		cutShort(&df, lv, holds, srv, h.End)
+	}
 	ex, sb, pl := checkServer(srv, evs, holds, h.Header, opts, &df)
 	return []Result{me, res, fr, fo, df, ft, ex, sb, pl}, lv
 }
