@@ -84,7 +84,8 @@ func (l *live) judgeShare(spans []downSpan, end int64) {
 	}
 	l.ft.add(Violation{Property: FaultTolerant, Key: worst.key, Events: events, At: last, Start: start, End: last,
 		Summary: fmt.Sprintf("over %d node-down span(s) from %s to %s, with a majority of the lock's nodes up and no lease left "+
-			"behind for %s (key by key), pods tried for a free key and nobody acquired it for %s of it, in stretches of %s or more: %.0f%%, over the %.0f%% "+
+			"behind for %s (key by key), pods tried for a free key and nobody acquired it for %s of it, "+
+			"in stretches of %s or more: %.0f%%, over the %.0f%% "+
 			"limit, and more than the acquire bound (%s) in all; the lock did not serve while a minority of its nodes "+
 			"was down (longest for %s: %s)",
 			len(events), history.Seconds(start), history.Seconds(last), durText(time.Duration(total)),

@@ -257,7 +257,8 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 		if n := p.Runs - p.Decisive(); n > 0 {
 			undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
 		}
-		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend, p.Broke, p.Runs, undecided)
+		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend,
+			p.Broke, p.Runs, undecided)
 	}
 	found, err := margins.Search(ctx, cfg)
 	replayCommands(found, c)
