@@ -138,10 +138,7 @@ func lockchaosContainers(t *testing.T, pid int) []string {
 // harness killed with SIGKILL whose containers the next run sweeps.
 func TestDockerBackendLeavesNoContainers(t *testing.T) {
 	dockerAvailable(t)
-	bin := filepath.Join(t.TempDir(), "lockchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := lockchaosBinary(t)
 	run := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, append([]string{"run", "--backend", "docker", "--out", t.TempDir()}, args...)...)
 		cmd.Env = append(os.Environ(), "CI=true")

@@ -21,20 +21,21 @@ import (
 // Bad input, bounds and interrupts of `lockchaos run`: what a careless or
 // hostile command line meets.
 
-// buildBinary builds ./cmd/lockchaos (and, with driver, the Go driver)
-// into dir and returns their paths.
+// buildBinary returns the built lockchaos (built once for the package:
+// binaries) and, with driver, the Go driver, both linked into dir (a test
+// may want their paths to hold a space, or dir on PATH).
 func buildBinary(t *testing.T, dir string, driver bool) (string, string) {
 	t.Helper()
-	bin, drv := filepath.Join(dir, "lockchaos"), ""
-	targets := map[string]string{bin: "."}
-	if driver {
-		drv = filepath.Join(dir, "lockchaos-driver")
-		targets[drv] = "../lockchaos-driver"
+	bin, drv := binaries(t)
+	if !driver {
+		return bin, ""
 	}
-	for target, pkg := range targets {
-		if out, err := exec.Command("go", "build", "-o", target, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
+	for _, p := range []*string{&bin, &drv} {
+		link := filepath.Join(dir, filepath.Base(*p))
+		if err := os.Symlink(*p, link); err != nil {
+			t.Fatal(err)
 		}
+		*p = link
 	}
 	return bin, drv
 }

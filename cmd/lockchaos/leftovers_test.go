@@ -23,11 +23,7 @@ import (
 // buildCLI builds the lockchaos binary, for tests that kill it.
 func buildCLI(t *testing.T) string {
 	t.Helper()
-	bin := filepath.Join(t.TempDir(), "lockchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
-	return bin
+	return lockchaosBinary(t)
 }
 
 // lockchaosKeys is every key under lockchaos: with its PTTL (SCAN).

@@ -21,10 +21,7 @@ func TestMarginsFromTheBinary(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs a search")
 	}
-	bin := filepath.Join(t.TempDir(), "lockchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := lockchaosBinary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "margins", "--lock", "token,redlock,fenced", "--family", "pause,restart-delay", "--seeds", "3",
 		"--confirm-on", "none", "--recovery-ttl", "300ms", "--out", dir)

@@ -156,10 +156,7 @@ func TestRunExitCodes(t *testing.T) {
 // TestInterruptStopsCleanly runs the real binary, sends SIGINT mid-run and
 // checks the exit code, the partial results and that no Redis survived.
 func TestInterruptStopsCleanly(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lockchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := lockchaosBinary(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		tmp, out := t.TempDir(), t.TempDir()
 		cmd := exec.Command(bin, "run", "--scenario", "baseline,gc-pause", "--lock", "token", "--duration", "20s", "--out", out)
@@ -341,10 +338,7 @@ func processesRunning(path string) []string {
 // them with `report`, and checks the merged summary holds exactly the cells
 // of an unsharded run: none lost, none twice.
 func TestFourShardsAtOnceMergeToTheUnshardedRun(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lockchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := lockchaosBinary(t)
 	base := t.TempDir()
 	args := []string{"run", "--scenario", "baseline,slow-holder", "--lock", "token,naive,fenced", "--duration", "300ms", "--seed", "3", "--parallel", "1"}
 	cells := func(dir string) []string {

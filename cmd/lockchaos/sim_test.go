@@ -19,10 +19,7 @@ import (
 // that the testing framework's own output ("PASS", "=== RUN") is nowhere,
 // and that every output says the results are simulated.
 func TestRunBackendSimFromTheBinary(t *testing.T) {
-	bin := filepath.Join(t.TempDir(), "lockchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := lockchaosBinary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "run", "--backend", "sim", "--scenario", "baseline,gc-pause,failover", "--lock", "token,redlock,fenced",
 		"--seed", "3", "--repeat", "2", "--out", dir)
@@ -211,10 +208,7 @@ func TestReplayOnProcess(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs real redis-server cells")
 	}
-	bin := filepath.Join(t.TempDir(), "lockchaos")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("build: %v\n%s", err, out)
-	}
+	bin := lockchaosBinary(t)
 	dir := t.TempDir()
 	cmd := exec.Command(bin, "run", "--backend", "sim", "--replay-on", "process", "--scenario", "gc-pause", "--lock", "token,fenced",
 		"--seed", "5", "--out", dir)
