@@ -36,27 +36,20 @@ func TestRunRefusesEmptyNameLists(t *testing.T) {
 // that is no shard, is an error naming the variables; before, an index
 // without its total ran every cell.
 func TestShardFromEnvRefusesHalfAPair(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
 	for _, c := range []struct {
 		env  func(string) string
 		says string
 	}{
-		{env("CI_NODE_INDEX", "2"), `CI_NODE_INDEX="2" needs CI_NODE_TOTAL`},
-		{env("CI_NODE_TOTAL", "4"), `CI_NODE_TOTAL="4" is set without CI_NODE_INDEX`},
-		{env("CI_NODE_INDEX", "x", "CI_NODE_TOTAL", "4"), `CI_NODE_INDEX="x": want a whole number in 1..4`},
-		{env("CI_NODE_INDEX", "0", "CI_NODE_TOTAL", "4"), `CI_NODE_INDEX="0": want a whole number in 1..4`},
-		{env("CI_NODE_INDEX", "5", "CI_NODE_TOTAL", "4"), `CI_NODE_INDEX="5": want a whole number in 1..4`},
-		{env("CI_NODE_INDEX", "1", "CI_NODE_TOTAL", "0"), `CI_NODE_TOTAL="0": want a whole number of shards, 1 or more`},
-		{env("CI_NODE_INDEX", "1", "CI_NODE_TOTAL", "four"), `CI_NODE_TOTAL="four": want a whole number of shards`},
-		{env("LOCKCHAOS_SHARD_TOTAL", "3"), `LOCKCHAOS_SHARD_TOTAL="3" is set without JOB_COMPLETION_INDEX`},
-		{env("JOB_COMPLETION_INDEX", "3", "LOCKCHAOS_SHARD_TOTAL", "3"), `JOB_COMPLETION_INDEX="3": want a whole number in 0..2`},
-		{env("JOB_COMPLETION_INDEX", "-1", "LOCKCHAOS_SHARD_TOTAL", "3"), `JOB_COMPLETION_INDEX="-1": want a whole number in 0..2`},
+		{envOf("CI_NODE_INDEX", "2"), `CI_NODE_INDEX="2" needs CI_NODE_TOTAL`},
+		{envOf("CI_NODE_TOTAL", "4"), `CI_NODE_TOTAL="4" is set without CI_NODE_INDEX`},
+		{envOf("CI_NODE_INDEX", "x", "CI_NODE_TOTAL", "4"), `CI_NODE_INDEX="x": want a whole number in 1..4`},
+		{envOf("CI_NODE_INDEX", "0", "CI_NODE_TOTAL", "4"), `CI_NODE_INDEX="0": want a whole number in 1..4`},
+		{envOf("CI_NODE_INDEX", "5", "CI_NODE_TOTAL", "4"), `CI_NODE_INDEX="5": want a whole number in 1..4`},
+		{envOf("CI_NODE_INDEX", "1", "CI_NODE_TOTAL", "0"), `CI_NODE_TOTAL="0": want a whole number of shards, 1 or more`},
+		{envOf("CI_NODE_INDEX", "1", "CI_NODE_TOTAL", "four"), `CI_NODE_TOTAL="four": want a whole number of shards`},
+		{envOf("LOCKCHAOS_SHARD_TOTAL", "3"), `LOCKCHAOS_SHARD_TOTAL="3" is set without JOB_COMPLETION_INDEX`},
+		{envOf("JOB_COMPLETION_INDEX", "3", "LOCKCHAOS_SHARD_TOTAL", "3"), `JOB_COMPLETION_INDEX="3": want a whole number in 0..2`},
+		{envOf("JOB_COMPLETION_INDEX", "-1", "LOCKCHAOS_SHARD_TOTAL", "3"), `JOB_COMPLETION_INDEX="-1": want a whole number in 0..2`},
 	} {
 		got, _, err := shardFromEnv(c.env)
 		if err == nil || !strings.Contains(err.Error(), c.says) || got != "" {

@@ -132,21 +132,14 @@ func TestTotalsReadAsWordsWorstFirst(t *testing.T) {
 }
 
 func TestShardComesFromTheCIEnvironment(t *testing.T) {
-	env := func(kv ...string) func(string) string {
-		m := map[string]string{}
-		for i := 0; i+1 < len(kv); i += 2 {
-			m[kv[i]] = kv[i+1]
-		}
-		return func(k string) string { return m[k] }
-	}
 	for _, c := range []struct {
 		env       func(string) string
 		want, err string
 	}{
-		{env(), "", ""},
-		{env("CI_NODE_INDEX", "2", "CI_NODE_TOTAL", "4"), "2/4", ""},
-		{env("JOB_COMPLETION_INDEX", "0", "LOCKCHAOS_SHARD_TOTAL", "3"), "1/3", ""},
-		{env("JOB_COMPLETION_INDEX", "2"), "", "needs LOCKCHAOS_SHARD_TOTAL"},
+		{envOf(), "", ""},
+		{envOf("CI_NODE_INDEX", "2", "CI_NODE_TOTAL", "4"), "2/4", ""},
+		{envOf("JOB_COMPLETION_INDEX", "0", "LOCKCHAOS_SHARD_TOTAL", "3"), "1/3", ""},
+		{envOf("JOB_COMPLETION_INDEX", "2"), "", "needs LOCKCHAOS_SHARD_TOTAL"},
 	} {
 		got, _, err := shardFromEnv(c.env)
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
@@ -256,26 +249,27 @@ func TestOutcomeColourOnlyWhenAskedFor(t *testing.T) {
 	if useColour(&strings.Builder{}) {
 		t.Fatal("colour for a buffer")
 	}
-	env := func(k, v string) func(string) string {
-		return func(key string) string {
-			if key == k {
-				return v
-			}
-			return ""
-		}
-	}
 	for _, c := range []struct {
 		terminal bool
 		getenv   func(string) string
 		want     bool
 	}{
-		{true, env("", ""), true},
-		{true, env("NO_COLOR", "1"), false},
-		{true, env("TERM", "dumb"), false},
-		{false, env("", ""), false},
+		{true, envOf("", ""), true},
+		{true, envOf("NO_COLOR", "1"), false},
+		{true, envOf("TERM", "dumb"), false},
+		{false, envOf("", ""), false},
 	} {
 		if got := colourFor(c.terminal, c.getenv); got != c.want {
 			t.Errorf("terminal %v, NO_COLOR %q, TERM %q: colour %v, want %v", c.terminal, c.getenv("NO_COLOR"), c.getenv("TERM"), got, c.want)
 		}
 	}
+}
+
+// envOf is a getenv over these key, value pairs.
+func envOf(kv ...string) func(string) string {
+	m := map[string]string{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		m[kv[i]] = kv[i+1]
+	}
+	return func(k string) string { return m[k] }
 }

@@ -127,25 +127,17 @@ func TestRunWithoutRedisSaysHowToGetIt(t *testing.T) {
 }
 
 func TestRunExitCodes(t *testing.T) {
-	mk := func(outcomes ...results.Outcome) *reports.Summary {
-		s := &reports.Summary{}
-		for _, o := range outcomes {
-			s.Cells = append(s.Cells, &results.Cell{Outcome: o})
-		}
-		s.Tally()
-		return s
-	}
 	for _, c := range []struct {
 		s    *reports.Summary
 		want int
 	}{
-		{mk(results.Met, results.Skipped), exitOK},
-		{mk(results.Met, results.Missed), exitViolation},
-		{mk(results.Regression, results.HarnessError), exitViolation},
-		{mk(results.Met, results.HarnessError), exitHarness},
-		{mk(results.Met, results.Unknown), exitInconclusive},
-		{mk(results.Met, results.Inconclusive), exitInconclusive},
-		{mk(results.Inconclusive, results.Missed), exitViolation},
+		{summaryOf(results.Met, results.Skipped), exitOK},
+		{summaryOf(results.Met, results.Missed), exitViolation},
+		{summaryOf(results.Regression, results.HarnessError), exitViolation},
+		{summaryOf(results.Met, results.HarnessError), exitHarness},
+		{summaryOf(results.Met, results.Unknown), exitInconclusive},
+		{summaryOf(results.Met, results.Inconclusive), exitInconclusive},
+		{summaryOf(results.Inconclusive, results.Missed), exitViolation},
 	} {
 		if got := runExit(c.s); got != c.want {
 			t.Errorf("%v: exit %d, want %d", c.s.Totals, got, c.want)
@@ -394,22 +386,14 @@ func TestFourShardsAtOnceMergeToTheUnshardedRun(t *testing.T) {
 // (inconclusive) and says so, never 0 (a simulated run of failover, which
 // the simulation cannot model, was all skipped and exited 0).
 func TestRunWhereEveryCellWasSkippedIsInconclusive(t *testing.T) {
-	mk := func(outcomes ...results.Outcome) *reports.Summary {
-		s := &reports.Summary{}
-		for _, o := range outcomes {
-			s.Cells = append(s.Cells, &results.Cell{Outcome: o})
-		}
-		s.Tally()
-		return s
-	}
 	for _, c := range []struct {
 		s    *reports.Summary
 		want int
 		says string
 	}{
-		{mk(results.Skipped, results.Skipped), exitInconclusive, "inconclusive: every cell was skipped (2), nothing was tested"},
-		{mk(results.Skipped, results.Met), exitOK, ""},
-		{mk(results.Skipped, results.Regression), exitViolation, ""},
+		{summaryOf(results.Skipped, results.Skipped), exitInconclusive, "inconclusive: every cell was skipped (2), nothing was tested"},
+		{summaryOf(results.Skipped, results.Met), exitOK, ""},
+		{summaryOf(results.Skipped, results.Regression), exitViolation, ""},
 	} {
 		var stderr strings.Builder
 		s := &session{stderr: &stderr}
@@ -457,4 +441,14 @@ func TestRerunEverythingPinsSeedTimeScaleAndShard(t *testing.T) {
 	if got, want := s.rerunAll(target{timing: interruptedTiming(0)}), "lockchaos run --backend sim --seed 3"; got != want {
 		t.Errorf("calibration interrupted (no scale): %s, want %s", got, want)
 	}
+}
+
+// summaryOf is a summary of cells with these outcomes, tallied.
+func summaryOf(outcomes ...results.Outcome) *reports.Summary {
+	s := &reports.Summary{}
+	for _, o := range outcomes {
+		s.Cells = append(s.Cells, &results.Cell{Outcome: o})
+	}
+	s.Tally()
+	return s
 }
