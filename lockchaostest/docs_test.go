@@ -248,3 +248,51 @@ func anchor(heading string) string {
 	}
 	return b.String()
 }
+
+// TestREADMEMarginsAreTheGeneratedOnes: the rows of the margins table the
+// README shows in short are the rows make margins-table wrote into
+// docs/margins.md, word for word, so the short form cannot drift from a
+// rerun.
+func TestREADMEMarginsAreTheGeneratedOnes(t *testing.T) {
+	margins, err := os.ReadFile(filepath.Join(repoRoot, "docs", "margins.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	generated := regexp.MustCompile(`(?s)<!-- lockchaos:margins -->\n(.*?)<!-- /lockchaos:margins -->`).FindSubmatch(margins)
+	if generated == nil {
+		t.Fatal("docs/margins.md has no <!-- lockchaos:margins --> ... <!-- /lockchaos:margins --> table")
+	}
+	rows := map[string]string{} // first cell -> row
+	for _, line := range strings.Split(string(generated[1]), "\n") {
+		if first, ok := firstCell(line); ok {
+			rows[first] = line
+		}
+	}
+	shown := 0
+	for _, line := range strings.Split(string(readme), "\n") {
+		first, ok := firstCell(line)
+		if !ok || rows[first] == "" {
+			continue
+		}
+		shown++
+		if line != rows[first] {
+			t.Errorf("README.md shows the margins row\n%s\nbut docs/margins.md has\n%s", line, rows[first])
+		}
+	}
+	if shown < 2 {
+		t.Errorf("README.md shows %d rows of docs/margins.md's table, want the header and a row at least", shown)
+	}
+}
+
+// firstCell is a Markdown table row's first cell; separator rows have none.
+func firstCell(line string) (string, bool) {
+	if !strings.HasPrefix(line, "| ") {
+		return "", false
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(line, "| "), " |")
+	return first, true
+}
