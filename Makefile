@@ -64,11 +64,11 @@ chaos-critiques: build
 	@.ci/ensure-redis
 	bin/lockchaos run --scenarios-file scenarios/critiques.yaml --scenario $(CRITIQUES) --out $(CHAOS_OUT)-critiques $(CHAOS_FLAGS)
 
-## libs-table: the library rows 10 times each (seed 2000), then their table written into README.md (~4 min)
+## libs-table: the library rows 10 times each (seed 2000), then their table written into docs/libraries.md (~4 min)
 libs-table: build
 	@.ci/ensure-redis
 	.ci/chaos-libs $(PERF_OUT)/libs-table --repeat 10 --seed 2000; rc=$$?; \
-	  bin/lockchaos report --markdown README.md $(PERF_OUT)/libs-table && exit $$rc
+	  bin/lockchaos report --markdown docs/libraries.md $(PERF_OUT)/libs-table && exit $$rc
 
 ## margins: each built-in lock's breaking point per fault family, searched in the simulation, confirmed on real Redis (out/margins)
 margins: build
@@ -79,10 +79,10 @@ margins: build
 margins-theory: build
 	bin/lockchaos margins --seed $(MARGINS_SEED) --confirm-on none --out $(PERF_OUT)/margins-theory
 
-## margins-table: the same, its table written into README.md
+## margins-table: the same, its table written into docs/margins.md
 margins-table: build
 	@.ci/ensure-redis
-	bin/lockchaos margins --seed $(MARGINS_SEED) --out $(PERF_OUT)/margins --markdown README.md
+	bin/lockchaos margins --seed $(MARGINS_SEED) --out $(PERF_OUT)/margins --markdown docs/margins.md
 
 ## chaos-sim: the matrix on the simulated backend (miniredis in virtual time; not the gate, not real Redis)
 chaos-sim: build

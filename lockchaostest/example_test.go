@@ -17,11 +17,11 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-// The README's "Testing your own lock from Go" shows the code between the
-// "readme:begin NAME" and "readme:end NAME" lines below, word for word
-// (TestREADMEShowsTheExample holds the two together).
+// docs/go.md ("A lock in process, step by step") and the README show the
+// code between the "docs:begin NAME" and "docs:end NAME" lines below, word
+// for word (TestDocsShowTestedCode holds them together).
 
-// readme:begin lock
+// docs:begin lock
 // The team's lock, in the style of bsm/redislock: Obtain sets a random
 // token with SET NX PX, Refresh extends the TTL and Release deletes the key,
 // each only while the key holds that token. Its types and errors are its own.
@@ -76,9 +76,9 @@ func (l *Lock) Release(ctx context.Context) error {
 	return nil
 }
 
-// readme:end lock
+// docs:end lock
 
-// readme:begin adapter
+// docs:begin adapter
 // The adapter: a Spec with the lock's traits, and a Locker whose definite
 // refusals are lockimpl's (ErrNotAcquired, ErrNotHeld). Every other error
 // (a timeout, a broken connection) stays indefinite: it may have happened.
@@ -120,9 +120,9 @@ func (l lease) Release(ctx context.Context) error {
 	return err
 }
 
-// readme:end adapter
+// docs:end adapter
 
-// readme:begin renewing
+// docs:begin renewing
 // The same lock with a keep-alive: a goroutine per lease refreshes it every
 // TTL/3, reports each attempt to env.OnRenew (the history records it), and
 // closes Lost when a refresh finds the key gone, so the holder stops. The
@@ -211,13 +211,13 @@ func (l *renewingLease) Release(ctx context.Context) error {
 	return l.lease.Release(ctx)
 }
 
-// readme:end renewing
+// docs:end renewing
 
 // testOrderLock is the user's test; in their package it is
 // func TestOrderLock(t *testing.T). This package's TestOrderLock runs it
 // (a test function here would keep godoc from showing this file whole).
 //
-// readme:begin test
+// docs:begin test
 func testOrderLock(t *testing.T) {
 	// On local redis-server processes: skipped where none is installed, or
 	// failed with LOCKCHAOS_REQUIRE_REDIS=1 (for a CI job that must test on
@@ -246,7 +246,7 @@ func testOrderLock(t *testing.T) {
 	})
 }
 
-// readme:end test
+// docs:end test
 
 // A user's own lock, adapted to lockimpl.Spec, runs against catalog
 // scenarios in testOrderLock above. An example gets no *testing.T, which

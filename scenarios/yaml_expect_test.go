@@ -129,20 +129,29 @@ func TestPlanRefusesAnInvalidExpectation(t *testing.T) {
 	}
 }
 
-// TestREADMEYAMLLoads: every scenarios file the README shows (a ```yaml
-// block) loads as it is written, expectations in every form included.
-func TestREADMEYAMLLoads(t *testing.T) {
-	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+// TestDocsYAMLLoads: every scenarios file the README and docs/ show (a
+// ```yaml block of scenarios: or locks:) loads as it is written,
+// expectations in every form included.
+func TestDocsYAMLLoads(t *testing.T) {
+	docs, err := filepath.Glob(filepath.Join("..", "docs", "*.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	blocks := regexp.MustCompile("(?s)```yaml\n(.*?)```").FindAllStringSubmatch(string(b), -1)
-	if len(blocks) < 2 {
-		t.Fatalf("README shows %d YAML blocks", len(blocks))
-	}
-	for i, m := range blocks {
-		if _, err := scenarios.Load([]byte(m[1]), fmt.Sprintf("README block %d", i+1)); err != nil {
-			t.Errorf("%v\n%s", err, m[1])
+	n := 0
+	for _, doc := range append([]string{filepath.Join("..", "README.md")}, docs...) {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
 		}
+		blocks := regexp.MustCompile("(?s)```yaml\n((?:scenarios|locks):.*?)```").FindAllStringSubmatch(string(b), -1)
+		for i, m := range blocks {
+			n++
+			if _, err := scenarios.Load([]byte(m[1]), fmt.Sprintf("%s block %d", doc, i+1)); err != nil {
+				t.Errorf("%v\n%s", err, m[1])
+			}
+		}
+	}
+	if n < 3 {
+		t.Fatalf("the docs show %d scenarios files; want the README's, a scenario file's and a driver lock's", n)
 	}
 }

@@ -99,7 +99,7 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.IntVar(&c.parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", maxParallel()))
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
 	fs.StringVar(&c.markdown, "markdown", "", "also write the Markdown table between <!-- lockchaos:margins --> and "+
-		"<!-- /lockchaos:margins --> of this file (the README's; checked before the search)")
+		"<!-- /lockchaos:margins --> of this file (docs/margins.md's; checked before the search)")
 	fs.DurationSliceVar(&c.recoveryTTLs, "recovery-ttl", nil, "TTLs at which to measure how long a crashed holder's key stays "+
 		"taken, each in --ttl's range (default: half, once and twice --ttl, those in it; 0 alone to skip)")
 	return cmd

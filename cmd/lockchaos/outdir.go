@@ -45,7 +45,7 @@ func claimOut(dir string) (release func(), err error) {
 	}
 	err = safefile.WriteAtomic(filepath.Join(dir, outMarker), func(w io.Writer) error {
 		_, err := io.WriteString(w, "This directory holds lockchaos output: lockchaos writes into an existing --out\n"+
-			"only when it is empty or holds this file (README: The output directory).\n")
+			"only when it is empty or holds this file (docs/cli.md: The output directory).\n")
 		return err
 	})
 	if err != nil {

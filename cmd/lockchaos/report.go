@@ -30,7 +30,7 @@ written); 3 a report could not be written.
 Examples:
   lockchaos report out/chaos
   lockchaos report --out out/all out/shard1 out/shard2 out/shard3
-  lockchaos report --markdown README.md out/chaos-libs`
+  lockchaos report --markdown docs/libraries.md out/chaos-libs`
 
 func newReportCmd(cl *cli) *cobra.Command {
 	var out, markdown string
