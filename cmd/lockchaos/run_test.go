@@ -279,13 +279,7 @@ func TestRunBelowTheFloorExitsInconclusive(t *testing.T) {
 // cleanup runs at all) still leaves no driver process: each is exec'd with
 // the parent-death signal, and a paused one dies too.
 func TestKilledHarnessLeavesNoDriver(t *testing.T) {
-	dir := t.TempDir()
-	bin, driver := filepath.Join(dir, "lockchaos"), filepath.Join(dir, "lockchaos-driver")
-	for target, pkg := range map[string]string{bin: ".", driver: "../lockchaos-driver"} {
-		if out, err := exec.Command("go", "build", "-o", target, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-	}
+	bin, driver := binaries(t)
 	out := t.TempDir()
 	cmd := exec.Command(bin, "run", "--scenario", "gc-pause", "--lock", "proc-token", "--lock-driver", "proc-token="+driver+" --lock token",
 		"--duration", "20s", "--time-scale", "1", "--out", out)
