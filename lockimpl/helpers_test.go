@@ -2,8 +2,11 @@ package lockimpl_test
 
 import (
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/deployment"
 
 	"github.com/redis/go-redis/v9"
@@ -25,11 +28,35 @@ var redisLocks = []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameT
 // simulated client, each over its own go-redis clients and its own proxies.
 func pods(t *testing.T, name string, clients int, opts lockOptions) (*deployment.Deployment, []lockimpl.Locker) {
 	t.Helper()
+	return podsOn(t, nil, name, clients, opts)
+}
+
+// simulated runs f in a synctest bubble, where time is virtual, with the
+// simulated backend for podsOn: a claim about what a lock does when its
+// TTL passes holds on miniredis's virtual clock as on redis-server's real
+// one (TTLs are kept by the server, not by the lock), and waiting three
+// TTLs there takes no wall time.
+func simulated(t *testing.T, f func(t *testing.T, b backend.Backend)) {
+	t.Helper()
+	synctest.Test(t, func(t *testing.T) {
+		// Registered first, so it runs last, after the clients and the
+		// deployment are closed: go-redis's dial breaker probes a failing
+		// address once a virtual second until it sees its pool closed,
+		// and a bubble ends only when every goroutine in it has.
+		t.Cleanup(func() { time.Sleep(2 * time.Second) })
+		f(t, sim.New(nil))
+	})
+}
+
+// podsOn is pods on backend b (nil: local redis-server processes; the
+// simulated one only inside simulated's bubble).
+func podsOn(t *testing.T, b backend.Backend, name string, clients int, opts lockOptions) (*deployment.Deployment, []lockimpl.Locker) {
+	t.Helper()
 	spec, err := lockimpl.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := deployment.Config{Clients: clients}
+	cfg := deployment.Config{Clients: clients, Backend: b}
 	if spec.Nodes > 1 {
 		cfg.Topology, cfg.Nodes = deployment.Independent, spec.Nodes
 	}
@@ -41,7 +68,8 @@ func pods(t *testing.T, name string, clients int, opts lockOptions) (*deployment
 	for i := range clients {
 		var nodes []redis.UniversalClient
 		for _, addr := range c.ClientAddrs(i) {
-			rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
+			rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+				Dialer: c.Dialer()})
 			if err != nil {
 				t.Fatal(err)
 			}
