@@ -2,11 +2,9 @@ package lockimpl_test
 
 import (
 	"testing"
-	"testing/synctest"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
-	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/deployment"
 
 	"github.com/redis/go-redis/v9"
@@ -31,25 +29,9 @@ func pods(t *testing.T, name string, clients int, opts lockOptions) (*deployment
 	return podsOn(t, nil, name, clients, opts)
 }
 
-// simulated runs f in a synctest bubble, where time is virtual, with the
-// simulated backend for podsOn: a claim about what a lock does when its
-// TTL passes holds on miniredis's virtual clock as on redis-server's real
-// one (TTLs are kept by the server, not by the lock), and waiting three
-// TTLs there takes no wall time.
-func simulated(t *testing.T, f func(t *testing.T, b backend.Backend)) {
-	t.Helper()
-	synctest.Test(t, func(t *testing.T) {
-		// Registered first, so it runs last, after the clients and the
-		// deployment are closed: go-redis's dial breaker probes a failing
-		// address once a virtual second until it sees its pool closed,
-		// and a bubble ends only when every goroutine in it has.
-		t.Cleanup(func() { time.Sleep(2 * time.Second) })
-		f(t, sim.New(nil))
-	})
-}
-
 // podsOn is pods on backend b (nil: local redis-server processes; the
-// simulated one only inside simulated's bubble).
+// simulated one only inside simtest.Run's bubble, where a claim about
+// what a lock does as its TTL passes takes no wall time).
 func podsOn(t *testing.T, b backend.Backend, name string, clients int, opts lockOptions) (*deployment.Deployment, []lockimpl.Locker) {
 	t.Helper()
 	spec, err := lockimpl.Lookup(name)

@@ -10,8 +10,9 @@ import (
 
 	"github.com/lockchaos/lockchaos/netfault"
 
-	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/backendtest"
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/backend/sim/simtest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -90,7 +91,7 @@ func TestFreeAfterTTL(t *testing.T) {
 	// token-watchdog is left out on purpose: renewing past the TTL is its job.
 	for _, name := range []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameRedlock, lockimpl.NameFenced} {
 		t.Run(name, func(t *testing.T) {
-			simulated(t, func(t *testing.T, be backend.Backend) {
+			simtest.Run(t, func(t *testing.T, be sim.Backend) {
 				_, ls := podsOn(t, be, name, 2, lockOptions{})
 				mustAcquire(t, ls[0], "order:1") // never released
 				wantNotAcquired(t, ls[1], "order:1")
@@ -109,7 +110,7 @@ func TestLeaseTimeLocksSetTheirLeases(t *testing.T) {
 		lockimpl.NameLongTTL: func(pttl int64) bool { return pttl > 9*testTTL.Milliseconds() && pttl <= 10*testTTL.Milliseconds() },
 	} {
 		t.Run(name, func(t *testing.T) {
-			simulated(t, func(t *testing.T, be backend.Backend) {
+			simtest.Run(t, func(t *testing.T, be sim.Backend) {
 				c, ls := podsOn(t, be, name, 2, lockOptions{})
 				mustAcquire(t, ls[0], "order:1")
 				v, err := c.Node(0).Do(ctx, "PTTL", "order:1")
@@ -129,7 +130,7 @@ func TestLeaseTimeLocksSetTheirLeases(t *testing.T) {
 func TestReleaseRefusesForeignToken(t *testing.T) {
 	for _, name := range []string{lockimpl.NameToken, lockimpl.NameTokenWatchdog, lockimpl.NameRedlock, lockimpl.NameFenced} {
 		t.Run(name, func(t *testing.T) {
-			simulated(t, func(t *testing.T, be backend.Backend) {
+			simtest.Run(t, func(t *testing.T, be sim.Backend) {
 				c, ls := podsOn(t, be, name, 3, lockOptions{})
 				a := mustAcquire(t, ls[0], "order:1")
 				if name == lockimpl.NameTokenWatchdog {
@@ -166,7 +167,7 @@ func TestReleaseRefusesForeignToken(t *testing.T) {
 // past the TTL deletes the next holder's lock, and a third client walks in
 // while the second still believes it holds the lock.
 func TestNaiveReleaseDeletesForeignLock(t *testing.T) {
-	simulated(t, func(t *testing.T, be backend.Backend) {
+	simtest.Run(t, func(t *testing.T, be sim.Backend) {
 		_, ls := podsOn(t, be, lockimpl.NameNaive, 3, lockOptions{})
 		a := mustAcquire(t, ls[0], "order:1")
 		time.Sleep(testTTL + 50*time.Millisecond)
@@ -209,7 +210,7 @@ func TestIndefiniteErrorWhenRedisDoesNotAnswer(t *testing.T) {
 }
 
 func TestWatchdogKeepsSlowHolderAlive(t *testing.T) {
-	simulated(t, func(t *testing.T, be backend.Backend) {
+	simtest.Run(t, func(t *testing.T, be sim.Backend) {
 		var mu sync.Mutex
 		renewed := 0
 		onRenew := func(r lockimpl.Renewal) {
@@ -275,7 +276,7 @@ func TestWatchdogCloseStopsForgottenLeases(t *testing.T) {
 // partitioned holder's lease lapses and another client takes the lock,
 // while the holder's lease gives no sign (Lost is nil).
 func TestWatchdogHolderIsNotToldWhenRenewalsFail(t *testing.T) {
-	simulated(t, func(t *testing.T, be backend.Backend) {
+	simtest.Run(t, func(t *testing.T, be sim.Backend) {
 		c, ls := podsOn(t, be, lockimpl.NameTokenWatchdog, 2, lockOptions{WatchdogInterval: 100 * time.Millisecond})
 		a := mustAcquire(t, ls[0], "order:1")
 		if a.Lost() != nil {
