@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/backend/sim/simtest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -78,8 +80,15 @@ func TestEveryKeyALockLeavesBehindExpires(t *testing.T) {
 // script as the INCR, so a counter in use never lapses (a fence must never
 // go backwards while a cell runs); a negative FenceTTL keeps it for ever.
 func TestFenceCounterExpiryIsPushedOutByEveryAcquire(t *testing.T) {
-	dep, _ := pods(t, lockimpl.NameFenced, 1, lockOptions{})
-	rdb := backend.Admin(dep.Node(0).Addr())
+	simtest.Run(t, fenceCounterExpiry)
+}
+
+func fenceCounterExpiry(t *testing.T, be sim.Backend) {
+	dep, _ := podsOn(t, be, lockimpl.NameFenced, 1, lockOptions{})
+	rdb, err := lockimpl.NewRedisClient(dep.ClientAddrs(0)[0], lockimpl.ClientConfig{Dialer: dep.Dialer()})
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer rdb.Close()
 	f, err := lockimpl.NewFenced(rdb, lockimpl.FencedConfig{TTL: time.Second, FenceTTL: 2 * time.Second})
 	if err != nil {

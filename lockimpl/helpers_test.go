@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/deployment"
 
 	"github.com/redis/go-redis/v9"
@@ -25,11 +26,19 @@ var redisLocks = []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameT
 // simulated client, each over its own go-redis clients and its own proxies.
 func pods(t *testing.T, name string, clients int, opts lockOptions) (*deployment.Deployment, []lockimpl.Locker) {
 	t.Helper()
+	return podsOn(t, nil, name, clients, opts)
+}
+
+// podsOn is pods on backend b (nil: local redis-server processes; the
+// simulated one only inside simtest.Run's bubble, where a claim about
+// what a lock does as its TTL passes takes no wall time).
+func podsOn(t *testing.T, b backend.Backend, name string, clients int, opts lockOptions) (*deployment.Deployment, []lockimpl.Locker) {
+	t.Helper()
 	spec, err := lockimpl.Lookup(name)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := deployment.Config{Clients: clients}
+	cfg := deployment.Config{Clients: clients, Backend: b}
 	if spec.Nodes > 1 {
 		cfg.Topology, cfg.Nodes = deployment.Independent, spec.Nodes
 	}
@@ -41,7 +50,8 @@ func pods(t *testing.T, name string, clients int, opts lockOptions) (*deployment
 	for i := range clients {
 		var nodes []redis.UniversalClient
 		for _, addr := range c.ClientAddrs(i) {
-			rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
+			rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond,
+				Dialer: c.Dialer()})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,8 @@ import (
 	"github.com/lockchaos/lockchaos/netfault"
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/backend/sim/simtest"
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
@@ -89,11 +91,13 @@ func TestFreeAfterTTL(t *testing.T) {
 	// token-watchdog is left out on purpose: renewing past the TTL is its job.
 	for _, name := range []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameRedlock, lockimpl.NameFenced} {
 		t.Run(name, func(t *testing.T) {
-			_, ls := pods(t, name, 2, lockOptions{})
-			mustAcquire(t, ls[0], "order:1") // never released
-			wantNotAcquired(t, ls[1], "order:1")
-			time.Sleep(testTTL + 50*time.Millisecond)
-			mustAcquire(t, ls[1], "order:1")
+			simtest.Run(t, func(t *testing.T, be sim.Backend) {
+				_, ls := podsOn(t, be, name, 2, lockOptions{})
+				mustAcquire(t, ls[0], "order:1") // never released
+				wantNotAcquired(t, ls[1], "order:1")
+				time.Sleep(testTTL + 50*time.Millisecond)
+				mustAcquire(t, ls[1], "order:1")
+			})
 		})
 	}
 }
@@ -106,17 +110,19 @@ func TestLeaseTimeLocksSetTheirLeases(t *testing.T) {
 		lockimpl.NameLongTTL: func(pttl int64) bool { return pttl > 9*testTTL.Milliseconds() && pttl <= 10*testTTL.Milliseconds() },
 	} {
 		t.Run(name, func(t *testing.T) {
-			c, ls := pods(t, name, 2, lockOptions{})
-			mustAcquire(t, ls[0], "order:1")
-			v, err := c.Node(0).Do(ctx, "PTTL", "order:1")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if pttl, _ := v.(int64); !want(pttl) {
-				t.Fatalf("PTTL %v with a %v TTL", v, testTTL)
-			}
-			time.Sleep(testTTL + 50*time.Millisecond)
-			wantNotAcquired(t, ls[1], "order:1") // the cell's TTL has passed, the lease has not
+			simtest.Run(t, func(t *testing.T, be sim.Backend) {
+				c, ls := podsOn(t, be, name, 2, lockOptions{})
+				mustAcquire(t, ls[0], "order:1")
+				v, err := c.Node(0).Do(ctx, "PTTL", "order:1")
+				if err != nil {
+					t.Fatal(err)
+				}
+				if pttl, _ := v.(int64); !want(pttl) {
+					t.Fatalf("PTTL %v with a %v TTL", v, testTTL)
+				}
+				time.Sleep(testTTL + 50*time.Millisecond)
+				wantNotAcquired(t, ls[1], "order:1") // the cell's TTL has passed, the lease has not
+			})
 		})
 	}
 }
@@ -124,33 +130,35 @@ func TestLeaseTimeLocksSetTheirLeases(t *testing.T) {
 func TestReleaseRefusesForeignToken(t *testing.T) {
 	for _, name := range []string{lockimpl.NameToken, lockimpl.NameTokenWatchdog, lockimpl.NameRedlock, lockimpl.NameFenced} {
 		t.Run(name, func(t *testing.T) {
-			c, ls := pods(t, name, 3, lockOptions{})
-			a := mustAcquire(t, ls[0], "order:1")
-			if name == lockimpl.NameTokenWatchdog {
-				// Starve A's watchdog so its lease lapses, as in a partition.
-				for _, l := range c.ClientLinks(0) {
-					if err := l.Blackhole(netfault.Both); err != nil {
-						t.Fatal(err)
+			simtest.Run(t, func(t *testing.T, be sim.Backend) {
+				c, ls := podsOn(t, be, name, 3, lockOptions{})
+				a := mustAcquire(t, ls[0], "order:1")
+				if name == lockimpl.NameTokenWatchdog {
+					// Starve A's watchdog so its lease lapses, as in a partition.
+					for _, l := range c.ClientLinks(0) {
+						if err := l.Blackhole(netfault.Both); err != nil {
+							t.Fatal(err)
+						}
 					}
 				}
-			}
-			time.Sleep(testTTL + 50*time.Millisecond)
-			b := mustAcquire(t, ls[1], "order:1")
-			if err := c.HealAll(); err != nil {
-				t.Fatal(err)
-			}
-			var err error
-			backendtest.Eventually(t, 3*time.Second, "A's release gets a definite answer", func() bool {
-				err = a.Release(ctx)
-				return lockimpl.IsDefinite(err)
+				time.Sleep(testTTL + 50*time.Millisecond)
+				b := mustAcquire(t, ls[1], "order:1")
+				if err := c.HealAll(); err != nil {
+					t.Fatal(err)
+				}
+				var err error
+				backendtest.Eventually(t, 3*time.Second, "A's release gets a definite answer", func() bool {
+					err = a.Release(ctx)
+					return lockimpl.IsDefinite(err)
+				})
+				if !errors.Is(err, lockimpl.ErrNotHeld) {
+					t.Fatalf("A's release of B's lock = %v, want ErrNotHeld", err)
+				}
+				wantNotAcquired(t, ls[2], "order:1") // B still holds it
+				if err := b.Release(ctx); err != nil {
+					t.Fatalf("B's release: %v", err)
+				}
 			})
-			if !errors.Is(err, lockimpl.ErrNotHeld) {
-				t.Fatalf("A's release of B's lock = %v, want ErrNotHeld", err)
-			}
-			wantNotAcquired(t, ls[2], "order:1") // B still holds it
-			if err := b.Release(ctx); err != nil {
-				t.Fatalf("B's release: %v", err)
-			}
 		})
 	}
 }
@@ -159,20 +167,22 @@ func TestReleaseRefusesForeignToken(t *testing.T) {
 // past the TTL deletes the next holder's lock, and a third client walks in
 // while the second still believes it holds the lock.
 func TestNaiveReleaseDeletesForeignLock(t *testing.T) {
-	_, ls := pods(t, lockimpl.NameNaive, 3, lockOptions{})
-	a := mustAcquire(t, ls[0], "order:1")
-	time.Sleep(testTTL + 50*time.Millisecond)
-	b := mustAcquire(t, ls[1], "order:1")
-	if err := a.Release(ctx); err != nil {
-		t.Fatalf("A's release = %v; the naive lock reports success while deleting B's lock", err)
-	}
-	c := mustAcquire(t, ls[2], "order:1") // B and C now both "hold" order:1
-	if err := b.Release(ctx); err != nil {
-		t.Fatalf("B's release deleted C's lock and says %v", err)
-	}
-	if err := c.Release(ctx); !errors.Is(err, lockimpl.ErrNotHeld) {
-		t.Fatalf("C's lock should already be gone (deleted by B): %v", err)
-	}
+	simtest.Run(t, func(t *testing.T, be sim.Backend) {
+		_, ls := podsOn(t, be, lockimpl.NameNaive, 3, lockOptions{})
+		a := mustAcquire(t, ls[0], "order:1")
+		time.Sleep(testTTL + 50*time.Millisecond)
+		b := mustAcquire(t, ls[1], "order:1")
+		if err := a.Release(ctx); err != nil {
+			t.Fatalf("A's release = %v; the naive lock reports success while deleting B's lock", err)
+		}
+		c := mustAcquire(t, ls[2], "order:1") // B and C now both "hold" order:1
+		if err := b.Release(ctx); err != nil {
+			t.Fatalf("B's release deleted C's lock and says %v", err)
+		}
+		if err := c.Release(ctx); !errors.Is(err, lockimpl.ErrNotHeld) {
+			t.Fatalf("C's lock should already be gone (deleted by B): %v", err)
+		}
+	})
 }
 
 func TestMutexDoesNotCrossPods(t *testing.T) {
@@ -200,46 +210,48 @@ func TestIndefiniteErrorWhenRedisDoesNotAnswer(t *testing.T) {
 }
 
 func TestWatchdogKeepsSlowHolderAlive(t *testing.T) {
-	var mu sync.Mutex
-	renewed := 0
-	onRenew := func(r lockimpl.Renewal) {
+	simtest.Run(t, func(t *testing.T, be sim.Backend) {
+		var mu sync.Mutex
+		renewed := 0
+		onRenew := func(r lockimpl.Renewal) {
+			mu.Lock()
+			defer mu.Unlock()
+			if r.Renewed {
+				renewed++
+			}
+		}
+		before := lockimpl.ActiveWatchdogs()
+		_, ls := podsOn(t, be, lockimpl.NameTokenWatchdog, 2, lockOptions{WatchdogInterval: 100 * time.Millisecond, OnRenew: onRenew})
+		a := mustAcquire(t, ls[0], "order:1")
+		if got := lockimpl.ActiveWatchdogs(); got != before+1 {
+			t.Fatalf("%d watchdogs running, want %d", got, before+1)
+		}
+		time.Sleep(3 * testTTL) // a slow holder: three TTLs of work
+		wantNotAcquired(t, ls[1], "order:1")
+		if err := a.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if got := lockimpl.ActiveWatchdogs(); got != before {
+			t.Fatalf("%d watchdogs running after release, want %d", got, before)
+		}
+		mu.Lock()
+		n := renewed
+		mu.Unlock()
+		if n < 5 {
+			t.Fatalf("%d successful renewals over 900ms at a 100ms interval", n)
+		}
+		// No renewal may land after release: the goroutine is gone.
+		time.Sleep(250 * time.Millisecond)
 		mu.Lock()
 		defer mu.Unlock()
-		if r.Renewed {
-			renewed++
+		if renewed != n {
+			t.Fatalf("renewals after release: %d -> %d", n, renewed)
 		}
-	}
-	before := lockimpl.ActiveWatchdogs()
-	_, ls := pods(t, lockimpl.NameTokenWatchdog, 2, lockOptions{WatchdogInterval: 100 * time.Millisecond, OnRenew: onRenew})
-	a := mustAcquire(t, ls[0], "order:1")
-	if got := lockimpl.ActiveWatchdogs(); got != before+1 {
-		t.Fatalf("%d watchdogs running, want %d", got, before+1)
-	}
-	time.Sleep(3 * testTTL) // a slow holder: three TTLs of work
-	wantNotAcquired(t, ls[1], "order:1")
-	if err := a.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if got := lockimpl.ActiveWatchdogs(); got != before {
-		t.Fatalf("%d watchdogs running after release, want %d", got, before)
-	}
-	mu.Lock()
-	n := renewed
-	mu.Unlock()
-	if n < 5 {
-		t.Fatalf("%d successful renewals over 900ms at a 100ms interval", n)
-	}
-	// No renewal may land after release: the goroutine is gone.
-	time.Sleep(250 * time.Millisecond)
-	mu.Lock()
-	defer mu.Unlock()
-	if renewed != n {
-		t.Fatalf("renewals after release: %d -> %d", n, renewed)
-	}
-	b := mustAcquire(t, ls[1], "order:1")
-	if err := b.Release(ctx); err != nil {
-		t.Fatal(err)
-	}
+		b := mustAcquire(t, ls[1], "order:1")
+		if err := b.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 }
 
 // TestWatchdogCloseStopsForgottenLeases: a lease nobody releases renews
@@ -264,23 +276,25 @@ func TestWatchdogCloseStopsForgottenLeases(t *testing.T) {
 // partitioned holder's lease lapses and another client takes the lock,
 // while the holder's lease gives no sign (Lost is nil).
 func TestWatchdogHolderIsNotToldWhenRenewalsFail(t *testing.T) {
-	c, ls := pods(t, lockimpl.NameTokenWatchdog, 2, lockOptions{WatchdogInterval: 100 * time.Millisecond})
-	a := mustAcquire(t, ls[0], "order:1")
-	if a.Lost() != nil {
-		t.Fatal("the seed's watchdog never tells the holder; Lost must be nil")
-	}
-	for _, l := range c.ClientLinks(0) {
-		if err := l.Blackhole(netfault.Both); err != nil {
+	simtest.Run(t, func(t *testing.T, be sim.Backend) {
+		c, ls := podsOn(t, be, lockimpl.NameTokenWatchdog, 2, lockOptions{WatchdogInterval: 100 * time.Millisecond})
+		a := mustAcquire(t, ls[0], "order:1")
+		if a.Lost() != nil {
+			t.Fatal("the seed's watchdog never tells the holder; Lost must be nil")
+		}
+		for _, l := range c.ClientLinks(0) {
+			if err := l.Blackhole(netfault.Both); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(testTTL + 100*time.Millisecond)
+		b := mustAcquire(t, ls[1], "order:1")
+		if err := c.HealAll(); err != nil {
 			t.Fatal(err)
 		}
-	}
-	time.Sleep(testTTL + 100*time.Millisecond)
-	b := mustAcquire(t, ls[1], "order:1")
-	if err := c.HealAll(); err != nil {
-		t.Fatal(err)
-	}
-	_ = a.Release(ctx) // stops the watchdog; the outcome is not the point here
-	_ = b.Release(ctx)
+		_ = a.Release(ctx) // stops the watchdog; the outcome is not the point here
+		_ = b.Release(ctx)
+	})
 }
 
 func TestRedlockSurvivesOneKilledNodeNotTwo(t *testing.T) {

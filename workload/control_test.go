@@ -10,6 +10,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/backend/sim/simtest"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/workload"
@@ -56,10 +58,15 @@ func TestPausedPodFreezesItsConnections(t *testing.T) {
 // TestAwaitAcquireHoldingStretchesThatAcquisitionsSection: the acquisition
 // AwaitAcquireHolding reports is the one whose critical section runs for
 // the asked work, however soon it starts; no other section is stretched,
-// and a request given up on is withdrawn.
+// and a request given up on is withdrawn. (In virtual time: which section
+// the workload stretches is the workload's, whatever serves the lock.)
 func TestAwaitAcquireHoldingStretchesThatAcquisitionsSection(t *testing.T) {
+	simtest.Run(t, awaitAcquireHolding)
+}
+
+func awaitAcquireHolding(t *testing.T, b sim.Backend) {
 	const clients, work = 4, 80 * time.Millisecond
-	c := backendtest.Cluster(t, deployment.Config{Clients: clients})
+	c := backendtest.Cluster(t, deployment.Config{Clients: clients, Backend: b})
 	ctl := workload.NewControl(clients)
 	defer ctl.Close()
 	rec, err := history.NewRecorder("", history.Header{Scenario: "test", Lock: lockimpl.NameToken, Clients: clients})

@@ -11,6 +11,8 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/backend/sim/simtest"
 	"github.com/lockchaos/lockchaos/deployment"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -43,27 +45,34 @@ func dialFactory(t *testing.T, c *deployment.Deployment, ctl *workload.Control, 
 	}
 }
 
-// run runs the workload for d while act plays its part, and returns the
-// closed history.
-func runWith(t *testing.T, lock string, clients int, d time.Duration, act func(ctl *workload.Control, rec *history.Recorder)) *history.History {
+// runWith runs the workload for d while act plays its part, and returns
+// the closed history. It runs in virtual time on the simulated backend:
+// what a crashed or hung pod does is the workload's, whatever serves the
+// lock, and act's waits then take no wall time.
+func runWith(t *testing.T, lock string, clients int, d time.Duration, act func(ctl *workload.Control, rec *history.Recorder)) (h *history.History) {
 	t.Helper()
-	c := backendtest.Cluster(t, deployment.Config{Clients: clients})
-	ctl := workload.NewControl(clients)
-	defer ctl.Close()
-	rec, err := history.NewRecorder("", history.Header{Scenario: "lives", Lock: lock, Clients: clients})
-	if err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan struct{})
-	go func() { defer close(done); act(ctl, rec) }()
-	if _, err := workload.Run(context.Background(), workload.Config{Clients: clients, Duration: d},
-		dialFactory(t, c, ctl, rec, lock, 200*time.Millisecond), rec, ctl.Hooks()); err != nil {
-		t.Fatal(err)
-	}
-	<-done
-	h, err := rec.Close()
-	if err != nil {
-		t.Fatal(err)
+	simtest.Run(t, func(t *testing.T, b sim.Backend) {
+		c := backendtest.Cluster(t, deployment.Config{Clients: clients, Backend: b})
+		ctl := workload.NewControl(clients)
+		defer ctl.Close()
+		ctl.UseDialer(c.Dialer())
+		rec, err := history.NewRecorder("", history.Header{Scenario: "lives", Lock: lock, Clients: clients})
+		if err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { defer close(done); act(ctl, rec) }()
+		if _, err := workload.Run(context.Background(), workload.Config{Clients: clients, Duration: d},
+			dialFactory(t, c, ctl, rec, lock, 200*time.Millisecond), rec, ctl.Hooks()); err != nil {
+			t.Fatal(err)
+		}
+		<-done
+		if h, err = rec.Close(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if h == nil {
+		t.FailNow() // the bubble failed and said why
 	}
 	return h
 }

@@ -86,7 +86,7 @@ func redisFactory(t *testing.T, c *deployment.Deployment, name string, ttl time.
 	return func(i int) (lockimpl.Locker, error) {
 		var nodes []redis.UniversalClient
 		for _, addr := range c.ClientAddrs(i) {
-			rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{})
+			rdb, err := lockimpl.NewRedisClient(addr, lockimpl.ClientConfig{Dialer: c.Dialer()}) // nil: a real network
 			if err != nil {
 				return nil, err
 			}

@@ -56,8 +56,8 @@ func stalledHistory(t *testing.T, dir string) string {
 }
 
 // runInterrupted starts bin with args under `sh` with SIGINT ignored, sends
-// sig once it runs, and returns its exit code and stderr.
-func runInterrupted(t *testing.T, bin string, sig syscall.Signal, args ...string) (int, string) {
+// sig once it has input open, and returns its exit code and stderr.
+func runInterrupted(t *testing.T, bin string, sig syscall.Signal, input string, args ...string) (int, string) {
 	t.Helper()
 	line := "trap '' INT; exec " + shellQuote(bin)
 	for _, a := range args {
@@ -69,9 +69,13 @@ func runInterrupted(t *testing.T, bin string, sig syscall.Signal, args ...string
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	// Given the time to open its input and block on it (or to be at work
-	// on it): the test asserts the exit code, not how soon.
-	time.Sleep(500 * time.Millisecond)
+	// Once it has its input open it is blocked on it, and already hears
+	// signals (check and report ask for them before they read).
+	if !hasOpen(cmd.Process.Pid, input, 30*time.Second) {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		t.Fatalf("%v %v: %s not opened in 30 s:\n%s", bin, args, input, stderr.String())
+	}
 	_ = cmd.Process.Signal(sig)
 	ended := make(chan struct{})
 	go func() { _ = cmd.Wait(); close(ended) }()
@@ -85,6 +89,20 @@ func runInterrupted(t *testing.T, bin string, sig syscall.Signal, args ...string
 	return cmd.ProcessState.ExitCode(), stderr.String()
 }
 
+// hasOpen polls until process pid has path open; false after timeout.
+func hasOpen(pid int, path string, timeout time.Duration) bool {
+	fds := fmt.Sprintf("/proc/%d/fd", pid)
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		entries, _ := os.ReadDir(fds)
+		for _, e := range entries {
+			if target, err := os.Readlink(filepath.Join(fds, e.Name())); err == nil && target == path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func TestCheckAndReportHearInterrupts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
@@ -93,14 +111,14 @@ func TestCheckAndReportHearInterrupts(t *testing.T) {
 	for sig, want := range map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143} {
 		t.Run(fmt.Sprintf("check/%v", sig), func(t *testing.T) {
 			fifo := stalledHistory(t, t.TempDir())
-			code, stderr := runInterrupted(t, bin, sig, "check", fifo)
+			code, stderr := runInterrupted(t, bin, sig, fifo, "check", fifo)
 			if code != want || !strings.Contains(stderr, "lockchaos check: interrupted") {
 				t.Errorf("exit %d, want %d:\n%s", code, want, stderr)
 			}
 		})
 		t.Run(fmt.Sprintf("report/%v", sig), func(t *testing.T) {
 			dir := t.TempDir()
-			stalledHistory(t, dir)
+			fifo := stalledHistory(t, dir)
 			s := &reports.Summary{Format: reports.FormatVersion, Seed: 1, Repeat: 1,
 				Cells: []*results.Cell{{Scenario: "s", Lock: "token", Expect: results.Safe, Verdict: "pass", Outcome: results.Met,
 					History: "history.jsonl"}}}
@@ -109,7 +127,7 @@ func TestCheckAndReportHearInterrupts(t *testing.T) {
 				t.Fatal(err)
 			}
 			out := filepath.Join(t.TempDir(), "pages")
-			code, stderr := runInterrupted(t, bin, sig, "report", "--out", out, dir)
+			code, stderr := runInterrupted(t, bin, sig, fifo, "report", "--out", out, dir)
 			if code != want || !strings.Contains(stderr, "lockchaos report: interrupted") {
 				t.Errorf("exit %d, want %d:\n%s", code, want, stderr)
 			}

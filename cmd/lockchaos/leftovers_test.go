@@ -70,16 +70,17 @@ func TestExternalRunKilledLeavesKeysThatExpireAndTheNextRunSweeps(t *testing.T) 
 	if err := killed.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// Killed once the cell has written both its claim and a fence counter
+	// (polled, not after a fixed wait): the keys the checks below are about.
 	deadline := time.Now().Add(60 * time.Second)
-	for !hasKeySuffix(lockchaosKeys(t, rdb), ":fence") {
+	for keys := lockchaosKeys(t, rdb); !hasKeySuffix(keys, ":fence") || !hasKeySuffix(keys, ":owner"); keys = lockchaosKeys(t, rdb) {
 		if time.Now().After(deadline) {
 			_ = killed.Process.Kill()
 			_ = killed.Wait()
-			t.Fatal("the cell wrote no fence counter")
+			t.Fatalf("the cell wrote no fence counter and owner marker: %v", keys)
 		}
-		time.Sleep(50 * time.Millisecond)
+		time.Sleep(20 * time.Millisecond)
 	}
-	time.Sleep(300 * time.Millisecond)
 	_ = killed.Process.Signal(syscall.SIGKILL)
 	_ = killed.Wait()
 

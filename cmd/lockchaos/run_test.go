@@ -158,20 +158,16 @@ func TestInterruptStopsCleanly(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		// Wait until both cells are running (their histories exist).
+		// Wait until both cells are at work: each history holds an event
+		// after its header (the recorder writes as it goes).
 		deadline := time.Now().Add(20 * time.Second)
-		for {
-			m, _ := filepath.Glob(filepath.Join(out, "*", "token", "history.jsonl"))
-			if len(m) == 2 {
-				break
-			}
+		for !bothAtWork(out) {
 			if time.Now().After(deadline) {
 				_ = cmd.Process.Kill()
 				t.Fatalf("cells did not start: %s", stderr.String())
 			}
-			time.Sleep(50 * time.Millisecond)
+			time.Sleep(20 * time.Millisecond)
 		}
-		time.Sleep(500 * time.Millisecond)
 		_ = cmd.Process.Signal(sig)
 		err := cmd.Wait()
 		want := map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143}[sig]
@@ -195,6 +191,18 @@ func TestInterruptStopsCleanly(t *testing.T) {
 			t.Fatalf("%v: redis-server still running from %s: %v", sig, tmp, pids)
 		}
 	}
+}
+
+// bothAtWork reports whether out holds two histories of the token lock,
+// each with a line after its header.
+func bothAtWork(out string) bool {
+	m, _ := filepath.Glob(filepath.Join(out, "*", "token", "history.jsonl"))
+	for _, f := range m {
+		if b, _ := os.ReadFile(f); strings.Count(string(b), "\n") < 2 {
+			return false
+		}
+	}
+	return len(m) == 2
 }
 
 // redisServersUnder lists redis-server processes whose working dir is
@@ -279,13 +287,7 @@ func TestRunBelowTheFloorExitsInconclusive(t *testing.T) {
 // cleanup runs at all) still leaves no driver process: each is exec'd with
 // the parent-death signal, and a paused one dies too.
 func TestKilledHarnessLeavesNoDriver(t *testing.T) {
-	dir := t.TempDir()
-	bin, driver := filepath.Join(dir, "lockchaos"), filepath.Join(dir, "lockchaos-driver")
-	for target, pkg := range map[string]string{bin: ".", driver: "../lockchaos-driver"} {
-		if out, err := exec.Command("go", "build", "-o", target, pkg).CombinedOutput(); err != nil {
-			t.Fatalf("build: %v\n%s", err, out)
-		}
-	}
+	bin, driver := binaries(t)
 	out := t.TempDir()
 	cmd := exec.Command(bin, "run", "--scenario", "gc-pause", "--lock", "proc-token", "--lock-driver", "proc-token="+driver+" --lock token",
 		"--duration", "20s", "--time-scale", "1", "--out", out)
@@ -301,7 +303,14 @@ func TestKilledHarnessLeavesNoDriver(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	time.Sleep(700 * time.Millisecond) // a pause or two under way
+	// A pause under way: a driver stopped (SIGSTOP) when the harness dies.
+	for len(processesStopped(driver)) == 0 {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatal("no driver was paused")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	_ = cmd.Process.Kill()
 	_ = cmd.Wait()
 	for deadline := time.Now().Add(5 * time.Second); len(processesRunning(driver)) > 0; time.Sleep(50 * time.Millisecond) {
@@ -309,6 +318,19 @@ func TestKilledHarnessLeavesNoDriver(t *testing.T) {
 			t.Fatalf("driver processes outlived the harness: %v", processesRunning(driver))
 		}
 	}
+}
+
+// processesStopped lists the pids of processesRunning(path) that are
+// stopped (state T in /proc/PID/stat).
+func processesStopped(path string) []string {
+	var out []string
+	for _, pid := range processesRunning(path) {
+		b, _ := os.ReadFile("/proc/" + pid + "/stat")
+		if i := strings.LastIndexByte(string(b), ')'); i > 0 && strings.HasPrefix(string(b[i:]), ") T") {
+			out = append(out, pid)
+		}
+	}
+	return out
 }
 
 // processesRunning lists pids whose executable is path.

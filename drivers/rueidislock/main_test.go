@@ -27,12 +27,25 @@ func TestDriverWaitsForARedisThatComesUpLate(t *testing.T) {
 	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
 		t.Fatalf("build: %v\n%s", err, out)
 	}
+	// Until Redis comes up, a listener takes the driver's connections and
+	// closes each at once: the first connections fail, and the test sees
+	// how many did instead of sleeping and assuming several.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	addr := l.Addr().String()
-	l.Close()
+	attempts := make(chan struct{}, 100)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+			attempts <- struct{}{}
+		}
+	}()
 
 	driver := exec.Command(bin)
 	driver.Env = append(os.Environ(), "LOCKCHAOS_ADDRS="+addr, "LOCKCHAOS_TTL_MS=1000", "LOCKCHAOS_CALL_TIMEOUT_MS=100")
@@ -45,7 +58,15 @@ func TestDriverWaitsForARedisThatComesUpLate(t *testing.T) {
 	}
 	defer func() { stdin.Close(); driver.Process.Kill(); driver.Wait() }()
 
-	time.Sleep(700 * time.Millisecond) // several failed attempts
+	for i := range 3 { // several failed attempts
+		select {
+		case <-attempts:
+		case <-time.After(10 * time.Second):
+			l.Close()
+			t.Fatalf("%d connection attempts in 10 s, want 3; stderr: %s", i, stderr.String())
+		}
+	}
+	l.Close() // refused from now until Redis listens
 	_, port, _ := net.SplitHostPort(addr)
 	redis := exec.Command(server, "--port", port, "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
 	if err := redis.Start(); err != nil {
