@@ -199,10 +199,14 @@ func violationGroups(rs []checker.Result) []violationGroup {
 	return out
 }
 
+// Verifier checks the history file at path as every other reader of a
+// history does (verify.ForPages): its unjudged windows judged, an empty
+// history unknown. It returns the history read, for the page to draw.
+type Verifier func(ctx context.Context, path string, opts checker.Options) (*history.History, *checker.Report, error)
+
 // cellEvidence returns the cell's history and the checker's report on it:
 // the ones the run kept in memory (the checker ran once, during the run),
-// or, for `lockchaos report DIR`, the saved history loaded and checked
-// again.
+// or, for `lockchaos report DIR`, the saved history verified again.
 func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker.Report, error) {
 	if c.Checked != nil && c.Report != nil {
 		return c.Checked, c.Report, nil
@@ -214,16 +218,18 @@ func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker
 	if c.History == "" {
 		return nil, nil, nil
 	}
-	path := historyPath(c, opts)
-	h, err := history.LoadFile(path)
-	if err != nil {
-		return nil, nil, &HistoryError{History: path, Err: err}
+	if opts.Verify == nil {
+		return nil, nil, errors.New("the history was not re-checked: no verifier was given (reports.HTMLOptions.Verify)")
 	}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rep := checker.Check(ctx, h, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
+	path := historyPath(c, opts)
+	h, rep, err := opts.Verify(ctx, path, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
+	if err != nil {
+		return nil, nil, &HistoryError{History: path, Err: err}
+	}
 	return h, rep, nil
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 const reportUsage = `Rebuilds the HTML reports (index.html and a page per cell) from saved
@@ -142,7 +143,8 @@ func writePages(out string, merged *reports.Summary, allPages bool, stderr io.Wr
 	}
 	done := make(chan written, 1)
 	go func() {
-		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx})
+		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx,
+			Verify: verify.Options{ChunkEvents: checkChunkEvents}.ForPages})
 		done <- written{res, err}
 	}()
 	var w written
