@@ -136,26 +136,10 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		v.Recheck = err.Error()
 	}
 	if h != nil && rep != nil {
-		v.Events = len(h.Events)
-		if c.Verdict != "" && rep.Verdict != c.Verdict {
-			v.Recheck = fmt.Sprintf("re-checking the history for this page gave %s, the run said %s", rep.Verdict, c.Verdict)
-		}
 		rs = rep.Results
-		v.Evidence = &rep.Evidence
-		v.Proof = rep.Evidence.Against(rep.Results)
-		v.Incidents = rep.Incidents
-		v.LiveSection = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
-		tl := buildTimeline(h, rep)
-		v.Timeline, v.Legend, v.ServerLegend = tl.svg(0, h.End, opts.Width), tl.legend(), tl.serverLegend()
-		v.Server = serverSectionOf(tl, h.End)
-		for _, w := range zoomWindows(rep, h.End) {
-			v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
-		}
-		links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
-		if err != nil {
+		if err := v.showRun(page, c, h, rep, opts); err != nil {
 			return unread, err
 		}
-		v.Porcupine = links
 	}
 	v.Groups = violationGroups(rs)
 	if c.Outcome == results.HarnessError {
@@ -172,6 +156,29 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		return unread, fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
 	}
 	return unread, writeFile(page, buf.Bytes())
+}
+
+// showRun fills in what the history and its report show: the evidence,
+// incidents, liveness, the timeline and its zooms, the server's view, and
+// porcupine's pages (written beside the page).
+func (v *cellView) showRun(page string, c *results.Cell, h *history.History, rep *checker.Report, opts HTMLOptions) error {
+	v.Events = len(h.Events)
+	if c.Verdict != "" && rep.Verdict != c.Verdict {
+		v.Recheck = fmt.Sprintf("re-checking the history for this page gave %s, the run said %s", rep.Verdict, c.Verdict)
+	}
+	v.Evidence = &rep.Evidence
+	v.Proof = rep.Evidence.Against(rep.Results)
+	v.Incidents = rep.Incidents
+	v.LiveSection = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
+	tl := buildTimeline(h, rep)
+	v.Timeline, v.Legend, v.ServerLegend = tl.svg(0, h.End, opts.Width), tl.legend(), tl.serverLegend()
+	v.Server = serverSectionOf(tl, h.End)
+	for _, w := range zoomWindows(rep, h.End) {
+		v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
+	}
+	links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
+	v.Porcupine = links
+	return err
 }
 
 // violationGroups lists each property's violations, decisive properties

@@ -62,40 +62,11 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
 	}
-	// The file is read once, as a stream (a FIFO works, /dev/zero fails
-	// at its first MiB), in chunks of a million events or more, cut where
-	// each key is quiet: memory follows the chunk, not the file.
-	// SIGINT or SIGTERM ends the check at once (a FIFO that never ends
-	// blocks its read; a file of gigabytes takes a while): 130 or 143,
-	// never a verdict on the part read. Asked for explicitly, so a check
-	// started with SIGINT ignored (a script's background job) still hears
-	// it. The check writes nothing, so nothing is left half done.
-	ctx, stop, caught := signalContext()
-	defer stop()
-	type checked struct {
-		res *verify.Result
-		err error
-	}
-	done := make(chan checked, 1)
-	go func() {
-		res, err := verify.File(ctx, files[0], verify.Options{Options: checker.Options{Budget: budget, MaxViolations: maxV},
-			ChunkEvents: checkChunkEvents})
-		done <- checked{res, err}
-	}()
-	var c checked
-	select {
-	case c = <-done:
-	case <-ctx.Done():
-	}
-	if code := interruptCode(caught()); code != 0 {
-		fmt.Fprintf(stderr, "lockchaos check: interrupted (%s): no verdict\n", signalName(code))
+	res, code := verifyFile(files[0], checker.Options{Budget: budget, MaxViolations: maxV}, stderr)
+	if res == nil {
 		return code
 	}
-	if c.err != nil {
-		fmt.Fprintf(stderr, "lockchaos check: %v\n", c.err)
-		return exitUsage
-	}
-	rep := c.res.Report
+	rep := res.Report
 	if asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -104,13 +75,50 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 			return exitHarness
 		}
 	} else {
-		reports.WriteCheckText(stdout, reports.CheckText{Name: files[0], Summary: c.res.Summary, Report: rep,
-			Witness: c.res.Witness, WitnessMore: c.res.WitnessMore})
+		reports.WriteCheckText(stdout, reports.CheckText{Name: files[0], Summary: res.Summary, Report: rep,
+			Witness: res.Witness, WitnessMore: res.WitnessMore})
 	}
 	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
 		return exitInconclusive
 	}
 	return verdictExit(rep.Verdict)
+}
+
+// verifyFile verifies the history at path, or says why not on stderr
+// and returns the exit code. The file is read once, as a stream (a FIFO
+// works, /dev/zero fails at its first MiB), in chunks of a million events
+// or more, cut where each key is quiet: memory follows the chunk, not the
+// file. SIGINT or SIGTERM ends the check at once (a FIFO that never ends
+// blocks its read; a file of gigabytes takes a while): 130 or 143, never a
+// verdict on the part read. Asked for explicitly, so a check started with
+// SIGINT ignored (a script's background job) still hears it. The check
+// writes nothing, so nothing is left half done.
+func verifyFile(path string, opts checker.Options, stderr io.Writer) (*verify.Result, int) {
+	ctx, stop, caught := signalContext()
+	defer stop()
+	type verified struct {
+		res *verify.Result
+		err error
+	}
+	done := make(chan verified, 1)
+	go func() {
+		res, err := verify.File(ctx, path, verify.Options{Options: opts, ChunkEvents: checkChunkEvents})
+		done <- verified{res, err}
+	}()
+	var v verified
+	select {
+	case v = <-done:
+	case <-ctx.Done():
+	}
+	if code := interruptCode(caught()); code != 0 {
+		fmt.Fprintf(stderr, "lockchaos check: interrupted (%s): no verdict\n", signalName(code))
+		return nil, code
+	}
+	if v.err != nil {
+		fmt.Fprintf(stderr, "lockchaos check: %v\n", v.err)
+		return nil, exitUsage
+	}
+	return v.res, exitOK
 }
 
 // checkChunkEvents is the chunk size of check (0: verify's default, a

@@ -80,17 +80,7 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 	}
 	merged := reports.Merge(out, sums, dirs)
 	if markdown != "" {
-		table := reports.Markdown(merged)
-		if markdown == "-" {
-			fmt.Fprint(stdout, table)
-			return exitOK
-		}
-		if err := reports.WriteMarkdownInto(markdown, table); err != nil {
-			fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
-			return exitUsage
-		}
-		fmt.Fprintf(stdout, "wrote the table into %s\n", markdown)
-		return exitOK
+		return writeMarkdown(merged, markdown, stdout, stderr)
 	}
 	release, err := claimOut(out)
 	if err != nil {
@@ -126,6 +116,22 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		fmt.Fprintf(stderr, "lockchaos report: %d of %d cell page(s) built without their history (each says why)\n", n, len(res.Pages))
 		return exitUsage
 	}
+	return exitOK
+}
+
+// writeMarkdown writes the lock x scenario table into the markers of
+// the file named markdown, or to stdout for "-".
+func writeMarkdown(merged *reports.Summary, markdown string, stdout, stderr io.Writer) int {
+	table := reports.Markdown(merged)
+	if markdown == "-" {
+		fmt.Fprint(stdout, table)
+		return exitOK
+	}
+	if err := reports.WriteMarkdownInto(markdown, table); err != nil {
+		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "wrote the table into %s\n", markdown)
 	return exitOK
 }
 
