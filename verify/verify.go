@@ -9,7 +9,8 @@
 // It sits just above checker and faults (it needs faults' dangerous
 // moments to judge a window, which checker must not import) and below
 // scenarios. reports does not import it, to stay clear of faults and the
-// deployments it drives: its caller hands it Options.ForPages.
+// deployments faults drive: whoever writes pages hands reports
+// Options.ForPages (reports.HTMLOptions.Verify).
 package verify
 
 import (
