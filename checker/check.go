@@ -54,6 +54,9 @@ func (o Options) withDefaults() Options {
 // the lock): mutual-exclusion is reported but not decisive, and the
 // resource's check decides. A fencing lock whose resource checks nothing
 // is held to mutual exclusion like any other.
+//
+// Check judges no fault window h leaves unjudged and passes a history
+// with no events; verify.History is Check with those rules.
 func Check(ctx context.Context, h *history.History, opts Options) *Report {
 	return check(ctx, h, opts, nil)
 }

@@ -56,6 +56,11 @@ type FileSummary struct {
 // differences: it carries no holds (Report.Holds is nil), and the
 // violations kept are the first MaxViolations of each property in file
 // order (Check keeps the first by time; they differ only past that many).
+//
+// CheckFile runs the properties only: it judges no fault window the file
+// left unjudged (that needs faults, which checker does not import) and
+// does not make an empty history unknown. verify.File does both; it is
+// what every lockchaos command reads a history with.
 func CheckFile(ctx context.Context, path string, opts FileOptions) (*Report, FileSummary, error) {
 	return checkChunks(ctx, opts, func(q history.Quiescence, co history.ChunkOptions,
 		emit func(*history.History, bool) error) (history.Header, error) {

@@ -58,6 +58,7 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // Expectations a test asserts: of safety (one word), of liveness (in an
@@ -221,7 +222,7 @@ func writePage(t testing.TB, dir string, res *results.Cell) string {
 		Started: time.Now(), Command: res.Rerun, Cells: []*results.Cell{res}, Backend: res.Backend, Simulated: res.Simulated}
 	sum.Tally()
 	reports.RelativeHistories(dir, sum)
-	out, err := reports.WriteHTML(dir, sum, reports.HTMLOptions{})
+	out, err := reports.WriteHTML(dir, sum, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Logf("lockchaostest: no HTML report: %v", err)
 	}

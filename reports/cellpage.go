@@ -136,26 +136,10 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		v.Recheck = err.Error()
 	}
 	if h != nil && rep != nil {
-		v.Events = len(h.Events)
-		if c.Verdict != "" && rep.Verdict != c.Verdict {
-			v.Recheck = fmt.Sprintf("re-checking the history for this page gave %s, the run said %s", rep.Verdict, c.Verdict)
-		}
 		rs = rep.Results
-		v.Evidence = &rep.Evidence
-		v.Proof = rep.Evidence.Against(rep.Results)
-		v.Incidents = rep.Incidents
-		v.LiveSection = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
-		tl := buildTimeline(h, rep)
-		v.Timeline, v.Legend, v.ServerLegend = tl.svg(0, h.End, opts.Width), tl.legend(), tl.serverLegend()
-		v.Server = serverSectionOf(tl, h.End)
-		for _, w := range zoomWindows(rep, h.End) {
-			v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
-		}
-		links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
-		if err != nil {
+		if err := v.showRun(page, c, h, rep, opts); err != nil {
 			return unread, err
 		}
-		v.Porcupine = links
 	}
 	v.Groups = violationGroups(rs)
 	if c.Outcome == results.HarnessError {
@@ -172,6 +156,29 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		return unread, fmt.Errorf("reports: cell %s/%s: %w", c.Scenario, c.Lock, err)
 	}
 	return unread, writeFile(page, buf.Bytes())
+}
+
+// showRun fills in what the history and its report show: the evidence,
+// incidents, liveness, the timeline and its zooms, the server's view, and
+// porcupine's pages (written beside the page).
+func (v *cellView) showRun(page string, c *results.Cell, h *history.History, rep *checker.Report, opts HTMLOptions) error {
+	v.Events = len(h.Events)
+	if c.Verdict != "" && rep.Verdict != c.Verdict {
+		v.Recheck = fmt.Sprintf("re-checking the history for this page gave %s, the run said %s", rep.Verdict, c.Verdict)
+	}
+	v.Evidence = &rep.Evidence
+	v.Proof = rep.Evidence.Against(rep.Results)
+	v.Incidents = rep.Incidents
+	v.LiveSection = livenessSection(rep, h.Header, or(h.Header.TTL, c.TTL))
+	tl := buildTimeline(h, rep)
+	v.Timeline, v.Legend, v.ServerLegend = tl.svg(0, h.End, opts.Width), tl.legend(), tl.serverLegend()
+	v.Server = serverSectionOf(tl, h.End)
+	for _, w := range zoomWindows(rep, h.End) {
+		v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
+	}
+	links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
+	v.Porcupine = links
+	return err
 }
 
 // violationGroups lists each property's violations, decisive properties
@@ -199,10 +206,14 @@ func violationGroups(rs []checker.Result) []violationGroup {
 	return out
 }
 
+// Verifier checks the history file at path as every other reader of a
+// history does (verify.ForPages): its unjudged windows judged, an empty
+// history unknown. It returns the history read, for the page to draw.
+type Verifier func(ctx context.Context, path string, opts checker.Options) (*history.History, *checker.Report, error)
+
 // cellEvidence returns the cell's history and the checker's report on it:
 // the ones the run kept in memory (the checker ran once, during the run),
-// or, for `lockchaos report DIR`, the saved history loaded and checked
-// again.
+// or, for `lockchaos report DIR`, the saved history verified again.
 func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker.Report, error) {
 	if c.Checked != nil && c.Report != nil {
 		return c.Checked, c.Report, nil
@@ -214,16 +225,18 @@ func cellEvidence(c *results.Cell, opts HTMLOptions) (*history.History, *checker
 	if c.History == "" {
 		return nil, nil, nil
 	}
-	path := historyPath(c, opts)
-	h, err := history.LoadFile(path)
-	if err != nil {
-		return nil, nil, &HistoryError{History: path, Err: err}
+	if opts.Verify == nil {
+		return nil, nil, errors.New("the history was not re-checked: no verifier was given (reports.HTMLOptions.Verify)")
 	}
 	ctx := opts.Context
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rep := checker.Check(ctx, h, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
+	path := historyPath(c, opts)
+	h, rep, err := opts.Verify(ctx, path, checker.Options{Budget: opts.Budget, InfoLimit: opts.InfoLimit, Lock: c.Lock})
+	if err != nil {
+		return nil, nil, &HistoryError{History: path, Err: err}
+	}
 	return h, rep, nil
 }
 

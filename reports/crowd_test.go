@@ -10,6 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // A page of n clients holding one key at once paints each client's
@@ -39,7 +40,7 @@ func TestCrowdPageDrawsEachClientOnce(t *testing.T) {
 		Cells: []*results.Cell{{Scenario: "crowd", Lock: "mutex", Expect: results.Unsafe, Verdict: "fail", Outcome: results.Met,
 			History: "crowd.jsonl"}}}
 	s.Tally()
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // groupRun is a run whose cells expect and show something of liveness:
@@ -80,7 +81,7 @@ func TestHTMLShowsLiveness(t *testing.T) {
 	dir := t.TempDir()
 	s := groupRun()
 	s.Repeat = 2 // the every-run table
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{AllPages: true})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{AllPages: true, Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -215,7 +216,7 @@ func TestMatrixCountsSafetyViolationsBesideTheSafetyVerdict(t *testing.T) {
 	c.Decide()
 	s := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Backend: "process", Seed: 4, Repeat: 1,
 		Started: time.Unix(0, 0).UTC(), Command: "lockchaos run --scenario pod-crash", Cells: []*results.Cell{c}}
-	res, err := reports.WriteHTML(t.TempDir(), s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(t.TempDir(), s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}

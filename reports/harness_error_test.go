@@ -14,6 +14,7 @@ import (
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 const driverBroke = "workload: client 0: lockimpl: lock broken: driver rb (pod 0) exited before its hello line (exit status 3)"
@@ -66,7 +67,7 @@ var errorCellRE = regexp.MustCompile(`(?s)<td class="cell error" data-outcome="e
 
 func TestHarnessErrorIsNoPassInHTML(t *testing.T) {
 	dir := t.TempDir()
-	res, err := reports.WriteHTML(dir, brokenRun(t, dir), reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, brokenRun(t, dir), reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}

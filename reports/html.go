@@ -65,6 +65,11 @@ type HTMLOptions struct {
 	// not written once it is done, no index is written, and WriteHTML
 	// returns its error (lockchaos report on SIGINT). Nil: never.
 	Context context.Context
+	// Verify re-checks a saved history for its page: verify.ForPages, the
+	// one verification path, handed in by the caller (reports stays below
+	// faults, whose dangerous moments judging a window needs). Nil: a page
+	// whose cell carries no report says its history was not re-checked.
+	Verify Verifier
 }
 
 // HTMLResult lists what WriteHTML wrote.

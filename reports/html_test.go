@@ -14,6 +14,7 @@ import (
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 const evil = `<script>alert(1)</script>`
@@ -57,7 +58,7 @@ var hrefRE = regexp.MustCompile(`href="([^"]+)"`)
 func TestHTMLEveryCellPresentAndLinksResolve(t *testing.T) {
 	dir := t.TempDir()
 	s := savedRun(t, dir)
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func templateEscape(s string) string {
 func TestHTMLEscapesUserText(t *testing.T) {
 	dir := t.TempDir()
 	s := savedRun(t, dir)
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -159,7 +160,7 @@ func TestLargeCellPageStaysSmall(t *testing.T) {
 	s := &reports.Summary{Format: reports.FormatVersion, Seed: 1, Repeat: 1,
 		Cells: []*results.Cell{{Scenario: "big", Lock: "token", Expect: results.Safe, Verdict: "pass", Outcome: results.Met, History: "big.jsonl"}}}
 	s.Tally()
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,7 +186,7 @@ func TestPagesInHeadlessChromium(t *testing.T) {
 	}
 	dir := t.TempDir()
 	s := savedRun(t, dir)
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -237,7 +238,7 @@ func TestEveryCellPageLinksItsPorcupineViewAndOwnDescription(t *testing.T) {
 	dir := t.TempDir()
 	s := savedRun(t, dir)
 	s.Cells[0].Description = "our own baseline, from a scenarios file"
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -287,7 +288,7 @@ func TestCellPageLeadsWithIncidentsAndEvidence(t *testing.T) {
 func cellPageOf(t *testing.T, name string) string {
 	t.Helper()
 	dir := t.TempDir()
-	res, err := reports.WriteHTML(dir, savedRun(t, dir), reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, savedRun(t, dir), reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -321,14 +322,14 @@ func TestSweepPagesTheRunsWorthReading(t *testing.T) {
 			Outcome: out, History: "pass.jsonl", RunSeed: int64(i + 1)})
 	}
 	s.Tally()
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Pages) != 2 || res.Unpaged != 2 || !strings.Contains(res.Pages[1], "seed3") {
 		t.Fatalf("pages %v, %d unpaged: want the first run's and the regression's", res.Pages, res.Unpaged)
 	}
-	res, err = reports.WriteHTML(dir, s, reports.HTMLOptions{AllPages: true})
+	res, err = reports.WriteHTML(dir, s, reports.HTMLOptions{AllPages: true, Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,7 +345,7 @@ func TestIndexRerunsEverythingWithTheSeedAndTimeScale(t *testing.T) {
 	dir := t.TempDir()
 	s := savedRun(t, dir)
 	s.Command, s.Rerun = "lockchaos run", "lockchaos run --seed 1 --time-scale 1.50"
-	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	res, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/reports/reportstest"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 func ms(n int64) int64 { return n * int64(time.Millisecond) }
@@ -189,7 +190,7 @@ func livenessPage(t *testing.T, h *history.History, rep *checker.Report) string 
 	s := &Summary{Format: FormatVersion, Seed: 1, Repeat: 1, Cells: []*results.Cell{{Scenario: "pod-crash", Lock: "no-ttl",
 		Expect: results.Safe, Verdict: rep.Verdict, Outcome: results.Met, Report: rep, Checked: h}}}
 	s.Tally()
-	res, err := WriteHTML(dir, s, HTMLOptions{})
+	res, err := WriteHTML(dir, s, HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}

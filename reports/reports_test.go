@@ -13,6 +13,7 @@ import (
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 func sample() *reports.Summary {
@@ -257,7 +258,7 @@ func TestUnmeasuredTimeScaleIsSaidSo(t *testing.T) {
 	s := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Seed: 9, Repeat: 1, Backend: "process",
 		Started: time.Unix(0, 0).UTC(), Calibration: reports.CalibrationInterrupted, Interrupted: true}
 	s.Tally()
-	html, err := reports.WriteHTML(dir, s, reports.HTMLOptions{})
+	html, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		t.Fatal(err)
 	}

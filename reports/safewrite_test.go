@@ -8,6 +8,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // An output directory (protected, as the CLI's --out is) with links
@@ -40,7 +41,7 @@ func TestReportsNeverWriteThroughAPlantedLink(t *testing.T) {
 	if err := os.Symlink(elsewhere, filepath.Join(dir, "cells")); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := reports.WriteHTML(dir, s, reports.HTMLOptions{}); !errors.Is(err, safefile.ErrLink) {
+	if _, err := reports.WriteHTML(dir, s, reports.HTMLOptions{Verify: verify.Options{}.ForPages}); !errors.Is(err, safefile.ErrLink) {
 		t.Fatalf("cell pages under a linked folder: %v, want ErrLink", err)
 	}
 	if b, _ := os.ReadFile(victim); string(b) != "precious\n" {

@@ -11,17 +11,19 @@ import (
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // How a cell reaches and folds its answer.
 
-// judge checks one part's history once and folds it into the cell's
+// judge verifies one part's history once (the rules every reader of a
+// history applies: verify.History) and folds it into the cell's
 // result. A single-part cell keeps its report and history for the pages;
 // a long cell keeps the first part with a violation (else the last), so
 // its memory stays that of one part.
 func judge(ctx context.Context, p *Plan, part Part, h *history.History, res *results.Cell) {
-	rep := checker.Check(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
-	fold(p, part, partRun{h: h, rep: rep, sum: checker.FileSummary{End: h.End}}, res)
+	v := verify.History(context.WithoutCancel(ctx), h, checker.Options{Budget: p.Budget, InfoLimit: checker.ReportInfoLimit})
+	fold(p, part, partRun{h: h, rep: v.Report, sum: checker.FileSummary{End: h.End}}, res)
 }
 
 // fold takes a part's report into the cell's result: one checked at the

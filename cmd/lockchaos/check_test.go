@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -152,11 +151,16 @@ func TestCheckJudgesWhatTheFileLeftUnjudged(t *testing.T) {
 		if rep.Evidence.Fired != 2 || rep.Evidence.Judged != 2 {
 			t.Errorf("%s: %d fired, %d judged; want 2 and 2", name, rep.Evidence.Fired, rep.Evidence.Judged)
 		}
-		j := &judge{judged: map[int64]bool{}, pending: map[int64]history.Judgment{}}
-		rep2, sum, err := checker.CheckFile(context.Background(), path, checker.FileOptions{ChunkEvents: 2, Prepare: j.prepare})
-		if err != nil || sum.Chunks < 2 || rep2.Evidence.Judged != 2 || rep2.Evidence.Exercised != rep.Evidence.Exercised {
-			t.Errorf("%s in chunks: %v, %d chunks, %d judged (%d exercised), want 2 (%d)", name, err, sum.Chunks,
-				rep2.Evidence.Judged, rep2.Evidence.Exercised, rep.Evidence.Exercised)
+		checkChunkEvents = 2
+		_, text, _ := runCLI("check", path)
+		_, out, _ = runCLI("check", "--json", path)
+		checkChunkEvents = 0
+		var rep2 checker.Report
+		err := json.Unmarshal([]byte(out), &rep2)
+		if err != nil || !strings.Contains(text, "(checked in ") || rep2.Evidence.Judged != 2 ||
+			rep2.Evidence.Exercised != rep.Evidence.Exercised {
+			t.Errorf("%s in chunks: %v, %d judged (%d exercised), want 2 (%d)\n%s", name, err,
+				rep2.Evidence.Judged, rep2.Evidence.Exercised, rep.Evidence.Exercised, text)
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // session is one run of the matrix: what was asked (cfg), the cells it
@@ -245,7 +246,7 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 	if errJUnit == nil {
 		wrote = append(wrote, junitPath)
 	}
-	html, errHTML := reports.WriteHTML(out, sum, reports.HTMLOptions{})
+	html, errHTML := reports.WriteHTML(out, sum, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	err := errors.Join(errJSON, errJUnit, errHTML)
 	if err != nil {
 		fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 const reportUsage = `Rebuilds the HTML reports (index.html and a page per cell) from saved
@@ -79,17 +80,7 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 	}
 	merged := reports.Merge(out, sums, dirs)
 	if markdown != "" {
-		table := reports.Markdown(merged)
-		if markdown == "-" {
-			fmt.Fprint(stdout, table)
-			return exitOK
-		}
-		if err := reports.WriteMarkdownInto(markdown, table); err != nil {
-			fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
-			return exitUsage
-		}
-		fmt.Fprintf(stdout, "wrote the table into %s\n", markdown)
-		return exitOK
+		return writeMarkdown(merged, markdown, stdout, stderr)
 	}
 	release, err := claimOut(out)
 	if err != nil {
@@ -128,6 +119,22 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 	return exitOK
 }
 
+// writeMarkdown writes the lock x scenario table into the markers of
+// the file named markdown, or to stdout for "-".
+func writeMarkdown(merged *reports.Summary, markdown string, stdout, stderr io.Writer) int {
+	table := reports.Markdown(merged)
+	if markdown == "-" {
+		fmt.Fprint(stdout, table)
+		return exitOK
+	}
+	if err := reports.WriteMarkdownInto(markdown, table); err != nil {
+		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(stdout, "wrote the table into %s\n", markdown)
+	return exitOK
+}
+
 // writePages writes the HTML pages. SIGINT or SIGTERM stops the pages not
 // yet finished (each is written whole or not at all) and writes no
 // index: code is then 130 or 143. A page stuck reading its history (a
@@ -142,7 +149,8 @@ func writePages(out string, merged *reports.Summary, allPages bool, stderr io.Wr
 	}
 	done := make(chan written, 1)
 	go func() {
-		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx})
+		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx,
+			Verify: verify.Options{ChunkEvents: checkChunkEvents}.ForPages})
 		done <- written{res, err}
 	}()
 	var w written

@@ -1,0 +1,85 @@
+package verify_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/verify"
+)
+
+// unjudged writes two-windows.jsonl without its judgments, as a run that
+// crashed before judging leaves it.
+func unjudged(t *testing.T) string {
+	t.Helper()
+	body, err := os.ReadFile(filepath.Join("..", "checker", "testdata", "two-windows.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	for _, l := range strings.SplitAfter(string(body), "\n") {
+		if !strings.Contains(l, `"exercised"`) {
+			kept = append(kept, l)
+		}
+	}
+	path := filepath.Join(t.TempDir(), "unjudged.jsonl")
+	if err := os.WriteFile(path, []byte(strings.Join(kept, "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A file's windows are judged whole or in chunks, and the history kept
+// for a page is the whole file in call order with its judgments, read in
+// one chunk or in many.
+func TestFileJudgesAndKeepsTheWholeHistory(t *testing.T) {
+	path := unjudged(t)
+	whole, err := history.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, chunk := range []int{0, 2} {
+		res, err := verify.File(context.Background(), path, verify.Options{ChunkEvents: chunk, KeepHistory: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chunk > 0 && res.Summary.Chunks < 2 {
+			t.Errorf("chunks of %d: read in %d", chunk, res.Summary.Chunks)
+		}
+		if ev := res.Report.Evidence; ev.Fired != 2 || ev.Judged != 2 {
+			t.Errorf("chunks of %d: %d fired, %d judged; want 2 and 2", chunk, ev.Fired, ev.Judged)
+		}
+		h := res.History
+		if len(h.Events) != len(whole.Events)+2 || h.End != whole.End ||
+			!slices.IsSortedFunc(h.Events, func(a, b history.Event) int { return int(a.Call - b.Call) }) {
+			t.Errorf("chunks of %d: kept %d events to %d, want %d to %d in call order", chunk, len(h.Events), h.End,
+				len(whole.Events)+2, whole.End)
+		}
+	}
+}
+
+// A history with no events is unknown, never a pass, whether read from
+// a file or held in memory.
+func TestNoEventsIsUnknown(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "empty.jsonl")
+	header := `{"format":2,"scenario":"baseline","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z","clients":2}` + "\n"
+	if err := os.WriteFile(path, []byte(header), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := verify.File(context.Background(), path, verify.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _ := history.LoadFile(path)
+	for name, rep := range map[string]*checker.Report{"File": res.Report,
+		"History": verify.History(context.Background(), h, checker.Options{}).Report} {
+		if rep.Verdict != checker.Unknown || rep.Evidence.Enough || rep.Result(checker.MutualExclusion).Status != checker.Unknown {
+			t.Errorf("%s: %s, enough %v", name, rep.Verdict, rep.Evidence.Enough)
+		}
+	}
+}
