@@ -30,7 +30,7 @@ func TestCellThatCannotRunIsInconclusive(t *testing.T) {
 // reporting a miss.
 func TestFaultThatNeverBitesIsInconclusive(t *testing.T) {
 	sc := scenarios.Scenario{Name: "toothless-slow-holder", TTL: 300 * time.Millisecond, Duration: 600 * time.Millisecond,
-		Faults: []faults.Spec{{Kind: "slow-holder", Work: 50 * time.Millisecond}},
+		Faults: []faults.Spec{{Kind: "slow-holder", Params: faults.SlowHolderParams{Work: 50 * time.Millisecond}}},
 		Expect: map[string]scenarios.Expect{lockimpl.NameToken: scenarios.Unsafe.Expected()}}
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
 		scenarios.Options{Seed: 2, MaxDuration: 1200 * time.Millisecond})

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
@@ -126,7 +127,7 @@ func TestYAMLScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := file.Scenarios
-	if list[0].TTL != 200*time.Millisecond || list[0].Faults[0].Pause != 600*time.Millisecond {
+	if list[0].TTL != 200*time.Millisecond || list[0].Faults[0].Params != (faults.ClientPauseParams{Pause: 600 * time.Millisecond}) {
 		t.Fatalf("parsed %+v", list[0])
 	}
 	merged := scenarios.Merge(scenarios.Catalog(), list)
