@@ -50,6 +50,7 @@ var (
 	ErrUnsafePath      = errors.New("scenarios: unsafe path")
 	ErrUnknownField    = errors.New("scenarios: unknown field")
 	ErrEmptyFile       = errors.New("scenarios: empty scenarios file")
+	ErrNoBackend       = errors.New("scenarios: no backend")
 )
 
 // Scenario is one row of the matrix.

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"context"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -47,7 +48,8 @@ type Options struct {
 	Budget time.Duration
 	// CellTimeout bounds a whole cell. Default: duration + 60s.
 	CellTimeout time.Duration
-	// Backend starts the Redis nodes. Default: local redis-server processes.
+	// Backend starts the Redis nodes. Required: a plan without one is in
+	// error (ErrNoBackend); the command line and lockchaostest choose it.
 	Backend backend.Backend
 	// ToxiproxyAPI, when set, serves each cell's toxiproxy HTTP API on this
 	// loopback address (port 0: a free one), so a long run can be poked
@@ -215,7 +217,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	be := opts.Backend
 	if be == nil {
-		be = process.Backend{}
+		be = noBackend{} // the plan is in error: see below
 	}
 	sc := cell.Scenario.WithDefaults()
 	if opts.Duration > 0 {
@@ -275,8 +277,26 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		p.Timeout = p.Parts[0].MaxDuration + 60*time.Second
 	}
 	p.Rerun = rerunLine(p, opts)
+	if opts.Backend == nil && p.Err == nil {
+		p.Err = fmt.Errorf("%w: scenarios.Options.Backend is required (the command line and lockchaostest choose one)",
+			ErrNoBackend)
+	}
 	return p
 }
+
+// noBackend stands in for the backend Options did not give, so that a
+// plan in error (ErrNoBackend) still names one; it starts nothing.
+type noBackend struct{}
+
+func (noBackend) Name() string { return "none" }
+
+func (noBackend) StartNode(context.Context, backend.NodeConfig) (backend.RedisNode, error) {
+	return nil, ErrNoBackend
+}
+
+func (noBackend) NodeOpTime() time.Duration { return 0 }
+
+func (noBackend) Supports(backend.Needs) error { return nil }
 
 // planFiles resolves the history's path and the parts, and the first
 // reason the cell cannot run as planned (a path outside --out, too many
