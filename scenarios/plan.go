@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"context"
 	"fmt"
 	"hash/fnv"
 	"math"
@@ -283,20 +282,6 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	return p
 }
-
-// noBackend stands in for the backend Options did not give, so that a
-// plan in error (ErrNoBackend) still names one; it starts nothing.
-type noBackend struct{}
-
-func (noBackend) Name() string { return "none" }
-
-func (noBackend) StartNode(context.Context, backend.NodeConfig) (backend.RedisNode, error) {
-	return nil, ErrNoBackend
-}
-
-func (noBackend) NodeOpTime() time.Duration { return 0 }
-
-func (noBackend) Supports(backend.Needs) error { return nil }
 
 // planFiles resolves the history's path and the parts, and the first
 // reason the cell cannot run as planned (a path outside --out, too many
