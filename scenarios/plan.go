@@ -276,16 +276,12 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		p.Timeout = p.Parts[0].MaxDuration + 60*time.Second
 	}
 	p.Rerun = rerunLine(p, opts)
-	if opts.Backend == nil && p.Err == nil {
-		p.Err = fmt.Errorf("%w: scenarios.Options.Backend is required (the command line and lockchaostest choose one)",
-			ErrNoBackend)
-	}
 	return p
 }
 
 // planFiles resolves the history's path and the parts, and the first
 // reason the cell cannot run as planned (a path outside --out, too many
-// parts or fault windows, an invalid expectation): a plan in error keeps
+// parts or fault windows, an invalid expectation, no backend): a plan in error keeps
 // one part and no history.
 func planFiles(p *Plan, cell Cell, opts Options) {
 	if opts.OutDir != "" {
@@ -303,6 +299,10 @@ func planFiles(p *Plan, cell Cell, opts Options) {
 	}
 	if err := p.Expect.Validate(); err != nil && p.Err == nil {
 		p.Err = fmt.Errorf("%w: cell %s: %w", ErrInvalid, cell.Name(), err)
+	}
+	if opts.Backend == nil && p.Err == nil {
+		p.Err = fmt.Errorf("%w: scenarios.Options.Backend is required (the command line and lockchaostest choose one)",
+			ErrNoBackend)
 	}
 	if p.Err != nil {
 		p.History = ""
