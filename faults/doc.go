@@ -7,8 +7,9 @@
 // against its kind's dangerous moment (Judge).
 //
 // One file per kind holds all of it: the type, its parameters (their
-// struct, validation, scaling and Build), Danger and the registration. Faults act on the deployment (package deployment), its
-// links (netfault) and the pods (Pods); they own none of them.
+// struct, validation, scaling and Build), Danger and the registration.
+// Faults act on the deployment (package deployment), its links
+// (netfault) and the pods (Pods); they own none of them.
 package faults
 
 import "errors"
