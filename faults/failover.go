@@ -64,7 +64,7 @@ func (f Failover) Inject(ctx context.Context, env *Env) error {
 	// would flush what the proxy holds back, the very writes to lose. The
 	// first time, let the lag settle, so the replica is Lag behind.
 	repl := c.ReplicationLink()
-	if !slices.Contains(repl.Toxics(), "latency_downstream") {
+	if !slices.Contains(repl.Toxics(), netfault.ToxicName(netfault.LatencyToxic, netfault.Downstream)) {
 		if err := repl.Latency(netfault.Downstream, f.Lag, 0); err != nil {
 			return err
 		}

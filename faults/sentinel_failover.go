@@ -128,7 +128,7 @@ func (f *SentinelFailover) lagReplication(ctx context.Context, env *Env) error {
 	c := env.Deployment
 	for i := range c.Nodes() {
 		l := c.SideLink(i)
-		has := slices.Contains(l.Toxics(), "latency_downstream")
+		has := slices.Contains(l.Toxics(), netfault.ToxicName(netfault.LatencyToxic, netfault.Downstream))
 		switch {
 		case i == c.PrimaryIndex() && !has:
 			if err := l.Latency(netfault.Downstream, f.Lag, 0); err != nil {

@@ -75,6 +75,10 @@ const (
 	ResetPeerToxic ToxicKind = "reset_peer"
 )
 
+// ToxicName is the name a link gives the toxic of kind k on stream s (as
+// Toxics lists it): one per kind and stream, so a second one replaces it.
+func ToxicName(k ToxicKind, s Direction) string { return string(k) + "_" + string(s) }
+
 // Toxic is one fault on one stream of a link.
 type Toxic struct {
 	Kind            ToxicKind
@@ -191,7 +195,7 @@ func (l *Link) setToxic(t Toxic, dir Direction) error {
 	defer l.mu.Unlock()
 	for _, s := range streams {
 		t.Stream = Direction(s)
-		name := string(t.Kind) + "_" + s
+		name := ToxicName(t.Kind, t.Stream)
 		if old, ok := l.toxics[name]; ok && old == t {
 			// Already so: removing and re-adding would flush the data a
 			// latency toxic holds back.
