@@ -4,8 +4,45 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
 	"time"
 )
+
+// ShimClock is a node's offset under the clock shim (clockshim's Clock
+// for a process, FileClock for a container): a pointer, nil until the
+// node was started with Clock.
+type ShimClock interface {
+	comparable
+	Shift(d time.Duration)
+	Offset() time.Duration
+}
+
+// ShiftClock is ClockNode's ShiftClock for a node whose shim clock mu
+// guards, written once for every backend that runs the shim: the node's
+// wall clock moves by d on its next clock call (the offset is memory the
+// shim reads).
+func ShiftClock[C ShimClock](mu *sync.Mutex, clock *C, node string, d time.Duration) error {
+	mu.Lock()
+	defer mu.Unlock()
+	var none C
+	if *clock == none {
+		return fmt.Errorf("%w: node %s was not started with Clock", ErrNoClockShim, node)
+	}
+	(*clock).Shift(d)
+	return nil
+}
+
+// ClockOffset is ClockNode's ClockOffset for a node whose shim clock mu
+// guards: 0 for a node started without Clock.
+func ClockOffset[C ShimClock](mu *sync.Mutex, clock *C) time.Duration {
+	mu.Lock()
+	defer mu.Unlock()
+	var none C
+	if *clock == none {
+		return 0
+	}
+	return (*clock).Offset()
+}
 
 // CheckClockMoves makes sure node n really runs under the clock shim: it
 // moves n's clock an hour back (back, so no key expires meanwhile), reads

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
-	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/netfault"
 )
 
@@ -56,7 +55,8 @@ type Config struct {
 	Proxies netfault.ProxiesConfig
 	// SyncTimeout bounds the replica's initial sync. Default 10s.
 	SyncTimeout time.Duration
-	// Backend starts the nodes. Default: local redis-server processes.
+	// Backend starts the nodes. Required: the command line and lockchaostest
+	// choose it (process.Backend, local redis-server processes, by default).
 	Backend backend.Backend
 	// Sentinel tunes the Sentinels of the Sentinel topology.
 	Sentinel SentinelConfig
@@ -115,9 +115,6 @@ func (c Config) withDefaults() Config {
 	if c.SyncTimeout == 0 {
 		c.SyncTimeout = 10 * time.Second
 	}
-	if c.Backend == nil {
-		c.Backend = process.Backend{}
-	}
 	return c
 }
 
@@ -141,6 +138,10 @@ type Deployment struct {
 func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Backend == nil {
+		// Chosen once, by the command line or lockchaostest, not here.
+		return nil, fmt.Errorf("%w: no backend (Config.Backend is required)", ErrInvalidConfig)
 	}
 	cfg = cfg.withDefaults()
 	c := &Deployment{cfg: cfg}

@@ -22,7 +22,8 @@ func TestBusyToxiproxyAPIPortIsAnError(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Close()
-	d, err := deployment.New(context.Background(), deployment.Config{Proxies: netfault.ProxiesConfig{APIAddr: busy.Addr().String()}})
+	d, err := deployment.New(context.Background(), deployment.Config{Backend: process.Backend{},
+		Proxies: netfault.ProxiesConfig{APIAddr: busy.Addr().String()}})
 	if d != nil || !errors.Is(err, netfault.ErrAddrInUse) || !strings.Contains(err.Error(), busy.Addr().String()) {
 		t.Fatalf("New = %v, %v; want netfault.ErrAddrInUse naming %s", d, err, busy.Addr())
 	}
@@ -62,5 +63,14 @@ func TestNodeStartedBeforeAFailureIsClosed(t *testing.T) {
 	}
 	if st := b.started[0].State(); st != backend.NodeClosed {
 		t.Fatalf("the node started before the failure is %s; want closed", st)
+	}
+}
+
+// TestNoBackendIsAnError: the backend is chosen above (the command line,
+// lockchaostest); a deployment given none says so and starts nothing.
+func TestNoBackendIsAnError(t *testing.T) {
+	d, err := deployment.New(context.Background(), deployment.Config{})
+	if d != nil || !errors.Is(err, deployment.ErrInvalidConfig) || !strings.Contains(err.Error(), "no backend") {
+		t.Fatalf("New = %v, %v; want ErrInvalidConfig: no backend", d, err)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/history"
@@ -46,7 +47,7 @@ func run(t *testing.T, d drivers.Driver, scenario string, expect results.Expecta
 	t.Helper()
 	dir := t.TempDir()
 	res := scenarios.Run(context.Background(), short(t, scenario, time.Second), d.Spec(), expect,
-		scenarios.Options{Seed: 3, OutDir: dir, TimeScale: 1, MaxDuration: 3 * time.Second})
+		scenarios.Options{Backend: process.Backend{}, Seed: 3, OutDir: dir, TimeScale: 1, MaxDuration: 3 * time.Second})
 	if left := driverProcesses(); len(left) > 0 {
 		t.Fatalf("driver processes left after the cell: %v", left)
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/results"
@@ -90,7 +91,7 @@ func TestDocNamesTheStderrFile(t *testing.T) {
 	sc := short(t, "baseline", 300*time.Millisecond)
 	sc.Clients = 1
 	res := scenarios.Run(context.Background(), sc, d.Spec(), results.Safe,
-		scenarios.Options{Seed: 3, OutDir: dir, TimeScale: 1, MaxDuration: 2 * time.Second})
+		scenarios.Options{Backend: process.Backend{}, Seed: 3, OutDir: dir, TimeScale: 1, MaxDuration: 2 * time.Second})
 	found, _ := filepath.Glob(filepath.Join(dir, "*", "*", want))
 	deeper, _ := filepath.Glob(filepath.Join(dir, "*", "*", "*", want))
 	if len(found)+len(deeper) == 0 {

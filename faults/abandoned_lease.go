@@ -13,8 +13,20 @@ func init() {
 			"while its process lives on: whatever the lock runs in the background keeps running",
 		Moment: "a holder abandoned a live lease while another pod kept trying for the key",
 		Danger: stoppedHolding("abandoned"),
-		Build:  func(s Spec, ttl time.Duration) Fault { return AbandonedLease{} }})
+		Params: AbandonedLeaseParams{}})
 }
+
+// AbandonedLeaseParams are abandoned-lease's parameters: none.
+type AbandonedLeaseParams struct{}
+
+// Validate implements Params.
+func (AbandonedLeaseParams) Validate() error { return nil }
+
+// Scaled implements Params.
+func (p AbandonedLeaseParams) Scaled(float64) Params { return p }
+
+// Build implements Params.
+func (AbandonedLeaseParams) Build(time.Duration) Fault { return AbandonedLease{} }
 
 // AbandonedLease makes a holder's worker hang holding its lease for the
 // rest of the cell, while its process (and a watchdog in it) lives on:

@@ -15,9 +15,31 @@ func init() {
 			"only its requests, downstream only the replies (one-way)",
 		Moment: "a cut-off holder's lease lapsed while another pod tried for the key",
 		Danger: outlived("was cut off", "the partition"),
-		Build: func(s Spec, ttl time.Duration) Fault {
-			return ClientPartition{Work: or(s.Work, 2*ttl), Direction: s.Direction}
-		}})
+		Params: ClientPartitionParams{}})
+}
+
+// ClientPartitionParams are client-partition's parameters.
+type ClientPartitionParams struct {
+	// Work is the cut-off holder's critical section. Default 2x TTL.
+	Work time.Duration `yaml:"work,omitempty" json:"work,omitempty"`
+	// Direction is the way the links go silent. Default both.
+	Direction netfault.Direction `yaml:"direction,omitempty" json:"direction,omitempty"`
+}
+
+// Validate implements Params.
+func (p ClientPartitionParams) Validate() error {
+	if err := nonNegative("client-partition", p.Work); err != nil {
+		return err
+	}
+	return validDirection(p.Direction)
+}
+
+// Scaled implements Params.
+func (p ClientPartitionParams) Scaled(k float64) Params { p.Work = scale(p.Work, k); return p }
+
+// Build implements Params.
+func (p ClientPartitionParams) Build(ttl time.Duration) Fault {
+	return ClientPartition{Work: or(p.Work, 2*ttl), Direction: p.Direction}
 }
 
 // ClientPartition cuts a holder off Redis (its links go silent) while it

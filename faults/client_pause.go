@@ -12,7 +12,24 @@ func init() {
 		Doc:    "freeze a holder (worker, watchdog, every Redis connection) for Pause",
 		Moment: "a paused holder's lease lapsed during the pause while another pod tried for the key",
 		Danger: outlived("was paused", "the pause"),
-		Build:  func(s Spec, ttl time.Duration) Fault { return ClientPause{Pause: or(s.Pause, ttl+ttl/2)} }})
+		Params: ClientPauseParams{}})
+}
+
+// ClientPauseParams are client-pause's parameters.
+type ClientPauseParams struct {
+	// Pause is how long the holder is frozen. Default 1.5x TTL.
+	Pause time.Duration `yaml:"pause,omitempty" json:"pause,omitempty"`
+}
+
+// Validate implements Params.
+func (p ClientPauseParams) Validate() error { return nonNegative("client-pause", p.Pause) }
+
+// Scaled implements Params.
+func (p ClientPauseParams) Scaled(k float64) Params { p.Pause = scale(p.Pause, k); return p }
+
+// Build implements Params.
+func (p ClientPauseParams) Build(ttl time.Duration) Fault {
+	return ClientPause{Pause: or(p.Pause, ttl+ttl/2)}
 }
 
 // ClientPause freezes a holder for Pause (a stop-the-world GC pause): its

@@ -18,9 +18,30 @@ func init() {
 		Moment: "a forward jump lapsed a live lease early on the node while another pod tried",
 		Danger: jumpedUnder,
 		Needs:  Needs{NodeControl: true, Clock: true},
-		Build: func(s Spec, ttl time.Duration) Fault {
-			return &ClockJump{Jump: or(s.Jump, 2*ttl), Hold: or(s.Duration, ttl)}
-		}})
+		Params: ClockJumpParams{}})
+}
+
+// ClockJumpParams are clock-jump's parameters.
+type ClockJumpParams struct {
+	// Duration keeps the window open after the jump. Default TTL.
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// Jump is the clock's shift: forward when positive, back when
+	// negative (the one duration that may be). Default 2x TTL.
+	Jump time.Duration `yaml:"jump,omitempty" json:"jump,omitempty"`
+}
+
+// Validate implements Params.
+func (p ClockJumpParams) Validate() error { return nonNegative("clock-jump", p.Duration) }
+
+// Scaled implements Params.
+func (p ClockJumpParams) Scaled(k float64) Params {
+	p.Duration, p.Jump = scale(p.Duration, k), scale(p.Jump, k)
+	return p
+}
+
+// Build implements Params.
+func (p ClockJumpParams) Build(ttl time.Duration) Fault {
+	return &ClockJump{Jump: or(p.Jump, 2*ttl), Hold: or(p.Duration, ttl)}
 }
 
 // ClockJump moves one node's wall clock by Jump (forward: lock keys on it

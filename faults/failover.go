@@ -17,8 +17,25 @@ import (
 func init() {
 	mustRegister(Kind{Name: "failover", Doc: "while a lock is held, kill the primary and promote the lagging replica",
 		Moment: "the promoted replica lacked a key a pod believed it held", Danger: lostOnPromotion,
-		Needs: Needs{NodeControl: true, Replica: true},
-		Build: func(s Spec, ttl time.Duration) Fault { return Failover{Lag: or(s.Latency, ttl+ttl/4)} }})
+		Needs:  Needs{NodeControl: true, Replica: true},
+		Params: FailoverParams{}})
+}
+
+// FailoverParams are failover's parameters.
+type FailoverParams struct {
+	// Latency is the replication lag (Failover.Lag). Default 1.25x TTL.
+	Latency time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
+}
+
+// Validate implements Params.
+func (p FailoverParams) Validate() error { return nonNegative("failover", p.Latency) }
+
+// Scaled implements Params.
+func (p FailoverParams) Scaled(k float64) Params { p.Latency = scale(p.Latency, k); return p }
+
+// Build implements Params.
+func (p FailoverParams) Build(ttl time.Duration) Fault {
+	return Failover{Lag: or(p.Latency, ttl+ttl/4)}
 }
 
 // Failover waits for a held lock, kills the primary before the lagging
@@ -47,7 +64,7 @@ func (f Failover) Inject(ctx context.Context, env *Env) error {
 	// would flush what the proxy holds back, the very writes to lose. The
 	// first time, let the lag settle, so the replica is Lag behind.
 	repl := c.ReplicationLink()
-	if !slices.Contains(repl.Toxics(), "latency_downstream") {
+	if !slices.Contains(repl.Toxics(), netfault.ToxicName(netfault.LatencyToxic, netfault.Downstream)) {
 		if err := repl.Latency(netfault.Downstream, f.Lag, 0); err != nil {
 			return err
 		}

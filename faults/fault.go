@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -92,15 +93,17 @@ type Fault interface {
 type Needs = backend.Needs
 
 // Kind is a kind of fault, registered once: what it is called, what it
-// does, what it needs, and how to build it from a Spec. Nothing else in
-// the harness names a fault kind.
+// does, what it needs, and its parameters (which build it). Nothing else
+// in the harness names a fault kind.
 type Kind struct {
 	Name string
 	Doc  string
 	// Needs says what a cell must offer for this fault to mean anything.
 	Needs Needs
-	// Build makes the fault from a spec, filling zero durations from ttl.
-	Build func(s Spec, ttl time.Duration) Fault
+	// Params are the kind's own parameters, zero: their type is what a
+	// YAML entry of the kind decodes into (a struct, not a pointer), and
+	// built as they are they give the kind's defaults.
+	Params Params
 	// Moment says in words what the dangerous moment is.
 	Moment string
 	// Danger decides from the history whether a window reached it.
@@ -114,8 +117,8 @@ var kinds struct {
 
 // RegisterKind adds a fault kind; names are unique.
 func RegisterKind(k Kind) error {
-	if k.Name == "" || k.Build == nil {
-		return fmt.Errorf("%w: a fault kind needs a name and a builder", ErrInvalidConfig)
+	if k.Name == "" || k.Params == nil || reflect.TypeOf(k.Params).Kind() != reflect.Struct {
+		return fmt.Errorf("%w: a fault kind needs a name and parameters (a struct)", ErrInvalidConfig)
 	}
 	kinds.Lock()
 	defer kinds.Unlock()
@@ -160,69 +163,6 @@ func Kinds() []Kind {
 	out := slices.Clone(kinds.list)
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
-}
-
-// Spec describes a fault by kind and parameters (from the scenario catalog
-// or a YAML file). Durations left zero are scaled from the TTL.
-type Spec struct {
-	Kind      string             `yaml:"kind" json:"kind"`
-	Latency   time.Duration      `yaml:"latency,omitempty" json:"latency,omitempty"`
-	Jitter    time.Duration      `yaml:"jitter,omitempty" json:"jitter,omitempty"`
-	Duration  time.Duration      `yaml:"duration,omitempty" json:"duration,omitempty"`
-	Delay     time.Duration      `yaml:"delay,omitempty" json:"delay,omitempty"`
-	Work      time.Duration      `yaml:"work,omitempty" json:"work,omitempty"`
-	Pause     time.Duration      `yaml:"pause,omitempty" json:"pause,omitempty"`
-	Direction netfault.Direction `yaml:"direction,omitempty" json:"direction,omitempty"`
-	// Jump is a clock fault's shift: forward when positive, back when
-	// negative (the one duration that may be negative).
-	Jump time.Duration `yaml:"jump,omitempty" json:"jump,omitempty"`
-	// Restart brings a crashed pod back after this long (pod-crash);
-	// zero leaves it dead.
-	Restart time.Duration `yaml:"restart,omitempty" json:"restart,omitempty"`
-}
-
-// Validate reports an unknown kind or a negative duration.
-func (s Spec) Validate() error {
-	if _, err := LookupKind(s.Kind); err != nil {
-		return err
-	}
-	for _, d := range []time.Duration{s.Latency, s.Jitter, s.Duration, s.Delay, s.Work, s.Pause, s.Restart} {
-		if d < 0 {
-			return fmt.Errorf("%w: fault %s has a negative duration", ErrInvalidConfig, s.Kind)
-		}
-	}
-	if s.Direction != "" {
-		if _, err := s.Direction.Streams(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// Build turns a spec into a Fault, filling zero durations from ttl.
-func (s Spec) Build(ttl time.Duration) (Fault, error) {
-	if err := s.Validate(); err != nil {
-		return nil, err
-	}
-	k, _ := LookupKind(s.Kind)
-	return k.Build(s, ttl), nil
-}
-
-// Scaled returns the spec with every duration multiplied by k (a slower
-// machine or backend stretches a scenario without changing its shape).
-func (s Spec) Scaled(k float64) Spec {
-	for _, d := range []*time.Duration{&s.Latency, &s.Jitter, &s.Duration, &s.Delay, &s.Work, &s.Pause, &s.Restart, &s.Jump} {
-		*d = time.Duration(float64(*d) * k)
-	}
-	return s
-}
-
-// or returns d, or def when d is zero.
-func or(d, def time.Duration) time.Duration {
-	if d == 0 {
-		return def
-	}
-	return d
 }
 
 // Schedule fires faults in turn, with seeded gaps between them, until ctx

@@ -13,9 +13,38 @@ import (
 func init() {
 	mustRegister(Kind{Name: "latency", Doc: "delay every reply of one client by Latency (± Jitter) for Duration",
 		Moment: "the slowed pod completed an acquire while its links were slow", Danger: slowedCalls,
-		Build: func(s Spec, ttl time.Duration) Fault {
-			return Latency{Latency: or(s.Latency, ttl/4), Jitter: s.Jitter, Duration: or(s.Duration, ttl), Direction: s.Direction}
-		}})
+		Params: LatencyParams{}})
+}
+
+// LatencyParams are latency's parameters.
+type LatencyParams struct {
+	// Latency is added to the slowed pod's traffic. Default TTL/4.
+	Latency time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
+	// Jitter varies it either way. Default none.
+	Jitter time.Duration `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+	// Duration is how long the links stay slow. Default TTL.
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// Direction is the way the traffic is slowed. Default both.
+	Direction netfault.Direction `yaml:"direction,omitempty" json:"direction,omitempty"`
+}
+
+// Validate implements Params.
+func (p LatencyParams) Validate() error {
+	if err := nonNegative("latency", p.Latency, p.Jitter, p.Duration); err != nil {
+		return err
+	}
+	return validDirection(p.Direction)
+}
+
+// Scaled implements Params.
+func (p LatencyParams) Scaled(k float64) Params {
+	p.Latency, p.Jitter, p.Duration = scale(p.Latency, k), scale(p.Jitter, k), scale(p.Duration, k)
+	return p
+}
+
+// Build implements Params.
+func (p LatencyParams) Build(ttl time.Duration) Fault {
+	return Latency{Latency: or(p.Latency, ttl/4), Jitter: p.Jitter, Duration: or(p.Duration, ttl), Direction: p.Direction}
 }
 
 // Latency delays one client's traffic (both ways unless netfault.Direction says

@@ -16,9 +16,34 @@ func init() {
 		Moment: "an acquire succeeded while the node was unreachable",
 		Danger: acquiredDuring,
 		Needs:  Needs{Nodes: 3},
-		Build: func(s Spec, ttl time.Duration) Fault {
-			return MinorityPartition{Duration: or(s.Duration, 2*ttl), Direction: s.Direction}
-		}})
+		Params: MinorityPartitionParams{}})
+}
+
+// MinorityPartitionParams are minority-partition's parameters.
+type MinorityPartitionParams struct {
+	// Duration is how long the node stays cut off. Default 2x TTL.
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// Direction is the way the links go silent. Default both.
+	Direction netfault.Direction `yaml:"direction,omitempty" json:"direction,omitempty"`
+}
+
+// Validate implements Params.
+func (p MinorityPartitionParams) Validate() error {
+	if err := nonNegative("minority-partition", p.Duration); err != nil {
+		return err
+	}
+	return validDirection(p.Direction)
+}
+
+// Scaled implements Params.
+func (p MinorityPartitionParams) Scaled(k float64) Params {
+	p.Duration = scale(p.Duration, k)
+	return p
+}
+
+// Build implements Params.
+func (p MinorityPartitionParams) Build(ttl time.Duration) Fault {
+	return MinorityPartition{Duration: or(p.Duration, 2*ttl), Direction: p.Direction}
 }
 
 // MinorityPartition cuts every client off one node for Duration (with

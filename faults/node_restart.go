@@ -15,9 +15,24 @@ import (
 func init() {
 	mustRegister(Kind{Name: "node-restart", Doc: "kill a node (round robin) while a lock is held and restart it empty after Delay",
 		Moment: "a node came back empty while a lease it carried was live", Danger: restartedUnder(false, "empty"),
-		Needs: Needs{NodeControl: true},
-		Build: func(s Spec, ttl time.Duration) Fault { return &NodeRestart{Delay: s.Delay} }})
+		Needs:  Needs{NodeControl: true},
+		Params: NodeRestartParams{}})
 }
+
+// NodeRestartParams are node-restart's parameters.
+type NodeRestartParams struct {
+	// Delay is how long the killed node stays down. Default none: at once.
+	Delay time.Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
+}
+
+// Validate implements Params.
+func (p NodeRestartParams) Validate() error { return nonNegative("node-restart", p.Delay) }
+
+// Scaled implements Params.
+func (p NodeRestartParams) Scaled(k float64) Params { p.Delay = scale(p.Delay, k); return p }
+
+// Build implements Params.
+func (p NodeRestartParams) Build(time.Duration) Fault { return &NodeRestart{Delay: p.Delay} }
 
 // NodeRestart kills a node while a lock is held (nodes in turn) and
 // restarts it empty after Delay (0: at once). A node that forgets the

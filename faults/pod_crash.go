@@ -15,8 +15,24 @@ func init() {
 			"a driver process gets SIGKILL; restart: DURATION brings it back as a fresh pod after that delay",
 		Moment: "a pod died holding a live lease while another pod kept trying for the key",
 		Danger: stoppedHolding("crashed"),
-		Build:  func(s Spec, ttl time.Duration) Fault { return PodCrash{Restart: s.Restart} }})
+		Params: PodCrashParams{}})
 }
+
+// PodCrashParams are pod-crash's parameters.
+type PodCrashParams struct {
+	// Restart brings the crashed pod back after this long. Default none:
+	// it stays dead.
+	Restart time.Duration `yaml:"restart,omitempty" json:"restart,omitempty"`
+}
+
+// Validate implements Params.
+func (p PodCrashParams) Validate() error { return nonNegative("pod-crash", p.Restart) }
+
+// Scaled implements Params.
+func (p PodCrashParams) Scaled(k float64) Params { p.Restart = scale(p.Restart, k); return p }
+
+// Build implements Params.
+func (p PodCrashParams) Build(time.Duration) Fault { return PodCrash{Restart: p.Restart} }
 
 // minAlive is how many pods a fault that kills or hangs one leaves alive:
 // one to hold the key, one to keep trying for it.

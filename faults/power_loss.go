@@ -12,5 +12,22 @@ func init() {
 		Moment: "nodes lost power and came back while a lease they carried was live, a majority of them under one lease",
 		Danger: restartedUnder(false, "from its AOF after a power loss"),
 		Needs:  Needs{NodeControl: true, Persistence: true},
-		Build:  func(s Spec, ttl time.Duration) Fault { return &NodeRestart{Delay: s.Delay, powerLoss: true} }})
+		Params: PowerLossParams{}})
+}
+
+// PowerLossParams are power-loss's parameters.
+type PowerLossParams struct {
+	// Delay is how long the node stays without power. Default none: at once.
+	Delay time.Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
+}
+
+// Validate implements Params.
+func (p PowerLossParams) Validate() error { return nonNegative("power-loss", p.Delay) }
+
+// Scaled implements Params.
+func (p PowerLossParams) Scaled(k float64) Params { p.Delay = scale(p.Delay, k); return p }
+
+// Build implements Params.
+func (p PowerLossParams) Build(time.Duration) Fault {
+	return &NodeRestart{Delay: p.Delay, powerLoss: true}
 }

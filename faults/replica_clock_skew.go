@@ -17,9 +17,24 @@ func init() {
 		Moment: "the promoted replica lacked a key a pod believed it held",
 		Danger: lostOnPromotion,
 		Needs:  Needs{NodeControl: true, Replica: true, Clock: true},
-		Build: func(s Spec, ttl time.Duration) Fault {
-			return &ReplicaClockSkew{Skew: or(s.Jump, 2*ttl)}
-		}})
+		Params: ReplicaClockSkewParams{}})
+}
+
+// ReplicaClockSkewParams are replica-clock-skew's parameters.
+type ReplicaClockSkewParams struct {
+	// Jump is how far the replica's clock runs ahead. Default 2x TTL.
+	Jump time.Duration `yaml:"jump,omitempty" json:"jump,omitempty"`
+}
+
+// Validate implements Params.
+func (ReplicaClockSkewParams) Validate() error { return nil }
+
+// Scaled implements Params.
+func (p ReplicaClockSkewParams) Scaled(k float64) Params { p.Jump = scale(p.Jump, k); return p }
+
+// Build implements Params.
+func (p ReplicaClockSkewParams) Build(ttl time.Duration) Fault {
+	return &ReplicaClockSkew{Skew: or(p.Jump, 2*ttl)}
 }
 
 // ReplicaClockSkew runs the replica's wall clock Skew ahead of the

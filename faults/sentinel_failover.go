@@ -21,9 +21,32 @@ func init() {
 		Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the dead primary",
 		Danger: promotedUnderLease,
 		Needs:  Needs{NodeControl: true, Sentinel: true},
-		Build: func(s Spec, ttl time.Duration) Fault {
-			return &SentinelFailover{Lag: or(s.Latency, ttl/100), Hold: or(s.Duration, ttl*9/10)}
-		}})
+		Params: SentinelFailoverParams{}})
+}
+
+// SentinelFailoverParams are sentinel-failover's parameters.
+type SentinelFailoverParams struct {
+	// Latency is the replication lag (SentinelFailover.Lag). Default TTL/100.
+	Latency time.Duration `yaml:"latency,omitempty" json:"latency,omitempty"`
+	// Duration is the fresh holder's critical section
+	// (SentinelFailover.Hold). Default 0.9x TTL.
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+}
+
+// Validate implements Params.
+func (p SentinelFailoverParams) Validate() error {
+	return nonNegative("sentinel-failover", p.Latency, p.Duration)
+}
+
+// Scaled implements Params.
+func (p SentinelFailoverParams) Scaled(k float64) Params {
+	p.Latency, p.Duration = scale(p.Latency, k), scale(p.Duration, k)
+	return p
+}
+
+// Build implements Params.
+func (p SentinelFailoverParams) Build(ttl time.Duration) Fault {
+	return &SentinelFailover{Lag: or(p.Latency, ttl/100), Hold: or(p.Duration, ttl*9/10)}
 }
 
 // SentinelFailover breaks the primary of a Sentinel deployment and lets
@@ -105,7 +128,7 @@ func (f *SentinelFailover) lagReplication(ctx context.Context, env *Env) error {
 	c := env.Deployment
 	for i := range c.Nodes() {
 		l := c.SideLink(i)
-		has := slices.Contains(l.Toxics(), "latency_downstream")
+		has := slices.Contains(l.Toxics(), netfault.ToxicName(netfault.LatencyToxic, netfault.Downstream))
 		switch {
 		case i == c.PrimaryIndex() && !has:
 			if err := l.Latency(netfault.Downstream, f.Lag, 0); err != nil {

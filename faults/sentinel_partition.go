@@ -16,8 +16,21 @@ func init() {
 		Moment: "the Sentinels promoted the replica while a pod believed it held a lease taken from the cut-off primary",
 		Danger: promotedUnderLease,
 		Needs:  Needs{NodeControl: true, Sentinel: true},
-		Build:  func(s Spec, ttl time.Duration) Fault { return &SentinelFailover{cutOff: true} }})
+		Params: SentinelPartitionParams{}})
 }
+
+// SentinelPartitionParams are sentinel-partition's parameters: none (the
+// Sentinels decide when it ends).
+type SentinelPartitionParams struct{}
+
+// Validate implements Params.
+func (SentinelPartitionParams) Validate() error { return nil }
+
+// Scaled implements Params.
+func (p SentinelPartitionParams) Scaled(float64) Params { return p }
+
+// Build implements Params.
+func (SentinelPartitionParams) Build(time.Duration) Fault { return &SentinelFailover{cutOff: true} }
 
 // askedCutOff returns an acquire a pod called on the cut-off primary
 // between the cut and the promotion, a granted one if any.

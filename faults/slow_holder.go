@@ -14,7 +14,24 @@ func init() {
 		Doc:    "the next critical section runs for Work (past the TTL)",
 		Moment: "a critical section ran past its lease while another pod tried for the key",
 		Danger: outlived("worked", "the slow critical section"),
-		Build:  func(s Spec, ttl time.Duration) Fault { return SlowHolder{Work: or(s.Work, ttl+ttl/2)} }})
+		Params: SlowHolderParams{}})
+}
+
+// SlowHolderParams are slow-holder's parameters.
+type SlowHolderParams struct {
+	// Work is the slow critical section. Default 1.5x TTL.
+	Work time.Duration `yaml:"work,omitempty" json:"work,omitempty"`
+}
+
+// Validate implements Params.
+func (p SlowHolderParams) Validate() error { return nonNegative("slow-holder", p.Work) }
+
+// Scaled implements Params.
+func (p SlowHolderParams) Scaled(k float64) Params { p.Work = scale(p.Work, k); return p }
+
+// Build implements Params.
+func (p SlowHolderParams) Build(ttl time.Duration) Fault {
+	return SlowHolder{Work: or(p.Work, ttl+ttl/2)}
 }
 
 // SlowHolder makes the next critical section run for Work (past the TTL),

@@ -15,13 +15,37 @@ func init() {
 			"acquire's critical section runs for Work",
 		Moment: "an acquire that may have won answered more than a TTL after its call",
 		Danger: lateWinner,
-		Build: func(s Spec, ttl time.Duration) Fault {
-			delay := or(s.Delay, ttl+ttl/2)
-			// Long enough for the winning reply (Delay) and a margin; a
-			// lock that gives up instead (Redlock) gets its next cycles
-			// sooner.
-			return SlowReply{Delay: delay, MaxWait: or(s.Duration, delay+ttl/2), Work: or(s.Work, ttl/2)}
-		}})
+		Params: SlowReplyParams{}})
+}
+
+// SlowReplyParams are slow-reply's parameters.
+type SlowReplyParams struct {
+	// Duration bounds the wait for the first acquire to return
+	// (SlowReply.MaxWait). Default Delay + TTL/2.
+	Duration time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	// Delay holds back every reply. Default 1.5x TTL.
+	Delay time.Duration `yaml:"delay,omitempty" json:"delay,omitempty"`
+	// Work is the late winner's critical section. Default TTL/2.
+	Work time.Duration `yaml:"work,omitempty" json:"work,omitempty"`
+}
+
+// Validate implements Params.
+func (p SlowReplyParams) Validate() error {
+	return nonNegative("slow-reply", p.Duration, p.Delay, p.Work)
+}
+
+// Scaled implements Params.
+func (p SlowReplyParams) Scaled(k float64) Params {
+	p.Duration, p.Delay, p.Work = scale(p.Duration, k), scale(p.Delay, k), scale(p.Work, k)
+	return p
+}
+
+// Build implements Params.
+func (p SlowReplyParams) Build(ttl time.Duration) Fault {
+	delay := or(p.Delay, ttl+ttl/2)
+	// Long enough for the winning reply (Delay) and a margin; a lock that
+	// gives up instead (Redlock) gets its next cycles sooner.
+	return SlowReply{Delay: delay, MaxWait: or(p.Duration, delay+ttl/2), Work: or(p.Work, ttl/2)}
 }
 
 // SlowReply delays every reply from Redis by Delay, past the TTL, until the

@@ -134,6 +134,7 @@ func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect
 	}
 	if o.Backend == nil {
 		needRedisServer(t)
+		o.Backend = process.Backend{} // the default, chosen here once
 	}
 	seed := seedFor(t, o.Seed)
 	on := timingFor(t, o)

@@ -77,7 +77,7 @@ func (l *retryLease) Release(ctx context.Context) error {
 // winning SET NX times out, its resend finds the pod's own key.
 var phantomScenario = scenarios.Scenario{Name: "phantom-lease", Description: "replies held back past a retrying lock's read timeout",
 	Duration: 3 * time.Second, CallTimeout: 2 * time.Second,
-	Faults: []faults.Spec{{Kind: "slow-reply", Delay: 200 * time.Millisecond, Duration: 500 * time.Millisecond}},
+	Faults: []faults.Spec{{Kind: "slow-reply", Params: faults.SlowReplyParams{Delay: 200 * time.Millisecond, Duration: 500 * time.Millisecond}}},
 	GapMin: 500 * time.Millisecond, GapMax: time.Second}
 
 // On real Redis, a lock that leaves phantom leases is caught: the

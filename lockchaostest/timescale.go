@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
-	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -39,9 +38,6 @@ type calibration struct {
 func timingFor(t testing.TB, o Options) timing {
 	t.Helper()
 	be := o.Backend
-	if be == nil {
-		be = process.Backend{}
-	}
 	if _, virtual := backend.Virtual(be); virtual {
 		return timing{scale: 1}
 	}

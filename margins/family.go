@@ -15,13 +15,12 @@ package margins
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/internal/suggest"
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/netfault"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -34,7 +33,8 @@ var ErrUnknownFamily = errors.New("margins: unknown fault family")
 type Family struct {
 	Name      string // "pause"
 	Magnitude string // what varies, in words: "pause length"
-	// Scenario is the catalog scenario whose one fault the magnitude sets.
+	// Scenario is the built-in scenario (the catalog's or the critiques')
+	// whose one fault the magnitude sets.
 	Scenario string
 	// Below says the lock breaks at magnitudes up to its boundary and
 	// holds past it (a node restarted sooner than a lease lapses), not
@@ -54,75 +54,15 @@ type Family struct {
 	set func(sc *scenarios.Scenario, m time.Duration)
 	// prepare adapts the catalog scenario, if the family needs it.
 	prepare func(sc *scenarios.Scenario)
+	// theory is what a lock's design predicts under the family, given the
+	// lease it actually grants (Predict has ruled out one that never
+	// expires).
+	theory theory
 }
 
-// Families are the families searched, in the report's order.
-var Families = []Family{
-	{Name: "pause", Magnitude: "pause length (a stop-the-world pause of the holder)", Scenario: "gc-pause",
-		set: func(sc *scenarios.Scenario, m time.Duration) { sc.Faults[0].Pause = m }},
-	{Name: "slow-holder", Magnitude: "critical section length", Scenario: "slow-holder",
-		set: func(sc *scenarios.Scenario, m time.Duration) { sc.Faults[0].Work = m }},
-	{Name: "slow-reply", Magnitude: "delay of the reply to a winning acquire", Scenario: "slow-reply",
-		set: func(sc *scenarios.Scenario, m time.Duration) {
-			// The fault heals when the first acquire returns, or after
-			// Duration: long enough that the winner's own reply, sent when
-			// its SET lands (up to one delay into the fault, while every
-			// pod waits for a reply), comes back before the heal flushes
-			// it; and a call waits for it.
-			sc.Faults[0].Delay, sc.Faults[0].Duration = m, 2*m+sc.TTL
-			sc.CallTimeout = max(sc.CallTimeout, 2*m+sc.TTL)
-			// The next fault must not begin while the late winner still
-			// works on (half a TTL) or its lease can lapse: every pod would
-			// be waiting for a reply held back again, nobody could take the
-			// key, and the boundary would be the gap's, not the lock's.
-			sc.GapMin, sc.GapMax = sc.GapMin+3*sc.TTL/2, sc.GapMax+3*sc.TTL/2
-			sc.Duration = max(sc.Duration, sc.FirstFault+3*(2*m+sc.GapMax))
-		}},
-	{Name: "one-way-loss", Magnitude: "length of a one-way loss (Redis's replies dropped) through a holder's critical section",
-		Scenario: "client-partition",
-		set: func(sc *scenarios.Scenario, m time.Duration) {
-			sc.Faults[0].Work, sc.Faults[0].Direction = m, netfault.Downstream
-		}},
-	{Name: "latency", Magnitude: "latency added to every packet of one pod's links, both ways", Scenario: "baseline",
-		From: 0.25, Cap: 3,
-		set: func(sc *scenarios.Scenario, m time.Duration) {
-			// A round trip is two latencies: a call must be allowed to wait
-			// for it, and the slowed pod to acquire and work within it.
-			sc.Faults[0].Latency = m
-			sc.CallTimeout = max(sc.CallTimeout, 2*m+sc.CallTimeout)
-			// A cycle of the slowed pod: its SET lands a latency late, its
-			// answer a second, its release a third after its work.
-			sc.Faults[0].Duration = max(sc.TTL, 3*m+sc.WorkMax+sc.TTL)
-			// Three windows at least: the slowed pod wins the key in some.
-			sc.Duration = max(sc.Duration, sc.FirstFault+3*(sc.Faults[0].Duration+sc.GapMax)+2*sc.TTL)
-		},
-		prepare: func(sc *scenarios.Scenario) {
-			// Four pods, not eight: the slowed pod's SETs land a latency
-			// late, and among eight it rarely wins the key it is slowed on.
-			sc.Name, sc.Clients, sc.Faults = "latency", 4, []faults.Spec{{Kind: "latency"}}
-		}},
-	{Name: "replica-lag", Magnitude: "replication lag before the primary dies and its replica is promoted", Scenario: "failover",
-		From: 0.05,
-		set:  func(sc *scenarios.Scenario, m time.Duration) { sc.Faults[0].Latency = m }},
-	{Name: "restart-delay", Magnitude: "how long a killed node stays down before it restarts empty", Scenario: "node-restart",
-		Below: true,
-		set:   func(sc *scenarios.Scenario, m time.Duration) { sc.Faults[0].Delay = m },
-		prepare: func(sc *scenarios.Scenario) {
-			// The catalog's node-restart runs at a 500 ms TTL; a margin is
-			// read against the default one, the critical sections in the
-			// same proportion to it.
-			sc.TTL, sc.WorkMin, sc.WorkMax = lockimpl.DefaultTTL, 60*time.Millisecond, 150*time.Millisecond
-			sc.GapMin, sc.GapMax = 6*time.Millisecond, 24*time.Millisecond
-		}},
-	{Name: "clock-jump", Magnitude: "forward jump of the lock node's clock", Scenario: "gc-pause",
-		set: func(sc *scenarios.Scenario, m time.Duration) { sc.Faults[0].Jump = m },
-		prepare: func(sc *scenarios.Scenario) {
-			// As scenarios/critiques.yaml's clock-jump: holders still hold
-			// when the next pod wins what the jump freed.
-			sc.Name, sc.WorkMin, sc.WorkMax = "clock-jump", 150*time.Millisecond, 250*time.Millisecond
-			sc.Faults = []faults.Spec{{Kind: "clock-jump"}}
-		}},
-}
+// theory predicts a lock's boundary in scenario sc (its times the run's),
+// its lease lease.
+type theory func(lock lockimpl.Spec, sc scenarios.Scenario, lease time.Duration) Prediction
 
 // FamilyNamed returns the family called name.
 func FamilyNamed(name string) (Family, error) {
@@ -143,7 +83,7 @@ func FamilyNamed(name string) (Family, error) {
 // scenario is the family's scenario with magnitude m, in the catalog's
 // time (the run stretches it to the TTL asked for).
 func (f Family) scenario(m time.Duration) (scenarios.Scenario, error) {
-	sc, err := scenarios.Get(f.Scenario)
+	sc, err := scenarios.Named(f.Scenario)
 	if err != nil {
 		return sc, err
 	}
@@ -153,7 +93,7 @@ func (f Family) scenario(m time.Duration) (scenarios.Scenario, error) {
 	if len(sc.Faults) != 1 {
 		return sc, fmt.Errorf("margins: scenario %s has %d faults, want one", sc.Name, len(sc.Faults))
 	}
-	sc.Faults = append([]faults.Spec(nil), sc.Faults...)
+	sc.Faults = slices.Clone(sc.Faults)
 	sc = sc.WithDefaults()
 	f.set(&sc, m+tieBreak)
 	// Long enough for the fault to land, run its course and be judged.

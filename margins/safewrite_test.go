@@ -24,7 +24,7 @@ func TestMarginsFilesNeverWriteThroughALink(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sc := scenarios.Scenario{Name: "x", TTL: time.Second, Faults: []faults.Spec{{Kind: "gc-pause", Pause: time.Second}}}
+	sc := scenarios.Scenario{Name: "x", TTL: time.Second, Faults: []faults.Spec{{Kind: "client-pause", Params: faults.ClientPauseParams{Pause: time.Second}}}}
 	if err := appendReplay(filepath.Join(dir, "found.yaml"), "margin-pause-token", sc, 1, "token"); err != nil {
 		t.Fatal(err)
 	}
@@ -36,6 +36,9 @@ func TestMarginsFilesNeverWriteThroughALink(t *testing.T) {
 		t.Fatalf("victim written through a link: %.80q", b)
 	}
 	found, _ := os.ReadFile(filepath.Join(dir, "found.yaml"))
+	if !strings.Contains(string(found), "      - kind: client-pause\n        pause: 1s\n") {
+		t.Errorf("found.yaml lacks the fault as it ran:\n%s", found)
+	}
 	if !strings.HasPrefix(string(found), "# Schedules") || !strings.Contains(string(found), "margin-pause-token") {
 		t.Errorf("found.yaml holds %q, want its header and the schedule", found)
 	}

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"gopkg.in/yaml.v3"
+
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -85,15 +87,10 @@ func shrink(ctx context.Context, cfg Config, lock lockimpl.Spec, f Family, at ti
 // replay file (a lockchaos scenarios file, created on first use).
 func appendReplay(path, name string, sc scenarios.Scenario, scale float64, lock string) error {
 	d := func(v time.Duration) string { return stretch(v, scale).String() }
-	fault := sc.Faults[0]
-	var size string
-	for _, kv := range []struct {
-		key string
-		v   time.Duration
-	}{{"pause", fault.Pause}, {"work", fault.Work}, {"delay", fault.Delay}, {"jump", fault.Jump}} {
-		if kv.v != 0 {
-			size += fmt.Sprintf("\n        %s: %s", kv.key, d(kv.v))
-		}
+	// The fault as it ran: its kind's own parameters, stretched.
+	fault, err := yaml.Marshal(sc.Faults[0].Scaled(scale))
+	if err != nil {
+		return err
 	}
 	// Appended to, never through a link planted at path (safefile).
 	fh, err := safefile.Append(path)
@@ -108,9 +105,9 @@ func appendReplay(path, name string, sc scenarios.Scenario, scale float64, lock 
 	}
 	fmt.Fprintf(&b, "  - name: %s\n    description: %q\n    ttl: %s\n    duration: %s\n    clients: %d\n"+
 		"    work_min: %s\n    work_max: %s\n    call_timeout: %s\n    first_fault: %s\n    gap_min: %s\n    gap_max: %s\n"+
-		"    faults:\n      - kind: %s%s\n    expect: {%s: unsafe}\n",
+		"    faults:\n      - %s\n    expect: {%s: unsafe}\n",
 		name, sc.Description, d(sc.TTL), d(sc.Duration), sc.Clients, d(sc.WorkMin), d(sc.WorkMax), d(sc.CallTimeout),
-		d(sc.FirstFault), d(sc.GapMin), d(sc.GapMax), fault.Kind, size, lock)
+		d(sc.FirstFault), d(sc.GapMin), d(sc.GapMax), strings.ReplaceAll(strings.TrimSpace(string(fault)), "\n", "\n        "), lock)
 	if _, err := fh.WriteString(b.String()); err != nil {
 		fh.Close()
 		return err

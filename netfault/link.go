@@ -61,12 +61,27 @@ type Wire interface {
 	Repoint(upstream string) error
 }
 
-// Toxic is one fault on one stream of a link, in toxiproxy's vocabulary:
-// "latency" (Latency ± Jitter per chunk), "timeout" (data dropped
-// silently: the quiet partition) or "reset_peer" (the connection is reset
-// when data arrives).
+// ToxicKind is a kind of toxic, in toxiproxy's vocabulary (its type
+// names): a wire switches on these, never on strings.
+type ToxicKind string
+
+// The toxic kinds a link sets.
+const (
+	// LatencyToxic delays each chunk by Latency ± Jitter.
+	LatencyToxic ToxicKind = "latency"
+	// TimeoutToxic drops data silently: the quiet partition.
+	TimeoutToxic ToxicKind = "timeout"
+	// ResetPeerToxic resets the connection when data arrives.
+	ResetPeerToxic ToxicKind = "reset_peer"
+)
+
+// ToxicName is the name a link gives the toxic of kind k on stream s (as
+// Toxics lists it): one per kind and stream, so a second one replaces it.
+func ToxicName(k ToxicKind, s Direction) string { return string(k) + "_" + string(s) }
+
+// Toxic is one fault on one stream of a link.
 type Toxic struct {
-	Kind            string
+	Kind            ToxicKind
 	Stream          Direction // Upstream or Downstream
 	Latency, Jitter time.Duration
 }
@@ -96,19 +111,19 @@ func (l *Link) Latency(dir Direction, latency, jitter time.Duration) error {
 	if latency < 0 || jitter < 0 {
 		return fmt.Errorf("%w: negative latency %v or jitter %v", ErrInvalidConfig, latency, jitter)
 	}
-	return l.setToxic(Toxic{Kind: "latency", Latency: latency, Jitter: jitter}, dir)
+	return l.setToxic(Toxic{Kind: LatencyToxic, Latency: latency, Jitter: jitter}, dir)
 }
 
 // Blackhole silently drops data in the given direction: connections stay
 // open and calls hang until their own timeouts (a `timeout` toxic with 0).
 // This is the quiet partition: nobody is told.
 func (l *Link) Blackhole(dir Direction) error {
-	return l.setToxic(Toxic{Kind: "timeout"}, dir)
+	return l.setToxic(Toxic{Kind: TimeoutToxic}, dir)
 }
 
 // Reset makes every connection that sends data get a TCP RST, until Heal.
 func (l *Link) Reset() error {
-	return l.setToxic(Toxic{Kind: "reset_peer"}, Upstream)
+	return l.setToxic(Toxic{Kind: ResetPeerToxic}, Upstream)
 }
 
 // Disable stops the link: open connections are closed and new ones are
@@ -180,7 +195,7 @@ func (l *Link) setToxic(t Toxic, dir Direction) error {
 	defer l.mu.Unlock()
 	for _, s := range streams {
 		t.Stream = Direction(s)
-		name := t.Kind + "_" + s
+		name := ToxicName(t.Kind, t.Stream)
 		if old, ok := l.toxics[name]; ok && old == t {
 			// Already so: removing and re-adding would flush the data a
 			// latency toxic holds back.

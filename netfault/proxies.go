@@ -168,7 +168,7 @@ type proxyWire struct{ px *toxiproxy.Proxy }
 func (w proxyWire) AddToxic(name string, t Toxic) error {
 	var attrs string
 	switch t.Kind {
-	case "latency":
+	case LatencyToxic:
 		attrs = fmt.Sprintf(`{"latency":%d,"jitter":%d}`, t.Latency.Milliseconds(), t.Jitter.Milliseconds())
 	default: // timeout and reset_peer: at once, for good
 		attrs = `{"timeout":0}`

@@ -54,8 +54,7 @@ func (s Scenario) checkLengths() error {
 	times := map[string]time.Duration{"ttl": s.TTL, "work_min": s.WorkMin, "work_max": s.WorkMax, "call_timeout": s.CallTimeout,
 		"first_fault": s.FirstFault, "gap_min": s.GapMin, "gap_max": s.GapMax, "recover_within": s.RecoverWithin}
 	for i, f := range s.Faults {
-		for name, d := range map[string]time.Duration{"latency": f.Latency, "jitter": f.Jitter, "duration": f.Duration,
-			"delay": f.Delay, "work": f.Work, "pause": f.Pause, "jump": f.Jump, "restart": f.Restart} {
+		for name, d := range f.Durations() {
 			times[fmt.Sprintf("fault %d's %s", i+1, name)] = d
 		}
 	}

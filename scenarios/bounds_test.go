@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -91,7 +92,7 @@ func TestMatrixRefusesSeedsThatWrap(t *testing.T) {
 		{-2, 3, "seed -2 with 3 runs per cell: their seeds -2..0 would pass 0"},
 	} {
 		out := scenarios.RunMatrix(context.Background(), []scenarios.Cell{cellOf(t, "baseline", "token")},
-			scenarios.MatrixOptions{Options: scenarios.Options{Seed: c.seed}, Repeat: c.repeat, Parallel: 1})
+			scenarios.MatrixOptions{Options: scenarios.Options{Backend: process.Backend{}, Seed: c.seed}, Repeat: c.repeat, Parallel: 1})
 		for _, r := range out {
 			if r.Outcome != results.HarnessError || !strings.Contains(r.Error, c.says) {
 				t.Errorf("seed %d x %d: %s, %q; want a harness error saying %q", c.seed, c.repeat, r.Outcome, r.Error, c.says)

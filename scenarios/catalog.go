@@ -50,6 +50,7 @@ var (
 	ErrUnsafePath      = errors.New("scenarios: unsafe path")
 	ErrUnknownField    = errors.New("scenarios: unknown field")
 	ErrEmptyFile       = errors.New("scenarios: empty scenarios file")
+	ErrNoBackend       = errors.New("scenarios: no backend")
 )
 
 // Scenario is one row of the matrix.
@@ -389,7 +390,7 @@ func Catalog() []Scenario {
 			Description: "one of three Redlock nodes is unreachable (silently) for 4x TTL at a time",
 			// Longer than fault-tolerant's bound (three call timeouts), so a
 			// lock that needs every node is seen refusing everyone.
-			Faults: []faults.Spec{{Kind: "minority-partition", Duration: ms(1200)}},
+			Faults: []faults.Spec{{Kind: "minority-partition", Params: faults.MinorityPartitionParams{Duration: ms(1200)}}},
 			Expect: map[string]Expect{lockimpl.NameRedlock: andLive(Safe)},
 		},
 	}, livenessScenarios()...)

@@ -40,7 +40,7 @@ func livenessScenarios() []Scenario {
 		crashGaps(Scenario{
 			Name:        "pod-crash-restart",
 			Description: "a holder dies while holding and restarts 200 ms later as a fresh pod (a new lock from the spec)",
-			Faults:      []faults.Spec{{Kind: "pod-crash", Restart: ms(200)}},
+			Faults:      []faults.Spec{{Kind: "pod-crash", Params: faults.PodCrashParams{Restart: ms(200)}}},
 			Expect: lifetimeLocks(expect(nil, Safe, Safe, Safe, nil),
 				andStuck(Safe), andStuck(Safe)),
 		}),

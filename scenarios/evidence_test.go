@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
@@ -18,7 +19,7 @@ import (
 // the reason in words, never met.
 func TestCellThatCannotRunIsInconclusive(t *testing.T) {
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", time.Nanosecond), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()},
-		scenarios.Options{Seed: 1, MaxDuration: time.Nanosecond})
+		scenarios.Options{Backend: process.Backend{}, Seed: 1, MaxDuration: time.Nanosecond})
 	if res.Outcome != results.Inconclusive || !strings.Contains(strings.Join(res.Evidence.Short, ";"), "too few cycles") {
 		t.Fatalf("%s (evidence %+v)", res.Summary(), res.Evidence)
 	}
@@ -30,10 +31,10 @@ func TestCellThatCannotRunIsInconclusive(t *testing.T) {
 // reporting a miss.
 func TestFaultThatNeverBitesIsInconclusive(t *testing.T) {
 	sc := scenarios.Scenario{Name: "toothless-slow-holder", TTL: 300 * time.Millisecond, Duration: 600 * time.Millisecond,
-		Faults: []faults.Spec{{Kind: "slow-holder", Work: 50 * time.Millisecond}},
+		Faults: []faults.Spec{{Kind: "slow-holder", Params: faults.SlowHolderParams{Work: 50 * time.Millisecond}}},
 		Expect: map[string]scenarios.Expect{lockimpl.NameToken: scenarios.Unsafe.Expected()}}
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
-		scenarios.Options{Seed: 2, MaxDuration: 1200 * time.Millisecond})
+		scenarios.Options{Backend: process.Backend{}, Seed: 2, MaxDuration: 1200 * time.Millisecond})
 	if res.Outcome != results.Inconclusive {
 		t.Fatalf("%s", res.Summary())
 	}
@@ -50,7 +51,7 @@ func TestFaultThatNeverBitesIsInconclusive(t *testing.T) {
 func TestJudgmentsAreInTheHistory(t *testing.T) {
 	dir := t.TempDir()
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe.Expected()},
-		scenarios.Options{Seed: 3, OutDir: dir})
+		scenarios.Options{Backend: process.Backend{}, Seed: 3, OutDir: dir})
 	if res.Outcome != results.Met || res.Evidence.Exercised < 3 {
 		t.Fatalf("%s, evidence %+v", res.Summary(), res.Evidence)
 	}
@@ -95,7 +96,7 @@ func TestLongCellRunsInParts(t *testing.T) {
 	dir := t.TempDir()
 	sc := short("gc-pause", 1500*time.Millisecond)
 	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe.Expected()}
-	opts := scenarios.Options{Seed: 4, OutDir: dir, PartLength: 500 * time.Millisecond, InParts: true}
+	opts := scenarios.Options{Backend: process.Backend{}, Seed: 4, OutDir: dir, PartLength: 500 * time.Millisecond, InParts: true}
 	p := scenarios.NewPlan(cell, opts)
 	if len(p.Parts) != 3 || p.Parts[2].History == p.Parts[0].History || !strings.HasSuffix(p.Parts[1].History, "history-part002.jsonl") {
 		t.Fatalf("parts %+v", p.Parts)
@@ -134,7 +135,7 @@ func TestLongCellRunsAsOneHistoryCheckedAsItGrows(t *testing.T) {
 		t.Run(c.lock, func(t *testing.T) {
 			dir := t.TempDir()
 			cell := scenarios.Cell{Scenario: short("gc-pause", 4*time.Second), Lock: lock(c.lock), Expect: c.expect.Expected()}
-			opts := scenarios.Options{Seed: 6, OutDir: dir, PartLength: time.Second}
+			opts := scenarios.Options{Backend: process.Backend{}, Seed: 6, OutDir: dir, PartLength: time.Second}
 			p := scenarios.NewPlan(cell, opts)
 			if len(p.Parts) != 1 || !p.Parts[0].Continuous || p.Parts[0].History != p.History {
 				t.Fatalf("parts %+v", p.Parts)
@@ -210,7 +211,7 @@ func countDecisive(rep *checker.Report) int {
 func TestSlowReplyLateWinnerHoldsLongEnoughToBeSeen(t *testing.T) {
 	dir := t.TempDir()
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("slow-reply", 1500*time.Millisecond), Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
-		scenarios.Options{Seed: 3015, OutDir: dir, TimeScale: 1})
+		scenarios.Options{Backend: process.Backend{}, Seed: 3015, OutDir: dir, TimeScale: 1})
 	h, err := history.LoadFile(res.History)
 	if err != nil {
 		t.Fatal(err)

@@ -29,7 +29,7 @@ var errInterrupted = errors.New("interrupted")
 // user's go test would (lockchaostest.Run wraps it):
 //
 //	sc, _ := scenarios.Get("gc-pause")
-//	res := scenarios.Run(ctx, sc, mySpec, scenarios.Unsafe, scenarios.Options{})
+//	res := scenarios.Run(ctx, sc, mySpec, scenarios.Unsafe, scenarios.Options{Backend: process.Backend{}})
 //	if res.Failed() { t.Fatal(res.Summary()) }
 //
 // expect is one word (safety; liveness live) or a whole Expect:

@@ -9,6 +9,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
@@ -69,7 +70,7 @@ func TestLockThatNeedsEveryNodeFailsFaultTolerance(t *testing.T) {
 	spec := lockimpl.Spec{Name: "acme-all-nodes", Nodes: 3,
 		New: func(env lockimpl.Env) (lockimpl.Locker, error) { return &allNodes{rdbs: env.Clients}, nil }}
 	res := scenarios.Run(context.Background(), short("minority-partition", 2*time.Second), spec, scenarios.Safe,
-		scenarios.Options{Seed: 5, TimeScale: 1})
+		scenarios.Options{Backend: process.Backend{}, Seed: 5, TimeScale: 1})
 	if res.LivenessVerdict != checker.Fail || res.Outcome != results.Regression {
 		t.Fatalf("%s", res.Summary())
 	}
@@ -101,7 +102,7 @@ func TestLivenessRowsMeetTheirExpectations(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := scenarios.Run(context.Background(), sc, lock(c.lock), sc.Expect[c.lock], scenarios.Options{Seed: 11})
+			res := scenarios.Run(context.Background(), sc, lock(c.lock), sc.Expect[c.lock], scenarios.Options{Backend: process.Backend{}, Seed: 11})
 			if res.Outcome != results.Met || res.LivenessVerdict != c.liveness {
 				t.Fatalf("%s", res.Summary())
 			}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -43,7 +44,7 @@ func TestHostileNamesNeverLeaveOut(t *testing.T) {
 		names = append(names, n)
 	}
 	for i, c := range cells {
-		opts := scenarios.Options{Seed: 1, OutDir: out, HistoryName: names[i], PartLength: 100 * time.Millisecond, InParts: true}
+		opts := scenarios.Options{Backend: process.Backend{}, Seed: 1, OutDir: out, HistoryName: names[i], PartLength: 100 * time.Millisecond, InParts: true}
 		p := scenarios.NewPlan(c, opts)
 		if !errors.Is(p.Err, scenarios.ErrUnsafePath) || !strings.Contains(p.Err.Error(), `letters, digits, ".", "_" and "-"`) {
 			t.Errorf("%q/%q history %q: plan error %v, want ErrUnsafePath naming the allowed set", c.Scenario.Name, c.Lock.Name, names[i], p.Err)
@@ -74,7 +75,7 @@ func TestHostileNamesNeverLeaveOut(t *testing.T) {
 func TestEveryPlannedPathIsUnderOut(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	good := scenarios.NewPlan(scenarios.Cell{Scenario: short("baseline", 300*time.Millisecond), Lock: lock(lockimpl.NameToken),
-		Expect: scenarios.Safe.Expected()}, scenarios.Options{OutDir: out, PartLength: 100 * time.Millisecond, InParts: true})
+		Expect: scenarios.Safe.Expected()}, scenarios.Options{Backend: process.Backend{}, OutDir: out, PartLength: 100 * time.Millisecond, InParts: true})
 	if good.Err != nil || len(good.Parts) < 3 {
 		t.Fatalf("plan: %v, %d parts", good.Err, len(good.Parts))
 	}
@@ -108,7 +109,7 @@ func TestTwoCellsNeverShareAHistory(t *testing.T) {
 	}
 	seen := map[string]string{}
 	for _, c := range cells {
-		p := scenarios.NewPlan(c, scenarios.Options{OutDir: out})
+		p := scenarios.NewPlan(c, scenarios.Options{Backend: process.Backend{}, OutDir: out})
 		if p.Err != nil || !strings.HasPrefix(p.History, out+string(filepath.Separator)) {
 			t.Fatalf("%s: %q, %v", c.Name(), p.History, p.Err)
 		}

@@ -47,7 +47,8 @@ type Options struct {
 	Budget time.Duration
 	// CellTimeout bounds a whole cell. Default: duration + 60s.
 	CellTimeout time.Duration
-	// Backend starts the Redis nodes. Default: local redis-server processes.
+	// Backend starts the Redis nodes. Required: a plan without one is in
+	// error (ErrNoBackend); the command line and lockchaostest choose it.
 	Backend backend.Backend
 	// ToxiproxyAPI, when set, serves each cell's toxiproxy HTTP API on this
 	// loopback address (port 0: a free one), so a long run can be poked
@@ -215,7 +216,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	be := opts.Backend
 	if be == nil {
-		be = process.Backend{}
+		be = noBackend{} // the plan is in error: see below
 	}
 	sc := cell.Scenario.WithDefaults()
 	if opts.Duration > 0 {
@@ -280,7 +281,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 
 // planFiles resolves the history's path and the parts, and the first
 // reason the cell cannot run as planned (a path outside --out, too many
-// parts or fault windows, an invalid expectation): a plan in error keeps
+// parts or fault windows, an invalid expectation, no backend): a plan in error keeps
 // one part and no history.
 func planFiles(p *Plan, cell Cell, opts Options) {
 	if opts.OutDir != "" {
@@ -298,6 +299,10 @@ func planFiles(p *Plan, cell Cell, opts Options) {
 	}
 	if err := p.Expect.Validate(); err != nil && p.Err == nil {
 		p.Err = fmt.Errorf("%w: cell %s: %w", ErrInvalid, cell.Name(), err)
+	}
+	if opts.Backend == nil && p.Err == nil {
+		p.Err = fmt.Errorf("%w: scenarios.Options.Backend is required (the command line and lockchaostest choose one)",
+			ErrNoBackend)
 	}
 	if p.Err != nil {
 		p.History = ""

@@ -15,6 +15,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 	"github.com/lockchaos/lockchaos/workload"
 )
@@ -70,7 +71,7 @@ func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 		{"mixed", lock(lockimpl.NameToken), "", 0, workload.FenceOff, "failover fails over by the harness's hand; under Sentinel the Sentinels fail over"},
 	}
 	for _, c := range cases {
-		p := scenarios.NewPlan(scenarios.Cell{Scenario: get(c.scenario), Lock: c.lock, Expect: scenarios.Either.Expected()}, scenarios.Options{Seed: 5})
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: get(c.scenario), Lock: c.lock, Expect: scenarios.Either.Expected()}, scenarios.Options{Backend: process.Backend{}, Seed: 5})
 		if p.Topology != c.topology || p.Nodes != c.nodes || p.Fencing != c.fencing || !strings.Contains(p.Skip, c.skip) || (c.skip == "") != (p.Skip == "") {
 			t.Errorf("%s/%s: topology %s x%d, fencing %s, skip %q; want %s x%d, %s, skip containing %q",
 				c.scenario, c.lock.Name, p.Topology, p.Nodes, p.Fencing, p.Skip, c.topology, c.nodes, c.fencing, c.skip)
@@ -81,7 +82,7 @@ func TestPlanResolvesEverythingFromTraits(t *testing.T) {
 func TestPlanDefaultsSeedsPathsAndRerun(t *testing.T) {
 	sc, _ := scenarios.Get("gc-pause")
 	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()}
-	p := scenarios.NewPlan(cell, scenarios.Options{Seed: 42, OutDir: "out", Duration: 3 * time.Second, RerunFlags: " --duration 3s"})
+	p := scenarios.NewPlan(cell, scenarios.Options{Backend: process.Backend{}, Seed: 42, OutDir: "out", Duration: 3 * time.Second, RerunFlags: " --duration 3s"})
 	if p.Scenario.TTL != lockimpl.DefaultTTL || p.Scenario.Duration != 3*time.Second || p.Scenario.Clients != 8 {
 		t.Errorf("defaults: ttl %v duration %v clients %d", p.Scenario.TTL, p.Scenario.Duration, p.Scenario.Clients)
 	}
@@ -98,7 +99,7 @@ func TestPlanDefaultsSeedsPathsAndRerun(t *testing.T) {
 		t.Errorf("keys %v prefix %q", p.Keys, p.KeyPrefix)
 	}
 	// A user's lock the CLI does not know gets no CLI line naming it.
-	mine := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lockimpl.Spec{Name: "mine", Nodes: 1, New: lock(lockimpl.NameToken).New}}, scenarios.Options{Seed: 42})
+	mine := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lockimpl.Spec{Name: "mine", Nodes: 1, New: lock(lockimpl.NameToken).New}}, scenarios.Options{Backend: process.Backend{}, Seed: 42})
 	if strings.Contains(mine.Rerun, "lockchaos run") || !strings.Contains(mine.Rerun, "42") {
 		t.Errorf("rerun of an unregistered lock: %q", mine.Rerun)
 	}
@@ -190,5 +191,20 @@ func TestPowerLossScenarioSkipsWithTheReason(t *testing.T) {
 		if !strings.HasPrefix(p.Skip, c.want) || (c.want == "") != (p.Skip == "") || !p.Persistence {
 			t.Errorf("%s: skip %q, want it to start with %q", c.backend.Name(), p.Skip, c.want)
 		}
+	}
+}
+
+// TestPlanWithoutABackendSaysSo: the backend is chosen once, by the
+// command line or lockchaostest; a plan given none is in error, naming
+// the option, and runs nothing.
+func TestPlanWithoutABackendSaysSo(t *testing.T) {
+	sc, _ := scenarios.Get("baseline")
+	cell := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}
+	p := scenarios.NewPlan(cell, scenarios.Options{Seed: 1})
+	if !errors.Is(p.Err, scenarios.ErrNoBackend) || !strings.Contains(p.Err.Error(), "Options.Backend") {
+		t.Fatalf("plan error %v, want ErrNoBackend", p.Err)
+	}
+	if r := scenarios.Execute(context.Background(), p, scenarios.Options{}); r.Outcome != results.HarnessError {
+		t.Errorf("executed: %s %q", r.Outcome, r.Error)
 	}
 }

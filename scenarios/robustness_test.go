@@ -39,7 +39,7 @@ func TestPanickingLockIsAHarnessErrorAndOtherCellsGoOn(t *testing.T) {
 		}}}
 	healthy := scenarios.Cell{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}
 	start := time.Now()
-	rs := scenarios.RunMatrix(context.Background(), []scenarios.Cell{panicky, healthy}, scenarios.MatrixOptions{Parallel: 2})
+	rs := scenarios.RunMatrix(context.Background(), []scenarios.Cell{panicky, healthy}, scenarios.MatrixOptions{Options: scenarios.Options{Backend: process.Backend{}}, Parallel: 2})
 	if rs[0].Outcome != results.HarnessError || !strings.Contains(rs[0].Error, "nil map write") {
 		t.Fatalf("panicking cell: %s", rs[0].Summary())
 	}
@@ -65,7 +65,7 @@ func TestHangingLockTimesTheCellOut(t *testing.T) {
 	sc := short("baseline", 500*time.Millisecond)
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: sc, Expect: scenarios.Safe.Expected(),
 		Lock: lockimpl.Spec{Name: "hangs", Nodes: 1, New: func(lockimpl.Env) (lockimpl.Locker, error) { return hangingLock{block}, nil }}},
-		scenarios.Options{CellTimeout: 2 * time.Second})
+		scenarios.Options{Backend: process.Backend{}, CellTimeout: 2 * time.Second})
 	if res.Outcome != results.HarnessError || !strings.Contains(res.Error, "timed out") {
 		t.Fatalf("%s", res.Summary())
 	}

@@ -10,7 +10,9 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend/backendtest"
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
@@ -126,7 +128,7 @@ func TestYAMLScenarios(t *testing.T) {
 		t.Fatal(err)
 	}
 	list := file.Scenarios
-	if list[0].TTL != 200*time.Millisecond || list[0].Faults[0].Pause != 600*time.Millisecond {
+	if list[0].TTL != 200*time.Millisecond || list[0].Faults[0].Params != (faults.ClientPauseParams{Pause: 600 * time.Millisecond}) {
 		t.Fatalf("parsed %+v", list[0])
 	}
 	merged := scenarios.Merge(scenarios.Catalog(), list)
@@ -183,7 +185,7 @@ func short(name string, d time.Duration) scenarios.Scenario {
 func TestBaselineCellMeetsAndWritesACheckableHistory(t *testing.T) {
 	dir := t.TempDir()
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", 600*time.Millisecond), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()},
-		scenarios.Options{Seed: 7, OutDir: dir})
+		scenarios.Options{Backend: process.Backend{}, Seed: 7, OutDir: dir})
 	if res.Outcome != results.Met || res.Verdict != checker.Pass {
 		t.Fatalf("%s", res.Summary())
 	}
@@ -205,7 +207,7 @@ func TestBaselineCellMeetsAndWritesACheckableHistory(t *testing.T) {
 
 func TestUnsafeCellIsDetected(t *testing.T) {
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
-		scenarios.Options{Seed: 3})
+		scenarios.Options{Backend: process.Backend{}, Seed: 3})
 	if res.Outcome != results.Met || res.Violations == 0 || res.Faults == 0 {
 		t.Fatalf("%s (fault windows %d)", res.Summary(), res.Faults)
 	}
@@ -213,7 +215,7 @@ func TestUnsafeCellIsDetected(t *testing.T) {
 
 func TestFencedLockSurvivesPausesBecauseTheResourceChecksFences(t *testing.T) {
 	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("gc-pause", time.Second), Lock: lock(lockimpl.NameFenced), Expect: scenarios.Safe.Expected()},
-		scenarios.Options{Seed: 3})
+		scenarios.Options{Backend: process.Backend{}, Seed: 3})
 	if res.Outcome != results.Met {
 		t.Fatalf("%s", res.Summary())
 	}
@@ -224,7 +226,7 @@ func TestFencedLockSurvivesPausesBecauseTheResourceChecksFences(t *testing.T) {
 
 func TestNotApplicableCellIsSkipped(t *testing.T) {
 	s, _ := scenarios.Get("failover")
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: s, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.NotApplicable.Expected()}, scenarios.Options{})
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: s, Lock: lock(lockimpl.NameRedlock), Expect: scenarios.NotApplicable.Expected()}, scenarios.Options{Backend: process.Backend{}})
 	if res.Outcome != results.Skipped || res.Failed() || !strings.Contains(res.Error, "not applicable") {
 		t.Fatalf("%+v", res)
 	}
@@ -233,7 +235,7 @@ func TestNotApplicableCellIsSkipped(t *testing.T) {
 func TestCancelledRunSkipsCellsThatHaveNotStarted(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	res := scenarios.RunCell(ctx, scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}, scenarios.Options{})
+	res := scenarios.RunCell(ctx, scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}, scenarios.Options{Backend: process.Backend{}})
 	if res.Outcome != results.Skipped {
 		t.Fatalf("%+v", res)
 	}
@@ -241,7 +243,7 @@ func TestCancelledRunSkipsCellsThatHaveNotStarted(t *testing.T) {
 
 func TestMissingRedisIsAHarnessError(t *testing.T) {
 	t.Setenv("LOCKCHAOS_REDIS_SERVER", filepath.Join(t.TempDir(), "no-redis"))
-	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}, scenarios.Options{})
+	res := scenarios.RunCell(context.Background(), scenarios.Cell{Scenario: short("baseline", time.Second), Lock: lock(lockimpl.NameToken), Expect: scenarios.Safe.Expected()}, scenarios.Options{Backend: process.Backend{}})
 	if res.Outcome != results.HarnessError || !strings.Contains(res.Error, "apt-get install redis-server") {
 		t.Fatalf("%+v", res)
 	}

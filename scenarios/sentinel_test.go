@@ -5,6 +5,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
@@ -45,7 +46,7 @@ func TestSentinelFailoverLosesAFreshKeyUnlessTheLockWaitsForTheReplica(t *testin
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res[i] = scenarios.RunCell(context.Background(), c, scenarios.Options{Seed: 11})
+			res[i] = scenarios.RunCell(context.Background(), c, scenarios.Options{Backend: process.Backend{}, Seed: 11})
 		}()
 	}
 	wg.Wait()

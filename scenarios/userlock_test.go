@@ -27,7 +27,7 @@ func TestUserFencingLockGetsFencedSemantics(t *testing.T) {
 		New: func(env lockimpl.Env) (lockimpl.Locker, error) {
 			return lockimpl.NewFenced(env.Clients[0], lockimpl.FencedConfig{TTL: env.TTL})
 		}}
-	res := scenarios.Run(context.Background(), short("gc-pause", time.Second), spec, scenarios.Safe, scenarios.Options{Seed: 3})
+	res := scenarios.Run(context.Background(), short("gc-pause", time.Second), spec, scenarios.Safe, scenarios.Options{Backend: process.Backend{}, Seed: 3})
 	if res.Outcome != results.Met || res.Verdict != checker.Pass {
 		t.Fatalf("%s", res.Summary())
 	}
@@ -53,7 +53,7 @@ func TestUserLockDeclaresItsNodesAndGetsTheTTL(t *testing.T) {
 		}}
 	sc := short("baseline", 500*time.Millisecond)
 	sc.TTL = 400 * time.Millisecond
-	res := scenarios.Run(context.Background(), sc, spec, scenarios.Safe, scenarios.Options{Seed: 4})
+	res := scenarios.Run(context.Background(), sc, spec, scenarios.Safe, scenarios.Options{Backend: process.Backend{}, Seed: 4})
 	if res.Failed() || res.Topology != "independent" {
 		t.Fatalf("%s (topology %s)", res.Summary(), res.Topology)
 	}
@@ -87,7 +87,7 @@ func TestPauseFreezesClientsTheLockMakesAndRenewalsAreRecorded(t *testing.T) {
 			_ = r.Close()
 		}
 	}()
-	res := scenarios.Run(context.Background(), short("gc-pause", 1500*time.Millisecond), spec, scenarios.Unsafe, scenarios.Options{Seed: 3})
+	res := scenarios.Run(context.Background(), short("gc-pause", 1500*time.Millisecond), spec, scenarios.Unsafe, scenarios.Options{Backend: process.Backend{}, Seed: 3})
 	if res.Outcome != results.Met || res.Violations == 0 {
 		t.Fatalf("a watchdog whose own client escaped the pause would stay safe: %s", res.Summary())
 	}
@@ -119,7 +119,7 @@ func TestMatrix(t *testing.T) {
 	for _, c := range cells {
 		t.Run(c.Scenario.Name+"/"+c.Lock.Name, func(t *testing.T) {
 			t.Parallel()
-			res := scenarios.RunCell(context.Background(), c, scenarios.Options{Seed: 1000, TimeScale: cal.Scale, NodeOpTime: cal.NodeOp})
+			res := scenarios.RunCell(context.Background(), c, scenarios.Options{Backend: process.Backend{}, Seed: 1000, TimeScale: cal.Scale, NodeOpTime: cal.NodeOp})
 			switch {
 			case res.Outcome == results.Skipped:
 				t.Skip(res.Error)

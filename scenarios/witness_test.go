@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
@@ -30,7 +31,7 @@ var roundedLease = lockimpl.Spec{Name: "acme-rounded", Nodes: 1,
 func TestLeaseLongerThanTheTTLIsNeverExercisedByAShorterPause(t *testing.T) {
 	dir := t.TempDir()
 	sc := short("gc-pause", 1500*time.Millisecond)
-	res := scenarios.Run(context.Background(), sc, roundedLease, scenarios.Safe, scenarios.Options{Seed: 11, OutDir: dir})
+	res := scenarios.Run(context.Background(), sc, roundedLease, scenarios.Safe, scenarios.Options{Backend: process.Backend{}, Seed: 11, OutDir: dir})
 	if res.Outcome != results.Inconclusive {
 		t.Fatalf("with the witness: %s, want inconclusive (no pause outlasted a 500 ms lease)", res.Summary())
 	}
@@ -59,7 +60,7 @@ func TestLeaseLongerThanTheTTLIsNeverExercisedByAShorterPause(t *testing.T) {
 		t.Fatalf("no window judged: %s", res.Summary())
 	}
 	blind := scenarios.Run(context.Background(), sc, roundedLease, scenarios.Safe,
-		scenarios.Options{Seed: 11, OutDir: t.TempDir(), NoWitness: true})
+		scenarios.Options{Backend: process.Backend{}, Seed: 11, OutDir: t.TempDir(), NoWitness: true})
 	if blind.Evidence.Exercised == 0 {
 		t.Errorf("without the witness: %s; want windows judged exercised from the TTL", blind.Summary())
 	}

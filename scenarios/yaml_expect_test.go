@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -118,12 +119,12 @@ func TestCatalogLivenessFollowsTheLocksDesign(t *testing.T) {
 func TestPlanRefusesAnInvalidExpectation(t *testing.T) {
 	sc, _ := scenarios.Get("baseline")
 	p := scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock("token"), Expect: scenarios.Expect{Safety: scenarios.Stuck}},
-		scenarios.Options{})
+		scenarios.Options{Backend: process.Backend{}})
 	if !errors.Is(p.Err, scenarios.ErrInvalid) || !strings.Contains(p.Err.Error(), "{liveness: stuck}") {
 		t.Errorf("plan error %v", p.Err)
 	}
 	p = scenarios.NewPlan(scenarios.Cell{Scenario: sc, Lock: lock("token"), Expect: scenarios.Expect{Safety: scenarios.Safe}},
-		scenarios.Options{})
+		scenarios.Options{Backend: process.Backend{}})
 	if p.Err != nil || p.Expect.Liveness != scenarios.Live {
 		t.Errorf("safe: %v, liveness %q (want live by default)", p.Err, p.Expect.Liveness)
 	}

@@ -45,7 +45,7 @@ func TestYAMLUnknownFieldsSayWhatWasMeant(t *testing.T) {
 		"scenarios:\n  - name: x\n    Min_Cycles: 3\n    expect: {token: safe}\n": "f.yaml:3: scenarios: unknown field Min_Cycles " +
 			"in scenario x (did you mean min_cycles?)",
 		"scenarios:\n  - expect: {token: safe}\n    faults:\n      - kind: client-pause\n        pasue: 1s\n": "f.yaml:5: scenarios: " +
-			"unknown field pasue in fault 1 of scenario #1 (did you mean pause?); valid: kind, latency, jitter, duration, delay, work, pause, direction, jump",
+			"unknown field pasue in fault 1 of scenario #1 (did you mean pause?); valid: kind, pause",
 		"scenario:\n  - name: x\n": "f.yaml:1: scenarios: unknown field scenario at the top level (did you mean scenarios?); valid: scenarios, locks",
 		"scenarios:\n  - name: x\n    ttl: soon\n    expect: {token: safe}\n": "f.yaml:3: scenarios: invalid scenario: " +
 			"want a duration (such as 300ms or 2s), got `soon`",

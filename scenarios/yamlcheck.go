@@ -29,7 +29,6 @@ type lineError struct {
 var (
 	fileFields     = yamlFields(reflect.TypeFor[File]())
 	scenarioFields = yamlFields(reflect.TypeFor[Scenario]())
-	faultFields    = yamlFields(reflect.TypeFor[faults.Spec]())
 	lockFields     = yamlFields(reflect.TypeFor[LockDecl]())
 )
 
@@ -37,7 +36,6 @@ var (
 // parse as one; none of them is a value any field takes).
 var (
 	scenarioFloats = yamlFieldsOf(reflect.TypeFor[Scenario](), isFloat)
-	faultFloats    = yamlFieldsOf(reflect.TypeFor[faults.Spec](), isFloat)
 	lockFloats     = yamlFieldsOf(reflect.TypeFor[LockDecl](), isFloat)
 )
 
@@ -89,8 +87,13 @@ func checkFields(doc *yaml.Node) *lineError {
 			return err
 		}
 		for j, f := range items(sc, "faults") {
+			params, ok := faultParams(f)
+			if !ok {
+				continue // no kind, or an unknown one: Validate names the valid kinds
+			}
 			what := "in fault " + fmt.Sprint(j+1) + " of scenario " + itemName(sc, i)
-			if err := firstOf(unknownField(f, faultFields, what), nonFinite(f, faultFloats, what)); err != nil {
+			valid := append([]string{"kind"}, yamlFields(params)...)
+			if err := firstOf(unknownField(f, valid, what), nonFinite(f, yamlFieldsOf(params, isFloat), what)); err != nil {
 				return err
 			}
 		}
@@ -109,6 +112,20 @@ func checkFields(doc *yaml.Node) *lineError {
 		}
 	}
 	return nil
+}
+
+// faultParams is the parameter type of the fault kind a fault entry
+// names: the fields it may have besides its kind.
+func faultParams(f *yaml.Node) (reflect.Type, bool) {
+	kind := value(f, "kind")
+	if kind == nil || kind.Kind != yaml.ScalarNode {
+		return nil, false
+	}
+	k, err := faults.LookupKind(kind.Value)
+	if err != nil {
+		return nil, false
+	}
+	return reflect.TypeOf(k.Params), true
 }
 
 // checkExpect finds the first mistake in an expect mapping (a scenario's,

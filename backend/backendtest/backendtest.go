@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/deployment"
 
 	"github.com/redis/go-redis/v9"
@@ -127,9 +128,13 @@ func ChildRedisServers() []int {
 	return pids
 }
 
-// Cluster starts a cluster that is closed when the test ends.
+// Cluster starts a cluster that is closed when the test ends, on local
+// redis-server processes unless cfg names another backend.
 func Cluster(t testing.TB, cfg deployment.Config) *deployment.Deployment {
 	t.Helper()
+	if cfg.Backend == nil {
+		cfg.Backend = process.Backend{}
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := deployment.New(ctx, cfg)

@@ -106,23 +106,10 @@ func (n *Node) clockSetup() (env map[string]string, bind string, err error) {
 
 // ShiftClock implements backend.ClockNode.
 func (n *Node) ShiftClock(d time.Duration) error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.clock == nil {
-		return fmt.Errorf("%w: node %s was not started with Clock", backend.ErrNoClockShim, n.cfg.Name)
-	}
-	n.clock.Shift(d)
-	return nil
+	return backend.ShiftClock(&n.mu, &n.clock, n.cfg.Name, d)
 }
 
 // ClockOffset implements backend.ClockNode.
-func (n *Node) ClockOffset() time.Duration {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.clock == nil {
-		return 0
-	}
-	return n.clock.Offset()
-}
+func (n *Node) ClockOffset() time.Duration { return backend.ClockOffset(&n.mu, &n.clock) }
 
 var _ backend.ClockNode = (*Node)(nil)

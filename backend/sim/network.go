@@ -154,11 +154,11 @@ func (w *wire) stream(dir netfault.Direction) (onStream, <-chan struct{}) {
 			continue
 		}
 		switch t.Kind {
-		case "latency":
+		case netfault.LatencyToxic:
 			o.latency, o.jitter = t.Latency, t.Jitter
-		case "timeout":
+		case netfault.TimeoutToxic:
 			o.drop = true
-		case "reset_peer":
+		case netfault.ResetPeerToxic:
 			o.reset = true
 		}
 	}
@@ -179,7 +179,7 @@ func (w *wire) draw(j time.Duration) time.Duration {
 // AddToxic implements netfault.Wire.
 func (w *wire) AddToxic(name string, t netfault.Toxic) error {
 	switch t.Kind {
-	case "latency", "timeout", "reset_peer":
+	case netfault.LatencyToxic, netfault.TimeoutToxic, netfault.ResetPeerToxic:
 	default:
 		return fmt.Errorf("%w: sim link %s: unknown toxic %q", netfault.ErrInvalidConfig, w.name, t.Kind)
 	}
@@ -198,7 +198,7 @@ func (w *wire) RemoveToxic(name string) {
 	delete(w.toxics, name)
 	w.notifyLocked()
 	w.mu.Unlock()
-	if ok && t.Kind == "timeout" {
+	if ok && t.Kind == netfault.TimeoutToxic {
 		w.closeAll()
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -97,7 +98,7 @@ func TestNotStartedRunsAreKnown(t *testing.T) {
 	cancel()
 	sc, _ := scenarios.Get("baseline")
 	token, _ := lockimpl.Lookup("token")
-	if r := scenarios.RunCell(ctx, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe.Expected()}, scenarios.Options{}); !notStarted(r) {
+	if r := scenarios.RunCell(ctx, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe.Expected()}, scenarios.Options{Backend: process.Backend{}}); !notStarted(r) {
 		t.Fatalf("a run cancelled before it started: %s %q", r.Outcome, r.Error)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/netfault"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -251,7 +252,7 @@ func (c runConfig) checkCells(cells []scenarios.Cell) error {
 // large: a cell cut into too many parts (--part-length) or able to open
 // too many fault windows (its gaps over its length).
 func (c runConfig) checkPlans(cells []scenarios.Cell) error {
-	var t target
+	t := target{be: process.Backend{}} // the default backend's timing, as before a backend is chosen
 	if c.simulated() {
 		t.be = sim.New(nil) // planning enters no bubble
 	}
