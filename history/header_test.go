@@ -19,7 +19,7 @@ func init() {
 }
 
 // validHeader is a header as a recorder writes it today, every field set.
-const validHeader = `{"format":4,"scenario":"gc-pause","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z",` +
+const validHeader = `{"format":5,"scenario":"gc-pause","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z",` +
 	`"clients":2,"keys":["order:1"],"fencing":"off","nodes":1,"faults":["client-pause"],"ttl_ns":300000000,` +
 	`"lock_nodes":1,"recover_within_ns":660000000,"acquire_within_ns":600000000,` +
 	`"floor":{"min_exercised":3,"min_cycles":20,"max_indefinite":0.5},"backend":"sim","simulated":true,"extra":{"ttl":"300ms"}}`
@@ -62,7 +62,7 @@ func TestHeaderFieldsAreValidated(t *testing.T) {
 		"duplicate nested":      {field(`"min_cycles":20`, `"min_cycles":20,"min_cycles":0`), `name "min_cycles" given twice`},
 		"invalid utf-8":         {field(`"scenario":"gc-pause"`, "\"scenario\":\"gc\xff\""), "invalid UTF-8 at byte"},
 		"lone surrogate escape": {field(`"scenario":"gc-pause"`, `"scenario":"gc\ud800"`), `is half a UTF-16 surrogate pair`},
-		"format zero":           {field(`"format":4`, `"format":0`), "format 0, this lockchaos reads formats 1 to 4"},
+		"format zero":           {field(`"format":5`, `"format":0`), "format 0, this lockchaos reads formats 1 to 5"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := history.Load(strings.NewReader(c.header+"\n"+validBody), "h.jsonl")

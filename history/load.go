@@ -200,7 +200,7 @@ func (ld *loader) apply(l *line, n int) error {
 			return ld.bad(n, "key %q is not one of the header's keys (%s)", l.Key, listKeys(ld.h.Header.Keys))
 		}
 		e := Event{ID: l.Op, Kind: l.Kind, Client: l.Client, Key: l.Key, Token: l.Token, Fence: l.Fence,
-			Call: l.T, Return: l.T, Window: NewWindow(l.Fault, l.Targets, l.Detail), Outcome: Indefinite, Open: true}
+			Call: l.T, Return: l.T, Window: l.window(), Outcome: Indefinite, Open: true}
 		if l.Value != nil {
 			e.Value = *l.Value
 		}
@@ -209,6 +209,9 @@ func (ld *loader) apply(l *line, n int) error {
 			if e.Outcome == 0 {
 				e.Outcome = Ok
 			}
+		}
+		if err := ld.typed(&e, l); err != nil {
+			return ld.bad(n, "op %d: %v", l.Op, err)
 		}
 		if err := e.Validate(); err != nil {
 			return ld.bad(n, "op %d: %v", l.Op, err)
@@ -258,6 +261,24 @@ func (ld *loader) apply(l *line, n int) error {
 	default:
 		return ld.bad(n, "unknown phase %q (want call, return or point)", l.Phase)
 	}
+	return nil
+}
+
+// typed gives e the typed payload of format 5: a line of formats 1 to 4
+// has its strings read into it (legacy.go); one of format 5 must not
+// carry them.
+func (ld *loader) typed(e *Event, l *line) error {
+	if ld.h.Header.Format > legacyFormat {
+		if l.Targets != nil || l.Detail != "" {
+			return fmt.Errorf("targets and detail are format %d's; format %d writes what a window hit as typed fields",
+				legacyFormat, FormatVersion)
+		}
+		return nil
+	}
+	if e.Window != nil && (e.Window.Hit != nil || e.Window.Judgment != nil || e.Window.Probe != nil || e.Window.Witness != nil) {
+		return fmt.Errorf("a format %d history with format %d's typed fields", ld.h.Header.Format, FormatVersion)
+	}
+	upgrade(e, l.Fault, l.Targets, l.Detail)
 	return nil
 }
 

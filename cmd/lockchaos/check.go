@@ -144,8 +144,8 @@ func (j *judge) prepare(h *history.History, last bool) {
 	for _, e := range h.Events {
 		j.next = max(j.next, e.ID+1)
 		if e.Kind == history.Exercised {
-			j.judged[e.Value] = true
-			delete(j.pending, e.Value)
+			j.judged[e.Judged().Window] = true
+			delete(j.pending, e.Judged().Window)
 		}
 	}
 	for _, e := range h.Events {
@@ -195,7 +195,6 @@ func (w *witnesses) add(h *history.History) {
 		}
 		if e.Window != nil { // the chunk is the reader's: keep copies
 			win := *e.Window
-			win.Targets = slices.Clone(win.Targets)
 			e.Window = &win
 		}
 		w.events = append(w.events, e)
