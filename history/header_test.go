@@ -14,8 +14,10 @@ import (
 // The fault kinds this test binary knows, as the faults package registers
 // its own in a real program.
 func init() {
-	history.RegisterFaultKind("client-pause")
-	history.RegisterFaultKind("pod-crash")
+	for _, k := range []string{"client-pause", "pod-crash", "abandoned-lease", "client-partition", "clock-jump",
+		"minority-partition", "slow-reply"} {
+		history.RegisterFaultKind(k)
+	}
 }
 
 // validHeader is a header as a recorder writes it today, every field set.
@@ -49,7 +51,7 @@ func TestHeaderFieldsAreValidated(t *testing.T) {
 		"ttl negative":          {field(`"ttl_ns":300000000`, `"ttl_ns":-1`), "ttl_ns -1: a lease time must be positive"},
 		"recover negative":      {field(`"recover_within_ns":660000000`, `"recover_within_ns":-5`), "recover_within_ns -5 is negative"},
 		"acquire negative":      {field(`"acquire_within_ns":600000000`, `"acquire_within_ns":-5`), "acquire_within_ns -5 is negative"},
-		"unknown fault kind":    {field(`"faults":["client-pause"]`, `"faults":["client-pause","teleport"]`), `unknown fault kind "teleport" (valid: client-pause, pod-crash`},
+		"unknown fault kind":    {field(`"faults":["client-pause"]`, `"faults":["client-pause","teleport"]`), `unknown fault kind "teleport" (valid: abandoned-lease, client-partition, client-pause, clock-jump`},
 		"clients huge":          {field(`"clients":2`, `"clients":2000000000`), "clients 2000000000 out of range 0..10000"},
 		"clients exponent":      {field(`"clients":2`, `"clients":2e9`), "cannot unmarshal number 2e9"},
 		"nodes huge":            {field(`"nodes":1`, `"nodes":1000000000`), "nodes 1000000000 out of range 0..64"},

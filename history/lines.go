@@ -70,14 +70,11 @@ func WriteFile(path string, h *History) error {
 			ls = append(ls, timed{e.Return, true, r})
 		}
 	}
-	// Lines in time order (calls before returns at equal times), as a
-	// recorder would have written them.
-	sort.SliceStable(ls, func(i, j int) bool {
-		if ls[i].t != ls[j].t {
-			return ls[i].t < ls[j].t
-		}
-		return !ls[i].ret && ls[j].ret
-	})
+	// Lines in time order, as a recorder would have written them; at
+	// equal times in the order of the events' ids (a client's return
+	// before its next call, each call before its own return): in virtual
+	// time a return and the next call often share their instant.
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].t < ls[j].t })
 	for _, l := range ls {
 		_ = enc.Encode(l.l)
 	}

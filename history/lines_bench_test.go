@@ -29,7 +29,7 @@ func benchLines() map[string][]line {
 			{Op: 1234570, Phase: phaseCall, T: 81234572222, Kind: Fault, Client: -1, Fault: "latency",
 				Hit: &Hit{Delay: 450 * time.Millisecond, Links: []string{"client0->node0", "client1->node0"}}},
 			{Op: 1234573, Phase: phasePoint, T: 81234575555, Kind: Exercised, Client: -1, Outcome: Ok, Fault: "pod-crash",
-				Hit: &Hit{Pods: []int{3}, StopsHolder: true, Abandons: true},
+				Hit:      &Hit{Pods: []int{3}, StopsHolder: true, Abandons: true},
 				Judgment: &Judged{Window: 1234560, Exercised: true, Lease: LeaseObserved, Detail: `client 3 crashed "holding" order:1`}},
 		},
 		"witness": {
