@@ -62,6 +62,7 @@ func TestOldWordsReadBackTyped(t *testing.T) {
 		{"format4-client-partition.jsonl", history.Hit{Pods: []int{0}, Direction: "both", StopsHolder: true, Links: []string{"client0->node0"}}, true, obs},
 		{"format4-clock-jump.jsonl", history.Hit{Nodes: []string{"node2"}, Jump: 600 * ms, BareMajority: true}, false, obs},
 		{"format4-minority-partition.jsonl", history.Hit{Nodes: []string{"node2"}, Direction: "both", Down: []string{"node2"}}, true, ""},
+		{"format4-failover.jsonl", history.Hit{Nodes: []string{"primary", "replica"}}, true, history.LeaseAssumed},
 		{"format4-slow-reply.jsonl", history.Hit{Delay: 450 * ms, Links: []string{"client0->node0", "client1->node0"}}, true, obs},
 	} {
 		h := load(t, c.file)
@@ -84,7 +85,13 @@ func TestOldWordsReadBackTyped(t *testing.T) {
 			t.Errorf("%s: judgment of op %d: %+v %+v", c.file, w.ID, j, j.Judged())
 		}
 	}
-	h := load(t, "format4-abandoned-fenced.jsonl")
+	h := load(t, "format4-failover.jsonl")
+	for _, e := range h.Events {
+		if e.Kind == history.Probe && (e.Probed() != history.Probed{Node: "replica"} || e.Value != 0) {
+			t.Errorf("the probe of the promoted replica: %+v, value %d", e.Probed(), e.Value)
+		}
+	}
+	h = load(t, "format4-abandoned-fenced.jsonl")
 	for _, e := range h.Events {
 		if e.Kind == history.Witness && e.Token == "1" && e.ServerOp() == history.ServerSet {
 			if a := e.ServerAct(); a.Node != "node0" || a.ServerKey != "order:1:fence" || a.Deadline != 86400000210773 {

@@ -15,7 +15,7 @@ import (
 // its own in a real program.
 func init() {
 	for _, k := range []string{"client-pause", "pod-crash", "abandoned-lease", "client-partition", "clock-jump",
-		"minority-partition", "slow-reply"} {
+		"minority-partition", "slow-reply", "failover"} {
 		history.RegisterFaultKind(k)
 	}
 }
