@@ -142,16 +142,16 @@ func (p *lineParser) windowField(name []byte, l *line) (bit uint64, ok bool) {
 	s := &p.s
 	switch string(name) {
 	case "fault":
-		l.Fault, ok = p.common()
+		l.win().Fault, ok = p.common()
 		return 1 << 11, ok
 	case "hit":
-		return 1 << 12, payload(p, &l.Hit, p.hitField)
+		return 1 << 12, payload(p, &l.win().Hit, p.hitField)
 	case "judgment":
-		return 1 << 13, payload(p, &l.Judgment, p.judgedField)
+		return 1 << 13, payload(p, &l.win().Judgment, p.judgedField)
 	case "probe":
-		return 1 << 14, payload(p, &l.Probe, p.probedField)
+		return 1 << 14, payload(p, &l.win().Probe, p.probedField)
 	case "witness":
-		return 1 << 15, payload(p, &l.Witness, p.actField)
+		return 1 << 15, payload(p, &l.win().Witness, p.actField)
 	case "targets":
 		return 1 << 16, p.strings(&l.Targets)
 	case "detail":

@@ -97,7 +97,10 @@ func TestAppendLineIsJSONMarshal(t *testing.T) {
 	for i := range 20000 {
 		l := line{Op: rng.Int64N(1 << 40), Phase: []string{phaseCall, phaseReturn, phasePoint}[rng.IntN(3)], T: rng.Int64N(1<<50) - 1<<20,
 			Kind: Kind(rng.IntN(len(kindNames))), Client: rng.IntN(20) - 1, Key: str(), Token: str(), Outcome: Outcome(rng.IntN(len(outcomeNames))),
-			Err: str(), Fault: str(), Detail: str()}
+			Err: str(), Detail: str()}
+		if rng.IntN(2) == 0 {
+			l.win().Fault = str()
+		}
 		if rng.IntN(2) == 0 {
 			l.Fence = rng.Uint64() >> rng.IntN(64)
 		}
@@ -147,15 +150,15 @@ func randomWindow(rng *rand.Rand, l *line, str func() string) {
 		for range rng.IntN(3) {
 			h.Pods = append(h.Pods, rng.IntN(300)-1)
 		}
-		l.Hit = h
+		l.win().Hit = h
 	}
 	if bit() {
-		l.Judgment = &Judged{Window: rng.Int64N(9) - 1, Exercised: bit(), Lease: str(), Detail: str()}
+		l.win().Judgment = &Judged{Window: rng.Int64N(9) - 1, Exercised: bit(), Lease: str(), Detail: str()}
 	}
 	if bit() {
-		l.Probe = &Probed{Node: str(), Exists: bit(), Value: str()}
+		l.win().Probe = &Probed{Node: str(), Exists: bit(), Value: str()}
 	}
 	if bit() {
-		l.Witness = &ServerAct{Node: str(), ServerKey: str(), Act: str(), Deadline: rng.Int64N(3) - 1}
+		l.win().Witness = &ServerAct{Node: str(), ServerKey: str(), Act: str(), Deadline: rng.Int64N(3) - 1}
 	}
 }

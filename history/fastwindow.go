@@ -114,8 +114,12 @@ func (p *lineParser) actField(name []byte, a *ServerAct) (bit uint64, ok bool) {
 
 // appendWindow appends l's payload as json.Marshal writes it (the fields
 // in the order of their structs, empty ones left out).
-func appendWindow(b []byte, l line) []byte {
-	if h := l.Hit; h != nil {
+func appendWindow(b []byte, w *Window) []byte {
+	if w == nil {
+		return b
+	}
+	b = jsonl.StringOmitEmpty(b, `,"fault":`, w.Fault)
+	if h := w.Hit; h != nil {
 		b = append(b, `,"hit":{`...)
 		n := len(b)
 		b = jsonl.Ints(b, `,"pods":`, h.Pods)
@@ -131,18 +135,18 @@ func appendWindow(b []byte, l line) []byte {
 		b = jsonl.Strings(b, `,"links":`, h.Links)
 		b = closeObject(b, n)
 	}
-	if j := l.Judgment; j != nil {
+	if j := w.Judgment; j != nil {
 		b = jsonl.Int(b, `,"judgment":{"window":`, j.Window)
 		b = jsonl.BoolOmitEmpty(b, `,"exercised":`, j.Exercised)
 		b = jsonl.StringOmitEmpty(b, `,"lease":`, j.Lease)
 		b = append(jsonl.StringOmitEmpty(b, `,"detail":`, j.Detail), '}')
 	}
-	if o := l.Probe; o != nil {
+	if o := w.Probe; o != nil {
 		b = jsonl.String(b, `,"probe":{"node":`, o.Node)
 		b = jsonl.BoolOmitEmpty(b, `,"exists":`, o.Exists)
 		b = append(jsonl.StringOmitEmpty(b, `,"value":`, o.Value), '}')
 	}
-	if a := l.Witness; a != nil {
+	if a := w.Witness; a != nil {
 		b = jsonl.String(b, `,"witness":{"node":`, a.Node)
 		b = jsonl.StringOmitEmpty(b, `,"server_key":`, a.ServerKey)
 		b = jsonl.String(b, `,"act":`, a.Act)

@@ -18,7 +18,7 @@ type Judgment struct {
 	// LeaseAssumed (none could: the TTL from the acquire's return), or ""
 	// (the danger does not depend on a lease's end).
 	Lease string `json:"lease,omitempty"`
-	// Of is the judged window itself (its targets and span), for writing
+	// Of is the judged window itself (what it hit and its span), for writing
 	// the judgment and deciding when it is due; empty on a judgment read
 	// back from a history.
 	Of Event `json:"-"`

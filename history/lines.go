@@ -36,8 +36,7 @@ func appendLine(b []byte, l line) (_ []byte, ok bool) {
 		b = jsonl.String(b, `,"outcome":`, outcomeNames[l.Outcome])
 	}
 	b = jsonl.StringOmitEmpty(b, `,"error":`, l.Err)
-	b = jsonl.StringOmitEmpty(b, `,"fault":`, l.Fault)
-	b = appendWindow(b, l)
+	b = appendWindow(b, l.Window)
 	b = jsonl.Strings(b, `,"targets":`, l.Targets)
 	b = jsonl.StringOmitEmpty(b, `,"detail":`, l.Detail)
 	return append(b, '}'), true

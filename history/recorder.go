@@ -30,12 +30,10 @@ type line struct {
 	Value   *int64  `json:"value,omitempty"`
 	Outcome Outcome `json:"outcome,omitempty"`
 	Err     string  `json:"error,omitempty"`
-	// The window's payload (window.go).
-	Fault    string     `json:"fault,omitempty"`
-	Hit      *Hit       `json:"hit,omitempty"`
-	Judgment *Judged    `json:"judgment,omitempty"`
-	Probe    *Probed    `json:"probe,omitempty"`
-	Witness  *ServerAct `json:"witness,omitempty"`
+	// *Window is the window's payload (window.go), its fields the
+	// line's: one pointer, nil on operations (a block of lines holds a
+	// million of them). A loaded event keeps it as its own.
+	*Window
 	// Targets and Detail are how formats 1 to 4 wrote the payload
 	// (legacy.go): read from those, never written.
 	Targets []string `json:"targets,omitempty"`
@@ -50,18 +48,24 @@ func callLine(e *Event, phase string) line {
 		v := e.Value
 		l.Value = &v
 	}
-	if w := e.Window; w != nil {
-		l.Fault, l.Hit, l.Judgment, l.Probe, l.Witness = w.Fault, w.Hit, w.Judgment, w.Probe, w.Witness
-	}
+	l.Window = e.Window
 	return l
 }
 
-// window is the payload a line carries (nil: none).
-func (l *line) window() *Window {
-	if l.Fault == "" && l.Hit == nil && l.Judgment == nil && l.Probe == nil && l.Witness == nil {
-		return nil
+// win is the line's payload, made on its first field.
+func (l *line) win() *Window {
+	if l.Window == nil {
+		l.Window = &Window{}
 	}
-	return &Window{Fault: l.Fault, Hit: l.Hit, Judgment: l.Judgment, Probe: l.Probe, Witness: l.Witness}
+	return l.Window
+}
+
+// fault is the line's fault kind ("" for none).
+func (l *line) fault() string {
+	if l.Window == nil {
+		return ""
+	}
+	return l.Window.Fault
 }
 
 const (

@@ -4,7 +4,7 @@ import (
 	"sort"
 )
 
-// What a witness event's Detail names: the server's act on the key (set,
+// What a witness event's ServerAct.Act names: the server's act on the key (set,
 // expire, del, expired, evicted), what the witness found on connecting
 // (present, absent), or the witness's own sight of the node (blind,
 // watching). The words are backend.KeyOp's; history does not import it.
