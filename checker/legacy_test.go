@@ -5,22 +5,25 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/lockchaos/lockchaos/history"
 )
 
-// Histories of formats 1 to 4 (testdata: recorded by the lockchaos of
-// their day, windows and judgments as words) load into format 5's typed
+// Histories of formats 1 to 4 (testdata, and testdata/formats: recorded
+// by the lockchaos of their day, windows and judgments as words) load into format 5's typed
 // fields, and mean the same once written as format 5: the events read
 // back equal, and the checker's report is the same, word for word.
 func TestOldFormatsCheckTheSameAsFormat5(t *testing.T) {
 	files, _ := filepath.Glob("testdata/*.jsonl")
+	older, _ := filepath.Glob("testdata/formats/*.jsonl")
+	files = append(files, older...)
 	formats := map[int]bool{}
 	elapsed := regexp.MustCompile(`"elapsed_ns":\d+`)
 	for _, f := range files {
-		old := load(t, filepath.Base(f))
+		old := load(t, strings.TrimPrefix(filepath.ToSlash(f), "testdata/"))
 		formats[old.Header.Format] = true
 		path := filepath.Join(t.TempDir(), "h.jsonl")
 		if err := history.WriteFile(path, old); err != nil {
@@ -56,14 +59,14 @@ func TestOldWordsReadBackTyped(t *testing.T) {
 		exercised bool
 		lease     string
 	}{
-		{"format3-pod-crash.jsonl", history.Hit{Pods: []int{5}, StopsHolder: true, Abandons: true, Restart: 200 * ms}, true, ""},
-		{"format4-pod-crash.jsonl", history.Hit{Pods: []int{5}, StopsHolder: true, Abandons: true, Restart: 200 * ms}, true, obs},
-		{"format4-abandoned-fenced.jsonl", history.Hit{Pods: []int{4}, StopsHolder: true, Abandons: true}, true, obs},
-		{"format4-client-partition.jsonl", history.Hit{Pods: []int{0}, Direction: "both", StopsHolder: true, Links: []string{"client0->node0"}}, true, obs},
-		{"format4-clock-jump.jsonl", history.Hit{Nodes: []string{"node2"}, Jump: 600 * ms, BareMajority: true}, false, obs},
-		{"format4-minority-partition.jsonl", history.Hit{Nodes: []string{"node2"}, Direction: "both", Down: []string{"node2"}}, true, ""},
-		{"format4-failover.jsonl", history.Hit{Nodes: []string{"primary", "replica"}}, true, history.LeaseAssumed},
-		{"format4-slow-reply.jsonl", history.Hit{Delay: 450 * ms, Links: []string{"client0->node0", "client1->node0"}}, true, obs},
+		{"formats/format3-pod-crash.jsonl", history.Hit{Pods: []int{5}, StopsHolder: true, Abandons: true, Restart: 200 * ms}, true, ""},
+		{"formats/format4-pod-crash.jsonl", history.Hit{Pods: []int{5}, StopsHolder: true, Abandons: true, Restart: 200 * ms}, true, obs},
+		{"formats/format4-abandoned-fenced.jsonl", history.Hit{Pods: []int{4}, StopsHolder: true, Abandons: true}, true, obs},
+		{"formats/format4-client-partition.jsonl", history.Hit{Pods: []int{0}, Direction: "both", StopsHolder: true, Links: []string{"client0->node0"}}, true, obs},
+		{"formats/format4-clock-jump.jsonl", history.Hit{Nodes: []string{"node2"}, Jump: 600 * ms, BareMajority: true}, false, obs},
+		{"formats/format4-minority-partition.jsonl", history.Hit{Nodes: []string{"node2"}, Direction: "both", Down: []string{"node2"}}, true, ""},
+		{"formats/format4-failover.jsonl", history.Hit{Nodes: []string{"primary", "replica"}}, true, history.LeaseAssumed},
+		{"formats/format4-slow-reply.jsonl", history.Hit{Delay: 450 * ms, Links: []string{"client0->node0", "client1->node0"}}, true, obs},
 	} {
 		h := load(t, c.file)
 		var w, j *history.Event
@@ -85,13 +88,13 @@ func TestOldWordsReadBackTyped(t *testing.T) {
 			t.Errorf("%s: judgment of op %d: %+v %+v", c.file, w.ID, j, j.Judged())
 		}
 	}
-	h := load(t, "format4-failover.jsonl")
+	h := load(t, "formats/format4-failover.jsonl")
 	for _, e := range h.Events {
 		if e.Kind == history.Probe && (e.Probed() != history.Probed{Node: "replica"} || e.Value != 0) {
 			t.Errorf("the probe of the promoted replica: %+v, value %d", e.Probed(), e.Value)
 		}
 	}
-	h = load(t, "format4-abandoned-fenced.jsonl")
+	h = load(t, "formats/format4-abandoned-fenced.jsonl")
 	for _, e := range h.Events {
 		if e.Kind == history.Witness && e.Token == "1" && e.ServerOp() == history.ServerSet {
 			if a := e.ServerAct(); a.Node != "node0" || a.ServerKey != "order:1:fence" || a.Deadline != 86400000210773 {

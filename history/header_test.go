@@ -158,6 +158,8 @@ func TestEveryHeaderARecorderWritesLoads(t *testing.T) {
 		}
 	}
 	files, _ := filepath.Glob("../checker/testdata/*.jsonl")
+	older, _ := filepath.Glob("../checker/testdata/formats/*.jsonl")
+	files = append(files, older...)
 	if len(files) < 10 {
 		t.Fatalf("%d testdata histories, want the checker's", len(files))
 	}
