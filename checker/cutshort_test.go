@@ -13,9 +13,10 @@ import (
 // start, and value set at t (ms) with its deadline (ms).
 func (b *lb) witnessed(value string, t, deadline float64) *lb {
 	b.add(history.Event{Kind: history.Witness, Client: -1, Call: 0, Return: 0, Outcome: history.Ok,
-		Window: history.NewWindow("", []string{"node0"}, history.WitnessWatches)})
-	return b.add(history.Event{Kind: history.Witness, Client: -1, Key: "order:1", Token: value, Value: ms(deadline),
-		Call: ms(t), Return: ms(t), Outcome: history.Ok, Window: history.NewWindow("", []string{"node0"}, history.ServerSet)})
+		Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: history.WitnessWatches})})
+	return b.add(history.Event{Kind: history.Witness, Client: -1, Key: "order:1", Token: value,
+		Call: ms(t), Return: ms(t), Outcome: history.Ok,
+		Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: history.ServerSet, Deadline: ms(deadline)})})
 }
 
 // A cell cut short (a decisive violation ends it) before the crashed

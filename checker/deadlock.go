@@ -12,7 +12,7 @@ import (
 // (its pod crashed, its worker hung, it was cut off: from the moment its
 // fault window opened), another pod that keeps trying acquires the key
 // within the recovery bound. The moments are the windows that stop a
-// holder (history.StopsHolder) whose pod held a key when they opened; a
+// holder (history.Hit.StopsHolder) whose pod held a key when they opened; a
 // moment counts only if another pod tried for the key afterwards and the
 // cell ran past the bound (or the key was acquired again).
 

@@ -63,7 +63,7 @@ func dfCases() []dfCase {
 			why: "nobody was still trying order:1 when the 660 ms bound had passed"},
 		{name: "a partition (no abandon) is cut off; its hold runs on",
 			h: newLB(crashHeader()).acq(3, k, 100, 101, ok).
-				window("client-partition", 410, 900, "client3", history.StopsHolder).
+				window("client-partition", 410, 900, history.Hit{Pods: []int{3}, StopsHolder: true}).
 				tries(k, 420, 700, 40, 1, 2).point(history.Lost, 3, k, 710, "").
 				acq(2, k, 720, 721, ok).rel(2, k, 760, 761, ok).
 				rel(3, k, 950, 951, refused).done(),
@@ -72,7 +72,7 @@ func dfCases() []dfCase {
 				After: 311 * time.Millisecond, Judged: true}},
 		{name: "the restarted pod re-acquires: a recovery",
 			h: newLB(crashHeader()).acq(3, k, 100, 101, ok).
-				window("pod-crash", 410, 610, "client3", history.StopsHolder, history.RestartTarget+"200ms").
+				window("pod-crash", 410, 610, history.Hit{Pods: []int{3}, StopsHolder: true, Restart: 200 * time.Millisecond}).
 				point(history.Abandon, 3, k, 411, history.Crashed).
 				tries(k, 420, 700, 40, 1).acq(3, k, 715, 720, ok).rel(3, k, 760, 761, ok).done(),
 			status: checker.Pass, judged: 1,
@@ -80,7 +80,7 @@ func dfCases() []dfCase {
 				After: 310 * time.Millisecond, Judged: true}},
 		{name: "an abandoned lease never freed: stuck",
 			h: newLB(crashHeader()).acq(3, k, 100, 101, ok).
-				window("abandoned-lease", 410, 412, "client3", history.StopsHolder).
+				window("abandoned-lease", 410, 412, history.Hit{Pods: []int{3}, StopsHolder: true}).
 				point(history.Abandon, 3, k, 411, history.Abandoned).
 				tries(k, 420, 1990, 30, 1).end(2000).done(),
 			status: checker.Fail, judged: 1,
@@ -89,7 +89,7 @@ func dfCases() []dfCase {
 			sentence: "client 3 hung (its lease abandoned) at 0.410 s holding order:1 (TTL 300 ms); client 1 kept trying"},
 		{name: "the stopped pod held nothing: not judged",
 			h: newLB(crashHeader()).acq(3, k, 100, 101, ok).rel(3, k, 300, 301, ok).
-				window("pod-crash", 410, 412, "client3", history.StopsHolder).
+				window("pod-crash", 410, 412, history.Hit{Pods: []int{3}, StopsHolder: true}).
 				tries(k, 420, 1990, 30, 1).end(2000).done(),
 			status: checker.Pass, judged: 0,
 			rc:  checker.Recovery{Client: 3, Cause: checker.CutOff, By: -1},
@@ -212,7 +212,7 @@ func TestLivenessGroupVerdict(t *testing.T) {
 func TestRecoveryFigures(t *testing.T) {
 	h := crashed().tries("order:1", 420, 700, 40, 1).acq(1, "order:1", 710, 711, history.Ok).
 		acq(4, "order:2", 100, 101, history.Ok).
-		window("pod-crash", 800, 801, "client4", history.StopsHolder).
+		window("pod-crash", 800, 801, history.Hit{Pods: []int{4}, StopsHolder: true}).
 		point(history.Abandon, 4, "order:2", 800.5, history.Crashed).
 		tries("order:2", 810, 2990, 50, 2).end(3000).done()
 	lv := check(t, h).Liveness
@@ -234,7 +234,7 @@ func TestDeadlockFreeFromAbandonsAndIndefiniteAcquires(t *testing.T) {
 	ok, ind := history.Ok, history.Indefinite
 	crash := func() *lb {
 		return newLB(crashHeader()).acq(3, k, 100, 101, ok).
-			window("pod-crash", 410, 412, "client3", history.StopsHolder, history.AbandonsTarget).
+			window("pod-crash", 410, 412, history.Hit{Pods: []int{3}, StopsHolder: true, Abandons: true}).
 			point(history.Abandon, 3, k, 411, history.Crashed)
 	}
 	for _, c := range []struct {
@@ -248,7 +248,7 @@ func TestDeadlockFreeFromAbandonsAndIndefiniteAcquires(t *testing.T) {
 	}{
 		{name: "the next lease abandoned",
 			h: newLB(crashHeader()).acq(3, k, 100, 101, ok).
-				window("abandoned-lease", 410, 445, "client3", history.StopsHolder, history.AbandonsTarget).
+				window("abandoned-lease", 410, 445, history.Hit{Pods: []int{3}, StopsHolder: true, Abandons: true}).
 				rel(3, k, 420, 421, ok).acq(2, k, 425, 426, ok).rel(2, k, 430, 431, ok).
 				acq(3, k, 440, 441, ok).point(history.Abandon, 3, k, 442, history.Abandoned).
 				tries(k, 450, 1990, 30, 1, 2).end(2000).done(),

@@ -42,7 +42,7 @@ func evidenceHistory(overlap bool) *history.History {
 	for i, lease := range []string{history.LeaseObserved, history.LeaseAssumed, ""} {
 		at := int64(300 + 100*i)
 		w := history.Event{Kind: history.Fault, Client: -1, Call: ms(at), Return: ms(at + 50), Outcome: history.Ok,
-			Window: history.NewWindow("gc-pause", []string{"client0"}, "")}
+			Window: history.FaultWindow("gc-pause", history.Hit{Pods: []int{0}})}
 		w.ID = add(w)
 		add(history.Judgment{Fault: "gc-pause", Window: w.ID, Exercised: lease != history.LeaseAssumed, Lease: lease, Of: w,
 			Detail: "judged"}.Event())

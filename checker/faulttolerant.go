@@ -3,15 +3,13 @@ package checker
 import (
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/history"
 )
 
 // fault-tolerant (liveness B): while a majority of the lock's nodes is up
-// (some were taken from every pod: history.DownTarget windows) and nobody
+// (some were taken from every pod: windows whose Hit has Down nodes) and nobody
 // holds a key, the pods that try for it get it within the bound. A key is
 // free when no hold on it is live and no lease a hold may have left
 // behind can still be on a node (a hold that ended without a release that
@@ -98,18 +96,8 @@ func (k *keyLive) ftWindow(w *history.Event, delta int, t int64) {
 // majorityUp reports whether n nodes with down of them down keep a majority.
 func majorityUp(n, down int) bool { return n-down > n/2 }
 
-// targetedPods are the pods a window targets as "clientN".
-func targetedPods(w *history.Event) []int {
-	var out []int
-	for _, t := range w.Targets() {
-		if n, ok := strings.CutPrefix(t, "client"); ok {
-			if c, err := strconv.Atoi(n); err == nil && c >= 0 {
-				out = append(out, c)
-			}
-		}
-	}
-	return out
-}
+// targetedPods are the pods a window acted on.
+func targetedPods(w *history.Event) []int { return w.Hit().Pods }
 
 // ftJudged marks the span open as judged: an eligible pod tried with a
 // majority of the nodes up.

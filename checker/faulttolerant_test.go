@@ -33,7 +33,7 @@ func ftCases() []ftCase {
 	const k = "order:1"
 	ok, refused, indefinite := history.Ok, history.Refused, history.Indefinite
 	node2 := func(nodes int, within time.Duration, to float64) *lb {
-		return newLB(downHeader(nodes, within)).window("minority-partition", 400, to, "down=node2")
+		return newLB(downHeader(nodes, within)).window("minority-partition", 400, to, history.Hit{Down: []string{"node2"}})
 	}
 	// lostThenTries: client 1's hold ends at 0.5 s with end; others try
 	// until client 2 gets the key at 1.26 s.
@@ -54,14 +54,14 @@ func ftCases() []ftCase {
 			status: checker.Pass, judged: 1, share: 778.0 / 1200, stretch: ms(420)},
 		{name: "a lock that needs every node: no window outlasts the bound, but nobody acquires in most of them",
 			h: node2(3, 0, 800).tries(k, 420, 790, 50, 1, 4).
-				window("minority-partition", 1400, 1800, "down=node2").tries(k, 1420, 1790, 50, 1, 4).
-				window("minority-partition", 2400, 2800, "down=node2").tries(k, 2420, 2790, 50, 1, 4).done(),
+				window("minority-partition", 1400, 1800, history.Hit{Down: []string{"node2"}}).tries(k, 1420, 1790, 50, 1, 4).
+				window("minority-partition", 2400, 2800, history.Hit{Down: []string{"node2"}}).tries(k, 2420, 2790, 50, 1, 4).done(),
 			status: checker.Fail, judged: 3, share: 1140.0 / 1200, stretch: ms(420),
 			sentence: "over 3 node-down span(s) from 0.400 s to 2.800 s, with a majority of the lock's nodes up and no " +
 				"lease left behind for 1.200 s (key by key), pods tried for a free key and nobody acquired it for 1.140 s of it, in stretches " +
 				"of 81 ms or more: 95%, over the 50% limit"},
 		{name: "a single-node lock whose node is down: not applicable",
-			h: newLB(downHeader(1, 0)).window("node-restart", 400, 1000, "down=node0").
+			h: newLB(downHeader(1, 0)).window("node-restart", 400, 1000, history.Hit{Down: []string{"node0"}}).
 				acq(1, k, 420, 670, indefinite).acq(2, k, 680, 930, indefinite).done(),
 			status: checker.Pass, judged: 0, share: -1,
 			note: "nothing to judge; not applicable in 1 window(s): node0 down, 0 of 1 lock node up, no majority"},
@@ -79,16 +79,16 @@ func ftCases() []ftCase {
 			}),
 			status: checker.Pass, judged: 1, share: 350.0 / 1200, stretch: ms(910)},
 		{name: "a pod a window targets is not the lock's to serve",
-			h: node2(3, 0, 1600).window("pod-pause", 400, 1600, "client2").
+			h: node2(3, 0, 1600).window("pod-pause", 400, 1600, history.Hit{Pods: []int{2}}).
 				tries(k, 420, 1500, 50, 2).done(),
 			status: checker.Pass, judged: 0, share: -1, note: "no pod tried"},
 		{name: "the lock's node count unknown",
 			h:      node2(0, 0, 1600).tries(k, 420, 1500, 50, 1).done(),
 			status: checker.Pass, judged: 0, share: -1, note: "node count is unknown"},
 		{name: "overlapping windows: judged while a majority was up; two nodes down at once is not applicable",
-			h: newLB(downHeader(3, 0)).window("minority-partition", 400, 800, "down=node1").
-				window("minority-partition", 600, 1000, "down=node2").
-				window("node-restart", 1200, 1400, "down=node1", "down=node2").
+			h: newLB(downHeader(3, 0)).window("minority-partition", 400, 800, history.Hit{Down: []string{"node1"}}).
+				window("minority-partition", 600, 1000, history.Hit{Down: []string{"node2"}}).
+				window("node-restart", 1200, 1400, history.Hit{Down: []string{"node1", "node2"}}).
 				tries(k, 410, 1390, 50, 1).done(),
 			status: checker.Pass, judged: 1, share: 380.0 / 400, stretch: ms(410),
 			note: "not applicable in 1 window(s): node1 and node2 down, 1 of 3 lock nodes up, no majority"},

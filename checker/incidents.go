@@ -54,8 +54,8 @@ func windowsOf(evs []history.Event, moment map[int64]string) []history.Event {
 		case history.Fault:
 			windows = append(windows, e)
 		case history.Exercised:
-			if e.Outcome == history.Ok {
-				moment[e.Value] = e.Detail()
+			if j := e.Judged(); j.Exercised {
+				moment[j.Window] = j.Detail
 			}
 		}
 	}
@@ -134,7 +134,7 @@ func incidentsFrom(ms []mark, windows []history.Event, moment map[int64]string, 
 				continue
 			}
 			byWindow[w.ID] = len(out)
-			cause := fmt.Sprintf("%s at %s (%s)", w.Fault(), history.Seconds(w.Call), strings.Join(w.Targets(), ", "))
+			cause := fmt.Sprintf("%s at %s (%s)", w.Fault(), history.Seconds(w.Call), strings.Join(w.Hit().Words(), ", "))
 			if s := moment[w.ID]; s != "" {
 				cause = s
 			}

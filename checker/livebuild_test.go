@@ -51,9 +51,9 @@ func (b *lb) point(k history.Kind, c int, key string, t float64, why string) *lb
 	return b.add(history.Event{Kind: k, Client: c, Key: key, Call: ms(t), Return: ms(t), Outcome: history.Ok, Err: why})
 }
 
-func (b *lb) window(fault string, call, ret float64, targets ...string) *lb {
+func (b *lb) window(fault string, call, ret float64, hit history.Hit) *lb {
 	return b.add(history.Event{Kind: history.Fault, Client: -1, Call: ms(call), Return: ms(ret), Outcome: history.Ok,
-		Window: history.NewWindow(fault, targets, "")})
+		Window: history.FaultWindow(fault, hit)})
 }
 
 // tries adds refused attempts by the clients in turn, every step ms from
@@ -95,6 +95,6 @@ func crashHeader() history.Header {
 func crashed() *lb {
 	return newLB(crashHeader()).
 		acq(3, "order:1", 100, 101, history.Ok).
-		window("pod-crash", 410, 412, "client3", history.StopsHolder).
+		window("pod-crash", 410, 412, history.Hit{Pods: []int{3}, StopsHolder: true}).
 		point(history.Abandon, 3, "order:1", 411, history.Crashed)
 }

@@ -64,7 +64,7 @@ func liveShaped(n, keys int, s liveShape) *history.History {
 		cycles[k]++
 		if s.down && k == 0 && cycles[k]%livePeriod == 0 && t > downUntil {
 			downUntil = t + 1000
-			b.window("minority-partition", t, downUntil, "down=node2")
+			b.window("minority-partition", t, downUntil, history.Hit{Down: []string{"node2"}})
 		}
 		lat := 0.1 + rng.Float64()*0.2
 		if t < downUntil {
@@ -102,7 +102,7 @@ func liveShaped(n, keys int, s liveShape) *history.History {
 // 20 ms and gets the key a TTL later, or (stuck) never: the retries then
 // come at the history's end. It returns when the key's next cycle starts.
 func crashAndRetry(b *lb, key string, c, other int, t float64, stuck bool, rng *rand.Rand) float64 {
-	b.window("pod-crash", t, t+1, fmt.Sprintf("client%d", c), history.StopsHolder, history.AbandonsTarget)
+	b.window("pod-crash", t, t+1, history.Hit{Pods: []int{c}, StopsHolder: true, Abandons: true})
 	b.point(history.Abandon, c, key, t+0.5, history.Crashed)
 	if stuck {
 		return t

@@ -2,7 +2,6 @@ package checker
 
 import (
 	"cmp"
-	"slices"
 
 	"github.com/lockchaos/lockchaos/history"
 )
@@ -158,7 +157,7 @@ type keyLive struct {
 	inflight map[int64]attempt
 	moments  []*moment // deadlock-free: stopped holders not yet resolved
 	// abandoning are the open windows that stop their pod through an
-	// abandon (history.AbandonsTarget), by pod.
+	// abandon (history.Hit.Abandons), by pod.
 	abandoning map[int]*history.Event
 	ft         ftState
 }
@@ -323,7 +322,7 @@ func (k *keyLive) handle(p *point) {
 func (k *keyLive) windowOpened(p *point) {
 	w := &k.l.windows[p.w]
 	if x, ok := w.StoppedHolder(); ok {
-		if slices.Contains(w.Targets(), history.AbandonsTarget) {
+		if w.Hit().Abandons {
 			k.abandoning[x] = w // its moment starts at the pod's abandon
 		} else {
 			k.stopped(w, x)

@@ -2,7 +2,6 @@ package checker_test
 
 import (
 	"cmp"
-	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -168,7 +167,7 @@ func crashForGood(t *testing.T, h *history.History) {
 	}
 	kept = append(kept,
 		history.Event{Kind: history.Fault, Client: -1, Call: t0, Return: t0 + 1000, Outcome: history.Ok,
-			Window: history.NewWindow("pod-crash", []string{fmt.Sprintf("client%d", a.Client), history.StopsHolder, history.AbandonsTarget}, "")},
+			Window: history.FaultWindow("pod-crash", history.Hit{Pods: []int{a.Client}, StopsHolder: true, Abandons: true})},
 		history.Event{Kind: history.Abandon, Client: a.Client, Key: a.Key, Call: t0 + 500, Return: t0 + 500, Outcome: history.Ok,
 			Err: history.Crashed})
 	h.Events = kept

@@ -113,7 +113,7 @@ func TestPhantomLeaseQuietWhereNoPodWasToldAWrongNo(t *testing.T) {
 	s = newSrv(1, "node0").
 		op(history.Acquire, 1, "tokA", 0, 2, history.Ok).seen(history.ServerSet, "node0", "tokA", 1, 301)
 	s.add(history.Event{Kind: history.Witness, Client: -1, Key: "order:1", Token: "7", Call: 1 * msNs, Return: 1 * msNs,
-		Window: history.NewWindow("", []string{"node0", history.ServerKeyTarget + "order:1:fence"}, history.ServerSet)})
+		Window: history.WitnessWindow(history.ServerAct{Node: "node0", ServerKey: "order:1:fence", Act: history.ServerSet})})
 	s.op(history.Release, 1, "tokA", 50, 52, history.Ok).seen(history.ServerDel, "node0", "tokA", 51, 0).
 		op(history.Acquire, 2, "", 900, 905, history.Refused)
 	s.h.End = 2000 * msNs

@@ -15,10 +15,10 @@
 //   - fence-order: the resource never accepted a fence lower than one it
 //     had accepted (counted only where the resource checks fences).
 //   - deadlock-free: after a holder stopped (crashed, hung, cut off: a
-//     history.StopsHolder window), another pod that kept trying got the
+//     history.Hit.StopsHolder window), another pod that kept trying got the
 //     key within the recovery bound.
 //   - fault-tolerant: while a majority of the lock's nodes was up (some
-//     taken down: history.DownTarget windows) and a key was free, the
+//     taken down: history.Hit.Down windows) and a key was free, the
 //     pods that tried got it within the acquire bound.
 //
 // A liveness property judges only moments that happened (a holder

@@ -37,8 +37,9 @@ func (s *srvHist) seen(op, node, value string, at, deadline int64) *srvHist {
 	if op == history.WitnessWatches {
 		key = ""
 	}
-	return s.add(history.Event{Kind: history.Witness, Client: -1, Key: key, Token: value, Value: deadline * msNs,
-		Call: at * msNs, Return: at * msNs, Window: history.NewWindow("", []string{node}, op)})
+	return s.add(history.Event{Kind: history.Witness, Client: -1, Key: key, Token: value,
+		Call: at * msNs, Return: at * msNs,
+		Window: history.WitnessWindow(history.ServerAct{Node: node, Act: op, Deadline: deadline * msNs})})
 }
 
 func (s *srvHist) op(kind history.Kind, client int, tok string, call, ret int64, out history.Outcome) *srvHist {

@@ -81,63 +81,47 @@ func fastMessage(line []byte, m *message) bool {
 	*m = message{}
 	var s jsonl.Scanner
 	s.Reset(line)
-	if !s.Eat('{') {
-		return false
+	return s.Object(func(key []byte) (bit uint64, ok bool) { return messageField(&s, key, m) }) && s.End()
+}
+
+// messageField reads the value of m's field named key and returns its bit
+// (0: not one of message's).
+func messageField(s *jsonl.Scanner, key []byte, m *message) (bit uint64, ok bool) {
+	switch string(key) {
+	case "hello":
+		m.Hello, ok = s.String()
+		return 1 << 0, ok
+	case "version":
+		var n int64
+		n, ok = s.Int(strconv.IntSize)
+		m.Version = int(n)
+		return 1 << 1, ok
+	case "name":
+		m.Name, ok = s.String()
+		return 1 << 2, ok
+	case "id":
+		m.ID, ok = intRef(s)
+		return 1 << 3, ok
+	case "result":
+		m.Result, ok = s.String()
+		return 1 << 4, ok
+	case "lease":
+		m.Lease, ok = intRef(s)
+		return 1 << 5, ok
+	case "token":
+		m.Token, ok = s.String()
+		return 1 << 6, ok
+	case "fence":
+		m.Fence, ok = s.Uint(64)
+		return 1 << 7, ok
+	case "error":
+		m.Error, ok = s.String()
+		return 1 << 8, ok
+	case "lost":
+		m.Lost, ok = intRef(s)
+		return 1 << 9, ok
 	}
-	if s.Eat('}') {
-		return s.End()
-	}
-	var seen uint16
-	for {
-		key, ok := s.Key()
-		if !ok {
-			return false
-		}
-		var bit uint16
-		switch string(key) {
-		case "hello":
-			bit = 1 << 0
-			m.Hello, ok = s.String()
-		case "version":
-			var n int64
-			n, ok = s.Int(strconv.IntSize)
-			bit, m.Version = 1<<1, int(n)
-		case "name":
-			bit = 1 << 2
-			m.Name, ok = s.String()
-		case "id":
-			bit = 1 << 3
-			m.ID, ok = intRef(&s)
-		case "result":
-			bit = 1 << 4
-			m.Result, ok = s.String()
-		case "lease":
-			bit = 1 << 5
-			m.Lease, ok = intRef(&s)
-		case "token":
-			bit = 1 << 6
-			m.Token, ok = s.String()
-		case "fence":
-			bit = 1 << 7
-			m.Fence, ok = s.Uint(64)
-		case "error":
-			bit = 1 << 8
-			m.Error, ok = s.String()
-		case "lost":
-			bit = 1 << 9
-			m.Lost, ok = intRef(&s)
-		default:
-			return false
-		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if s.Eat(',') {
-			continue
-		}
-		return s.Eat('}') && s.End()
-	}
+	return 0, false
 }
 
 // intRef reads an int64 for a field whose absence the message must tell

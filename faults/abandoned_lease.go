@@ -45,7 +45,7 @@ func (f AbandonedLease) Inject(ctx context.Context, env *Env) error {
 	if err != nil {
 		return nil // the cell ended first
 	}
-	end := env.window(f.Name(), podTarget(pod), history.StopsHolder, history.AbandonsTarget)
+	end := env.window(f.Name(), history.Hit{Pods: []int{pod}, StopsHolder: true, Abandons: true})
 	defer end()
 	if _, err := env.Pods.Abandon(ctx, pod); err != nil {
 		return nil // the cell ended before the worker hung

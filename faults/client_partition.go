@@ -69,8 +69,8 @@ func (f ClientPartition) Inject(ctx context.Context, env *Env) (err error) {
 		return err
 	}
 	// Cut off, the holder cannot release: deadlock-free is judged from here.
-	targets := append([]string{podTarget(pod), directionTarget(f.Direction), history.StopsHolder}, linkNames(links)...)
-	defer env.window(f.Name(), targets...)()
+	hit := history.Hit{Pods: []int{pod}, Direction: direction(f.Direction), StopsHolder: true, Links: linkNames(links)}
+	defer env.window(f.Name(), hit)()
 	wait.Sleep(ctx, time.Until(at.Add(f.Work)))
 	return nil
 }

@@ -47,7 +47,7 @@ func (f ClientPause) Inject(ctx context.Context, env *Env) error {
 	}
 	env.Pods.Pause(pod)
 	defer env.Pods.Resume(pod)
-	defer env.window(f.Name(), podTarget(pod))()
+	defer env.window(f.Name(), podHit(pod))()
 	wait.Sleep(ctx, f.Pause)
 	return nil
 }

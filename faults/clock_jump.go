@@ -3,7 +3,6 @@ package faults
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -61,7 +60,7 @@ func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
 	nodes := env.Deployment.Nodes()
 	n := nodes[f.next%len(nodes)]
 	f.next++
-	targets := []string{jumpTarget + f.Jump.String()}
+	hit := history.Hit{Jump: f.Jump}
 	if len(nodes) > 2 {
 		// Look for a bare majority for a few TTLs; a lock that always
 		// writes every node gets the round-robin node instead, so the rest
@@ -74,7 +73,7 @@ func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
 		}
 		if found {
 			n = bare
-			targets = append(targets, bareMajorityTarget)
+			hit.BareMajority = true
 		}
 	}
 	if _, _, err := env.Pods.Holder(ctx, env.Rand); err != nil {
@@ -84,7 +83,8 @@ func (f *ClockJump) Inject(ctx context.Context, env *Env) error {
 	if !ok {
 		return fmt.Errorf("%w: node %s cannot move its clock on this backend", backend.ErrNoClockShim, n.Name())
 	}
-	end := env.window(f.Name(), append([]string{n.Name()}, targets...)...)
+	hit.Nodes = []string{n.Name()}
+	end := env.window(f.Name(), hit)
 	defer end()
 	if err := cn.ShiftClock(f.Jump); err != nil {
 		return err
@@ -121,22 +121,16 @@ func (f *ClockJump) bareMajorityNode(ctx context.Context, env *Env) (backend.Red
 	return nil, false
 }
 
-// jumpTarget prefixes a clock jump among a window's targets.
-const jumpTarget = history.JumpTarget
-
-// bareMajorityTarget marks a jump on a node of a holder's bare majority:
-// on a quorum lock only such a jump can leave the holder a minority.
-const bareMajorityTarget = "bare-majority"
-
 // jumpedUnder is clock-jump's danger: a forward jump made a live lease's
 // key lapse early on the node (the jump was longer than what the lease had
 // left) and another pod tried for the key before it was due to lapse. A
 // jump back cannot end a lease early; it is judged by whether a lease was
 // live to be stretched.
 func jumpedUnder(w history.Event, v *View) (int64, string, bool) {
-	jump, _ := w.TargetDuration(jumpTarget)
-	node := w.Targets()[0]
-	if v.Nodes > 2 && jump > 0 && !slices.Contains(w.Targets(), bareMajorityTarget) {
+	jump, node := w.Hit().Jump, w.Node()
+	// Only a jump on a node of a holder's bare majority (Hit.BareMajority)
+	// can leave a quorum lock's holder a minority.
+	if v.Nodes > 2 && jump > 0 && !w.Hit().BareMajority {
 		// The holder's key was on every node (or none was found on a bare
 		// majority in time): one jumped node leaves it a majority.
 		return w.Call, fmt.Sprintf("%s's clock jumped, but no holder was on a bare majority of the %d nodes: one "+

@@ -74,17 +74,18 @@ func (f Failover) Inject(ctx context.Context, env *Env) error {
 	if _, err := env.Pods.NextAcquire(ctx); err != nil {
 		return nil
 	}
-	return failOver(ctx, env, f.Name())
+	return failOver(ctx, env, f.Name(), history.Hit{})
 }
 
 // failOver kills the primary, promotes the replica, probes it for the
 // cell's keys, moves the service address to it, lets the clients work a
 // TTL, and brings the old primary back as the replica: one window named
 // fault over primary and replica (and any extra targets).
-func failOver(ctx context.Context, env *Env, fault string, extra ...string) error {
+func failOver(ctx context.Context, env *Env, fault string, hit history.Hit) error {
 	c := env.Deployment
 	old := c.Primary()
-	end := env.window(fault, append([]string{old.Name(), c.Replica().Name()}, extra...)...)
+	hit.Nodes = []string{old.Name(), c.Replica().Name()}
+	end := env.window(fault, hit)
 	defer end()
 	if err := old.Kill(); err != nil {
 		return err
@@ -145,7 +146,7 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			if h.Key != e.Key || v.dueOf(h, e.Call).at <= e.Call {
 				continue
 			}
-			if e.Value == 0 {
+			if !e.Probed().Exists {
 				return e.Call, fmt.Sprintf("the promoted replica lacked %s at %s while %s believed it held it (acquired at %s, %s)",
 					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), v.dueText(h, e.Call)), true
 			}
@@ -156,7 +157,7 @@ func lostOnPromotion(w history.Event, v *View) (int64, string, bool) {
 			// primary): the holder's key is gone all the same. Compared
 			// only when the value is a token the history knows, as locks
 			// store different things.
-			if found := e.Detail(); h.Token != "" && found != h.Token && tokens[found] {
+			if found := e.Probed().Value; h.Token != "" && found != h.Token && tokens[found] {
 				return e.Call, fmt.Sprintf("the promoted replica had an older lease's key for %s at %s, not the one "+
 					"%s believed it held (acquired at %s, %s)",
 					e.Key, secs(e.Call), clientText(h.Client), secs(h.Start), v.dueText(h, e.Call)), true

@@ -63,9 +63,9 @@ type Env struct {
 	TTL time.Duration
 	// Rand is seeded from the run's seed: a schedule replays exactly.
 	Rand *rand.Rand
-	// Window records a fault window as it opens; calling the returned
-	// function closes it. Nil records nothing.
-	Window func(fault string, targets []string) (end func())
+	// Window records a fault window as it opens, with what it hit;
+	// calling the returned function closes it. Nil records nothing.
+	Window func(fault string, hit history.Hit) (end func())
 	// Keys are the cell's lock keys, for faults that probe nodes.
 	Keys []string
 	// Probe records what a fault observed on a node: whether key exists
@@ -73,11 +73,11 @@ type Env struct {
 	Probe func(node, key, value string, exists bool)
 }
 
-func (e *Env) window(fault string, targets ...string) func() {
+func (e *Env) window(fault string, hit history.Hit) func() {
 	if e.Window == nil {
 		return func() {}
 	}
-	return e.Window(fault, targets)
+	return e.Window(fault, hit)
 }
 
 // Fault is one kind of misbehaviour, built for a cell. Inject waits for its

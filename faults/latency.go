@@ -65,7 +65,7 @@ func (f Latency) Inject(ctx context.Context, env *Env) (err error) {
 	if err := eachLink(links, func(l *netfault.Link) error { return l.Latency(f.Direction, f.Latency, f.Jitter) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), append([]string{podTarget(pod)}, linkNames(links)...)...)()
+	defer env.window(f.Name(), history.Hit{Pods: []int{pod}, Links: linkNames(links)})()
 	wait.Sleep(ctx, f.Duration)
 	return nil
 }

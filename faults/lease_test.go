@@ -9,8 +9,8 @@ import (
 
 // seen builds a witness event (times in ms; deadline 0: none).
 func seen(op, node, key, value string, at, deadline int64) history.Event {
-	return history.Event{Kind: history.Witness, Client: -1, Key: key, Token: value, Value: deadline * ms, Call: at * ms,
-		Return: at * ms, Outcome: history.Ok, Window: history.NewWindow("", []string{node}, op)}
+	return history.Event{Kind: history.Witness, Client: -1, Key: key, Token: value, Call: at * ms,
+		Return: at * ms, Outcome: history.Ok, Window: history.WitnessWindow(history.ServerAct{Node: node, Act: op, Deadline: deadline * ms})}
 }
 
 func tokAcquire(client int, key, tok string, call, ret int64) history.Event {
@@ -28,7 +28,7 @@ func TestObservedLeaseLongerThanTheTTLIsNotExercisedByAShorterPause(t *testing.T
 	evs := []history.Event{
 		seen(history.WitnessWatches, "node0", "", "", 0, 0),
 		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 501),
-		window("client-pause", 10, 460, "client1"),
+		window("client-pause", 10, 460, history.Hit{Pods: []int{1}}),
 		ev(history.Acquire, 2, "order:1", 320, 330, history.Refused),
 		ev(history.Acquire, 2, "order:1", 440, 450, history.Refused),
 		seen(history.ServerExpired, "node0", "order:1", "tokA", 520, 0),
@@ -61,7 +61,7 @@ func TestObservedLeaseEndExercisesAPauseThatOutlastsIt(t *testing.T) {
 	js := judge(t,
 		seen(history.WitnessWatches, "node0", "", "", 0, 0),
 		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 301),
-		window("client-pause", 10, 460, "client1"),
+		window("client-pause", 10, 460, history.Hit{Pods: []int{1}}),
 		ev(history.Acquire, 2, "order:1", 305, 310, history.Ok), seen(history.ServerExpired, "node0", "order:1", "tokA", 306, 0),
 	)
 	if len(js) != 1 || !js[0].Exercised || js[0].Lease != history.LeaseObserved {
@@ -79,7 +79,7 @@ func TestUnseenLeaseIsAssumedWithTheReason(t *testing.T) {
 	js := judge(t,
 		seen(history.WitnessWatches, "node0", "", "", 0, 0),
 		tokAcquire(1, "order:1", "tokA", 0, 2),
-		window("client-pause", 10, 460, "client1"),
+		window("client-pause", 10, 460, history.Hit{Pods: []int{1}}),
 		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
 	)
 	if len(js) != 1 || js[0].Lease != history.LeaseAssumed || !strings.Contains(js[0].Detail, "the witness saw no lease of client 1's") {
@@ -95,7 +95,7 @@ func TestRenewalsAfterTheWindowBeganAreTheLocksDefence(t *testing.T) {
 	js := judge(t,
 		seen(history.WitnessWatches, "node0", "", "", 0, 0),
 		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 301),
-		window("slow-holder", 10, 460, "client1"),
+		window("slow-holder", 10, 460, history.Hit{Pods: []int{1}}),
 		seen(history.ServerExpire, "node0", "order:1", "tokA", 101, 401),
 		seen(history.ServerExpire, "node0", "order:1", "tokA", 201, 501),
 		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
@@ -117,7 +117,7 @@ func TestAWindowOpenedBeforeTheWitnessHeardTheWrite(t *testing.T) {
 	js := judge(t,
 		seen(history.WitnessWatches, "node0", "", "", 0, 0),
 		tokAcquire(1, "order:1", "tokA", 0, 2),
-		window("slow-holder", 2, 452, "client1"),
+		window("slow-holder", 2, 452, history.Hit{Pods: []int{1}}),
 		seen(history.ServerSet, "node0", "order:1", "tokA", 3, 301),
 		seen(history.ServerExpire, "node0", "order:1", "tokA", 101, 401),
 		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
@@ -135,7 +135,7 @@ func TestNoExpiryAndLostSightSentences(t *testing.T) {
 	js := judge(t,
 		seen(history.WitnessWatches, "node0", "", "", 0, 0),
 		tokAcquire(1, "order:1", "tokA", 0, 2), seen(history.ServerSet, "node0", "order:1", "tokA", 1, 0),
-		window("client-partition", 10, 610, "client1", history.StopsHolder),
+		window("client-partition", 10, 610, history.Hit{Pods: []int{1}, StopsHolder: true}),
 		ev(history.Acquire, 2, "order:1", 305, 310, history.Refused),
 	)
 	if len(js) != 1 || js[0].Exercised || !strings.Contains(js[0].Detail, "with no expiry") ||
@@ -143,11 +143,11 @@ func TestNoExpiryAndLostSightSentences(t *testing.T) {
 		t.Errorf("no expiry: %+v", js)
 	}
 	lost := history.Event{Kind: history.Witness, Client: -1, Call: 3 * ms, Return: 3 * ms, Outcome: history.Ok, Err: "connection reset",
-		Window: history.NewWindow("", []string{"node0"}, history.WitnessBlind)}
+		Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: history.WitnessBlind})}
 	js = judge(t,
 		seen(history.WitnessWatches, "node0", "", "", 0, 0),
 		tokAcquire(1, "order:1", "tokA", 0, 2), lost,
-		window("client-pause", 10, 460, "client1"),
+		window("client-pause", 10, 460, history.Hit{Pods: []int{1}}),
 		ev(history.Acquire, 2, "order:1", 305, 310, history.Ok),
 	)
 	if len(js) != 1 || js[0].Lease != history.LeaseAssumed || !strings.Contains(js[0].Detail, "the witness lost sight of node0 at 0.003 s (connection reset)") {

@@ -3,7 +3,9 @@ package faults
 import (
 	"errors"
 	"fmt"
+	"time"
 
+	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/netfault"
 )
 
@@ -15,9 +17,6 @@ func linkNames(ls []*netfault.Link) []string {
 	}
 	return out
 }
-
-// podTarget names a pod in a fault window's targets.
-func podTarget(pod int) string { return fmt.Sprintf("client%d", pod) }
 
 // eachLink applies a fault to every link, stopping at the first error
 // (the caller's deferred healLinks undoes what was applied).
@@ -42,10 +41,16 @@ func healLinks(ls []*netfault.Link, err *error) {
 	*err = errors.Join(*err, errors.Join(errs...))
 }
 
-// directionTarget names a partition's direction among a window's targets.
-func directionTarget(d netfault.Direction) string {
+// podHit is the Hit of a window that acted on one pod.
+func podHit(pod int) history.Hit { return history.Hit{Pods: []int{pod}} }
+
+// jumpHit is the Hit of a window that moved a node's clock by jump.
+func jumpHit(jump time.Duration) history.Hit { return history.Hit{Jump: jump} }
+
+// direction is a partition's direction as its window's Hit says it.
+func direction(d netfault.Direction) string {
 	if d == "" {
 		d = netfault.Both
 	}
-	return "direction=" + string(d)
+	return string(d)
 }

@@ -65,11 +65,11 @@ func (f MinorityPartition) Inject(ctx context.Context, env *Env) (err error) {
 		return err
 	}
 	node := env.Deployment.Node(slot)
-	targets := []string{node.Name(), directionTarget(f.Direction)}
+	hit := history.Hit{Nodes: []string{node.Name()}, Direction: direction(f.Direction)}
 	if env.Deployment.LockNode(node) {
-		targets = append(targets, history.DownTarget+node.Name())
+		hit.Down = []string{node.Name()}
 	}
-	defer env.window(f.Name(), targets...)()
+	defer env.window(f.Name(), hit)()
 	wait.Sleep(ctx, f.Duration)
 	return nil
 }
@@ -83,7 +83,7 @@ func acquiredDuring(w history.Event, v *View) (int64, string, bool) {
 		}
 		if e.Kind == history.Acquire && e.Outcome == history.Ok && e.Call >= w.Call && e.Return <= w.Return {
 			return e.Return, fmt.Sprintf("%s acquired %s at %s while %s was cut off",
-				clientText(e.Client), e.Key, secs(e.Return), w.Targets()[0]), true
+				clientText(e.Client), e.Key, secs(e.Return), w.Node()), true
 		}
 	}
 	return w.Call, "no acquire succeeded while the node was cut off", false

@@ -66,11 +66,11 @@ func (f *NodeRestart) Inject(ctx context.Context, env *Env) error {
 	nodes := env.Deployment.Nodes()
 	n := nodes[f.next%len(nodes)]
 	f.next++
-	targets := []string{n.Name()}
+	hit := history.Hit{Nodes: []string{n.Name()}}
 	if env.Deployment.LockNode(n) {
-		targets = append(targets, history.DownTarget+n.Name())
+		hit.Down = []string{n.Name()}
 	}
-	end := env.window(f.Name(), targets...)
+	end := env.window(f.Name(), hit)
 	defer end()
 	if f.powerLoss {
 		pl, ok := n.(backend.PowerLossNode)
@@ -97,7 +97,7 @@ func (f *NodeRestart) Inject(ctx context.Context, env *Env) error {
 // loss", which may or may not have kept the key: the verdict tells).
 func restartedUnder(delayed bool, how string) Danger {
 	return func(w history.Event, v *View) (int64, string, bool) {
-		node := w.Targets()[0]
+		node := w.Node()
 		if delayed && time.Duration(w.Return-w.Call) <= v.TTL {
 			return w.Call, fmt.Sprintf("%s was down %s, not past the %s", node, span(w.Call, w.Return), ttlText(v)), false
 		}
@@ -137,7 +137,7 @@ func (v *View) restartedNodes(fault string) int {
 	seen := map[string]bool{}
 	for _, e := range v.Events {
 		if e.Kind == history.Fault && e.Fault() == fault {
-			seen[e.Targets()[0]] = true
+			seen[e.Node()] = true
 		}
 	}
 	return max(1, len(seen))
@@ -153,7 +153,7 @@ func (v *View) restartsUnder(h hold, w history.Event) []string {
 			break
 		}
 		if e.Kind == history.Fault && e.Fault() == w.Fault() && !e.Open && e.Call >= h.AcquireCall && e.Return <= w.Return {
-			if n := e.Targets()[0]; !seen[n] {
+			if n := e.Node(); !seen[n] {
 				seen[n] = true
 				out = append(out, n)
 			}

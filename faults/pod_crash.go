@@ -69,11 +69,11 @@ func (f PodCrash) crashHolder(ctx context.Context, env *Env) (again bool) {
 	if err != nil {
 		return false // the cell ended first
 	}
-	targets := []string{podTarget(pod), history.StopsHolder, history.AbandonsTarget}
+	hit := history.Hit{Pods: []int{pod}, StopsHolder: true, Abandons: true}
 	if f.Restart > 0 {
-		targets = append(targets, fmt.Sprintf("%s%v", history.RestartTarget, f.Restart))
+		hit.Restart = f.Restart
 	}
-	end := env.window(f.Name(), targets...)
+	end := env.window(f.Name(), hit)
 	defer end()
 	key, err := env.Pods.Crash(ctx, pod)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/lockchaos/lockchaos/history"
 )
 
 // otherPods is Pods under a name of its own: embedded, its field does not
@@ -46,7 +48,7 @@ func TestPodCrashStrikesAgainAfterAMiss(t *testing.T) {
 		pods := &releasingPods{alive: c.alive, misses: c.misses}
 		windows := 0
 		env := &Env{Pods: pods, TTL: 300 * time.Millisecond, Rand: rand.New(rand.NewPCG(1, 2)),
-			Window: func(string, []string) func() { windows++; return func() {} }}
+			Window: func(string, history.Hit) func() { windows++; return func() {} }}
 		if err := (PodCrash{}).Inject(context.Background(), env); err != nil {
 			t.Fatal(err)
 		}

@@ -69,5 +69,5 @@ func (f *ReplicaClockSkew) Inject(ctx context.Context, env *Env) error {
 		return nil
 	}
 	wait.Sleep(ctx, 5*time.Millisecond)
-	return failOver(ctx, env, f.Name(), jumpTarget+f.Skew.String())
+	return failOver(ctx, env, f.Name(), jumpHit(f.Skew))
 }

@@ -101,7 +101,7 @@ func (f *SentinelFailover) Inject(ctx context.Context, env *Env) error {
 			return nil
 		}
 	}
-	end := env.window(f.Name(), old.Name(), replica.Name())
+	end := env.window(f.Name(), history.Hit{Nodes: []string{old.Name(), replica.Name()}})
 	defer end()
 	// Whatever the side proxy still holds back is lost with the primary, as
 	// writes in a dying primary's replication buffer are.
@@ -164,7 +164,7 @@ func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
 				granted = "was granted it"
 			}
 			return probe.Call, fmt.Sprintf("%s asked the cut-off primary for %s at %s and %s; the Sentinels promoted %s at %s",
-				clientText(e.Client), e.Key, secs(e.Call), granted, probe.Targets()[0], secs(probe.Call)), true
+				clientText(e.Client), e.Key, secs(e.Call), granted, probe.Node(), secs(probe.Call)), true
 		}
 		return w.Call, "no pod asked the cut-off primary for a lock before the Sentinels promoted the replica", false
 	}
@@ -177,7 +177,7 @@ func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
 			tokens = v.tokens()
 		}
 		return probe.Call, fmt.Sprintf("the Sentinels promoted %s at %s while %s believed it held %s (acquired at %s, %s): %s",
-			probe.Targets()[0], secs(probe.Call), clientText(h.Client), h.Key, secs(h.Start), v.dueText(h, probe.Call),
+			probe.Node(), secs(probe.Call), clientText(h.Client), h.Key, secs(h.Start), v.dueText(h, probe.Call),
 			keyFound(probe, h, tokens)), true
 	}
 	return w.Call, "no pod held a lease from the old primary when the Sentinels promoted the replica", false
@@ -185,8 +185,8 @@ func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
 
 // keyFound says what the promoted replica had of h's key.
 func keyFound(probe history.Event, h hold, tokens map[string]bool) string {
-	switch found := probe.Detail(); {
-	case probe.Value == 0:
+	switch found := probe.Probed().Value; {
+	case !probe.Probed().Exists:
 		return "it lacked the key"
 	case h.Token != "" && found != h.Token && tokens[found]:
 		return "it had an older lease's key, not this one"

@@ -44,7 +44,7 @@ func (SlowHolder) Name() string { return "slow-holder" }
 // Inject implements Fault.
 func (f SlowHolder) Inject(ctx context.Context, env *Env) error {
 	if pod, at, ok := env.Pods.AwaitSlow(ctx, f.Work); ok {
-		defer env.window(f.Name(), podTarget(pod))()
+		defer env.window(f.Name(), history.Hit{Pods: []int{pod}})()
 		wait.Sleep(ctx, time.Until(at.Add(f.Work)))
 	}
 	return nil

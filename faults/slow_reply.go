@@ -82,15 +82,12 @@ func (f SlowReply) Inject(ctx context.Context, env *Env) (err error) {
 	if err := eachLink(links, func(l *netfault.Link) error { return l.Latency(netfault.Downstream, f.Delay, 0) }); err != nil {
 		return err
 	}
-	defer env.window(f.Name(), append([]string{delayTarget + f.Delay.String()}, linkNames(links)...)...)()
+	defer env.window(f.Name(), history.Hit{Delay: f.Delay, Links: linkNames(links)})()
 	wctx, cancel := context.WithTimeout(ctx, f.MaxWait)
 	defer cancel()
 	_, _ = env.Pods.AwaitAcquireHolding(wctx, f.Work)
 	return nil
 }
-
-// delayTarget prefixes the reply delay among a slow-reply window's targets.
-const delayTarget = history.DelayTarget
 
 // lateWinner is slow-reply's danger: the reply to an acquire that may have
 // taken effect (ok, or no definite answer) was held back past the TTL. An
@@ -99,7 +96,7 @@ const delayTarget = history.DelayTarget
 // caller gave up before the reply came (a lock that gives up in time is
 // one that survived it).
 func lateWinner(w history.Event, v *View) (int64, string, bool) {
-	delay, _ := w.TargetDuration(delayTarget)
+	delay := w.Hit().Delay
 	for _, e := range v.Events {
 		if e.Call > w.Return {
 			break

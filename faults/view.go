@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/history"
@@ -92,14 +91,10 @@ func (v *View) tried(key string, except int, from, to int64) (history.Event, boo
 	return history.Event{}, false
 }
 
-// podOf returns the pod a window targets ("clientN"), if any.
+// podOf returns the pod a window acted on, if any.
 func podOf(w history.Event) (int, bool) {
-	for _, t := range w.Targets() {
-		if n, ok := strings.CutPrefix(t, "client"); ok && !strings.Contains(n, "->") {
-			if i, err := strconv.Atoi(n); err == nil {
-				return i, true
-			}
-		}
+	if p := w.Hit().Pods; len(p) > 0 {
+		return p[0], true
 	}
 	return 0, false
 }

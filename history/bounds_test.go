@@ -150,7 +150,7 @@ func TestRecorderClipsLongTexts(t *testing.T) {
 	op := rec.Invoke(history.Event{Kind: history.Acquire, Client: 0, Key: "k"})
 	op.Return(history.Result{Outcome: history.Indefinite, Err: errors.New(huge)})
 	rec.Point(history.Event{Kind: history.Exercised, Client: -1, Outcome: history.Refused,
-		Window: history.NewWindow("client-pause", nil, huge)})
+		Window: &history.Window{Fault: "client-pause", Judgment: &history.Judged{Detail: huge}}})
 	if _, err := rec.Close(); err != nil {
 		t.Fatal(err)
 	}

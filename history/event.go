@@ -12,16 +12,14 @@ package history
 import (
 	"errors"
 	"fmt"
-	"slices"
-	"strconv"
-	"strings"
 	"time"
 )
 
 // FormatVersion is written in every header. Load reads it and versions 1
 // (before evidence events), 2 (before abandon events and the liveness
-// bounds) and 3 (before witness events), and refuses others.
-const FormatVersion = 4
+// bounds), 3 (before witness events) and 4 (windows, judgments, probes
+// and witness events as strings: legacy.go), and refuses others.
+const FormatVersion = 5
 
 // ErrMalformed is wrapped by every Load error that points at a line.
 var ErrMalformed = errors.New("history: malformed")
@@ -40,11 +38,11 @@ const (
 	Lost                    // the lock told its holder the lease is gone (a point in time)
 	Fault                   // a fault window: Call is its start, Return its end
 	// Exercised judges one fault window against its kind's dangerous
-	// moment (a point): ok if the danger happened, refused if not; Value
-	// is the window's op id, Detail says what happened in words.
+	// moment (a point): its Judged payload says whether the danger
+	// happened, which window, and what happened in words.
 	Exercised
-	// Probe is a fact a fault observed on a node (a point): Key exists
-	// there when Value is 1, is missing when 0.
+	// Probe is a fact a fault observed on a node (a point, its Probed
+	// payload): whether Key exists there, and its value.
 	Probe
 	// Abandon is a holder that will never release its lease (a point):
 	// its pod crashed (Err Crashed) or its worker hung (Err Abandoned)
@@ -55,9 +53,8 @@ const (
 	Abandon
 	// Witness is what the server did to a lock key, as the witness on
 	// its node saw it (a point; see witness.go): Key is the workload's
-	// key, Token the value on the server, Value the key's deadline on
-	// this clock (0: none), the targets the node (and the server's name
-	// for the key when it differs), Detail the server's act.
+	// key, Token the value on the server, its ServerAct payload the
+	// node, the act and the key's deadline on this clock.
 	Witness
 )
 
@@ -174,121 +171,17 @@ type Event struct {
 	Key    string `json:"key,omitempty"`
 	Token  string `json:"token,omitempty"`
 	Fence  uint64 `json:"fence,omitempty"`
+	// Value is the protected resource's value a Read returned or a
+	// Write wrote; 0 on every other kind (a judgment's window, a probe's
+	// find and a witness's deadline are in their payloads).
 	Value  int64  `json:"value,omitempty"`
 	Call   int64  `json:"call"`   // ns since run start
 	Return int64  `json:"return"` // ns since run start; for a missing return, the history's end
 	Err    string `json:"error,omitempty"`
-	// Window holds what only fault windows, judgments and probes carry;
-	// nil on operations, so a million of them do not each carry 56 empty
-	// bytes. Read it through Fault, Targets and Detail (nil-safe).
+	// Window holds what only fault windows, judgments, probes and
+	// witness events carry (window.go); nil on operations. Read it
+	// through Fault, Hit, Judged, Probed and ServerAct (nil-safe).
 	*Window
-}
-
-// Window is the part of an event only fault windows (Kind Fault),
-// judgments (Exercised) and probes fill in.
-type Window struct {
-	Fault   string   `json:"fault,omitempty"`   // fault name, for Kind Fault
-	Targets []string `json:"targets,omitempty"` // what a fault hit (links, nodes, clients)
-	Detail  string   `json:"detail,omitempty"`  // a plain sentence (exercised judgments)
-}
-
-// NewWindow returns a Window, or nil when every field is empty (an
-// operation's).
-func NewWindow(fault string, targets []string, detail string) *Window {
-	if fault == "" && len(targets) == 0 && detail == "" {
-		return nil
-	}
-	return &Window{Fault: fault, Targets: targets, Detail: detail}
-}
-
-// Fault is the fault's name ("" for operations).
-func (e Event) Fault() string {
-	if e.Window == nil {
-		return ""
-	}
-	return e.Window.Fault
-}
-
-// Targets is what a fault hit ("" for operations).
-func (e Event) Targets() []string {
-	if e.Window == nil {
-		return nil
-	}
-	return e.Window.Targets
-}
-
-// Prefixes of the targets a window carries a duration in.
-const (
-	DelayTarget   = "delay="   // slow-reply: how long replies were held back
-	JumpTarget    = "jump="    // clock faults: how far a node's clock moved
-	RestartTarget = "restart=" // pod-crash: how long the pod stayed dead before it restarted
-)
-
-// Targets that say what a window did to the lock's liveness; the checker
-// reads them (it never imports the fault kinds).
-const (
-	// StopsHolder marks a window after whose start the targeted pod
-	// ("clientN") can no longer release the lock it held then (a crash, a
-	// hung worker, a partition): deadlock-free is judged from the
-	// window's start.
-	StopsHolder = "stops-holder"
-	// AbandonsTarget marks a StopsHolder window that stops its pod
-	// through an Abandon event (a crash, a hang): deadlock-free is judged
-	// from that event, for the hold it abandoned, which may begin after
-	// the window opened (a hung worker abandons its next lease).
-	AbandonsTarget = "abandons"
-	// DownTarget prefixes a lock node taken from every pod for the
-	// window ("down=node1": killed, or cut off from all): fault-tolerant
-	// is judged while a majority of the lock's nodes is still up.
-	DownTarget = "down="
-)
-
-// StoppedHolder returns the pod a StopsHolder window stopped.
-func (e Event) StoppedHolder() (int, bool) {
-	if e.Kind != Fault || !slices.Contains(e.Targets(), StopsHolder) {
-		return 0, false
-	}
-	for _, t := range e.Targets() {
-		if n, ok := strings.CutPrefix(t, "client"); ok && !strings.Contains(n, "->") {
-			if i, err := strconv.Atoi(n); err == nil {
-				return i, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// DownNodes returns the lock nodes a window took from every pod.
-func (e Event) DownNodes() []string {
-	var out []string
-	for _, t := range e.Targets() {
-		if n, ok := strings.CutPrefix(t, DownTarget); ok {
-			out = append(out, n)
-		}
-	}
-	return out
-}
-
-// TargetDuration reads a duration a window carries among its targets as
-// prefix+duration ("delay=450ms", "jump=-600ms"); ok false when it has
-// none.
-func (e Event) TargetDuration(prefix string) (time.Duration, bool) {
-	for _, t := range e.Targets() {
-		if d, ok := strings.CutPrefix(t, prefix); ok {
-			if dur, err := time.ParseDuration(d); err == nil {
-				return dur, true
-			}
-		}
-	}
-	return 0, false
-}
-
-// Detail is a judgment's sentence ("" for operations).
-func (e Event) Detail() string {
-	if e.Window == nil {
-		return ""
-	}
-	return e.Window.Detail
 }
 
 // Header is the first line of a history file.
@@ -400,7 +293,7 @@ func (e Event) Validate() error {
 	if !clientless(e.Kind) && e.Key == "" {
 		return fmt.Errorf("%s without a key", e.Kind)
 	}
-	if e.Kind == Witness && len(e.Targets()) == 0 {
+	if e.Kind == Witness && e.ServerAct().Node == "" {
 		return fmt.Errorf("witness event without a node")
 	}
 	return nil

@@ -31,31 +31,10 @@ func (p *lineParser) parse(b []byte, l *line) error {
 	*l = line{}
 	s := &p.s
 	s.Reset(b)
-	if !s.Eat('{') {
+	if !s.Object(func(name []byte) (uint64, bool) { return p.field(name, l) }) {
 		return errSlowPath
 	}
-	if s.Eat('}') {
-		return p.end()
-	}
-	var seen uint16
-	for {
-		name, ok := s.Key()
-		if !ok {
-			return errSlowPath
-		}
-		bit, ok := p.field(name, l)
-		if !ok || seen&bit != 0 {
-			return errSlowPath
-		}
-		seen |= bit
-		if s.Eat(',') {
-			continue
-		}
-		if s.Eat('}') {
-			return p.end()
-		}
-		return errSlowPath
-	}
+	return p.end()
 }
 
 func (p *lineParser) end() error {
@@ -103,7 +82,7 @@ func (p *lineParser) errText() (string, bool) {
 
 // field reads the value of the field named name into l, and returns the
 // field's bit (0 for a name it does not know, with ok false).
-func (p *lineParser) field(name []byte, l *line) (bit uint16, ok bool) {
+func (p *lineParser) field(name []byte, l *line) (bit uint64, ok bool) {
 	s := &p.s
 	switch string(name) {
 	case "op":
@@ -153,41 +132,55 @@ func (p *lineParser) field(name []byte, l *line) (bit uint16, ok bool) {
 	case "error":
 		l.Err, ok = p.errText()
 		return 1 << 10, ok
+	}
+	return p.windowField(name, l)
+}
+
+// windowField reads the fields of a window's payload (window.go), and
+// those formats 1 to 4 wrote it in (legacy.go).
+func (p *lineParser) windowField(name []byte, l *line) (bit uint64, ok bool) {
+	s := &p.s
+	switch string(name) {
 	case "fault":
-		l.Fault, ok = p.common()
+		l.win().Fault, ok = p.common()
 		return 1 << 11, ok
+	case "hit":
+		return 1 << 12, payload(p, &l.win().Hit, p.hitField)
+	case "judgment":
+		return 1 << 13, payload(p, &l.win().Judgment, p.judgedField)
+	case "probe":
+		return 1 << 14, payload(p, &l.win().Probe, p.probedField)
+	case "witness":
+		return 1 << 15, payload(p, &l.win().Witness, p.actField)
 	case "targets":
-		return 1 << 12, p.targets(l)
+		return 1 << 16, p.strings(&l.Targets)
 	case "detail":
 		l.Detail, ok = s.String()
-		return 1 << 13, ok
+		return 1 << 17, ok
 	}
 	return 0, false
 }
 
-// targets reads a list of strings, or null.
-func (p *lineParser) targets(l *line) bool {
-	s := &p.s
-	if s.Null() {
+// payload reads one of a window's payloads, or null (none).
+func payload[T any](p *lineParser, into **T, field func(name []byte, v *T) (uint64, bool)) bool {
+	if p.s.Null() {
 		return true
 	}
-	if !s.Eat('[') {
-		return false
-	}
-	if s.Eat(']') {
+	v := new(T)
+	*into = v
+	return p.s.Object(func(name []byte) (uint64, bool) { return field(name, v) })
+}
+
+// strings reads a list of strings that repeat across lines, or null (nil,
+// where [] is empty, as encoding/json has them).
+func (p *lineParser) strings(into *[]string) bool {
+	if p.s.Null() {
 		return true
 	}
-	for {
-		t, ok := s.String()
-		if !ok {
-			return false
-		}
-		l.Targets = append(l.Targets, t)
-		if s.Eat(']') {
-			return true
-		}
-		if !s.Eat(',') {
-			return false
-		}
-	}
+	*into = []string{}
+	return p.s.Array(func() bool {
+		v, ok := p.common()
+		*into = append(*into, v)
+		return ok
+	})
 }

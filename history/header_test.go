@@ -14,12 +14,14 @@ import (
 // The fault kinds this test binary knows, as the faults package registers
 // its own in a real program.
 func init() {
-	history.RegisterFaultKind("client-pause")
-	history.RegisterFaultKind("pod-crash")
+	for _, k := range []string{"client-pause", "pod-crash", "abandoned-lease", "client-partition", "clock-jump",
+		"minority-partition", "slow-reply", "failover"} {
+		history.RegisterFaultKind(k)
+	}
 }
 
 // validHeader is a header as a recorder writes it today, every field set.
-const validHeader = `{"format":4,"scenario":"gc-pause","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z",` +
+const validHeader = `{"format":5,"scenario":"gc-pause","lock":"token","seed":1,"start":"2026-01-01T00:00:00Z",` +
 	`"clients":2,"keys":["order:1"],"fencing":"off","nodes":1,"faults":["client-pause"],"ttl_ns":300000000,` +
 	`"lock_nodes":1,"recover_within_ns":660000000,"acquire_within_ns":600000000,` +
 	`"floor":{"min_exercised":3,"min_cycles":20,"max_indefinite":0.5},"backend":"sim","simulated":true,"extra":{"ttl":"300ms"}}`
@@ -49,7 +51,7 @@ func TestHeaderFieldsAreValidated(t *testing.T) {
 		"ttl negative":          {field(`"ttl_ns":300000000`, `"ttl_ns":-1`), "ttl_ns -1: a lease time must be positive"},
 		"recover negative":      {field(`"recover_within_ns":660000000`, `"recover_within_ns":-5`), "recover_within_ns -5 is negative"},
 		"acquire negative":      {field(`"acquire_within_ns":600000000`, `"acquire_within_ns":-5`), "acquire_within_ns -5 is negative"},
-		"unknown fault kind":    {field(`"faults":["client-pause"]`, `"faults":["client-pause","teleport"]`), `unknown fault kind "teleport" (valid: client-pause, pod-crash`},
+		"unknown fault kind":    {field(`"faults":["client-pause"]`, `"faults":["client-pause","teleport"]`), `unknown fault kind "teleport" (valid: abandoned-lease, client-partition, client-pause, clock-jump`},
 		"clients huge":          {field(`"clients":2`, `"clients":2000000000`), "clients 2000000000 out of range 0..10000"},
 		"clients exponent":      {field(`"clients":2`, `"clients":2e9`), "cannot unmarshal number 2e9"},
 		"nodes huge":            {field(`"nodes":1`, `"nodes":1000000000`), "nodes 1000000000 out of range 0..64"},
@@ -62,7 +64,7 @@ func TestHeaderFieldsAreValidated(t *testing.T) {
 		"duplicate nested":      {field(`"min_cycles":20`, `"min_cycles":20,"min_cycles":0`), `name "min_cycles" given twice`},
 		"invalid utf-8":         {field(`"scenario":"gc-pause"`, "\"scenario\":\"gc\xff\""), "invalid UTF-8 at byte"},
 		"lone surrogate escape": {field(`"scenario":"gc-pause"`, `"scenario":"gc\ud800"`), `is half a UTF-16 surrogate pair`},
-		"format zero":           {field(`"format":4`, `"format":0`), "format 0, this lockchaos reads formats 1 to 4"},
+		"format zero":           {field(`"format":5`, `"format":0`), "format 0, this lockchaos reads formats 1 to 5"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			_, err := history.Load(strings.NewReader(c.header+"\n"+validBody), "h.jsonl")
@@ -156,6 +158,8 @@ func TestEveryHeaderARecorderWritesLoads(t *testing.T) {
 		}
 	}
 	files, _ := filepath.Glob("../checker/testdata/*.jsonl")
+	older, _ := filepath.Glob("../checker/testdata/formats/*.jsonl")
+	files = append(files, older...)
 	if len(files) < 10 {
 		t.Fatalf("%d testdata histories, want the checker's", len(files))
 	}

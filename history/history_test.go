@@ -26,7 +26,7 @@ func record(t *testing.T, path string) (*history.Recorder, *history.Op) {
 	w := rec.Invoke(history.Event{Kind: history.Write, Client: 0, Key: "k", Fence: 3, Value: 42})
 	w.Return(history.Result{Outcome: history.Indefinite, Err: errors.New("i/o timeout")})
 	rec.Point(history.Event{Kind: history.Lost, Client: 0, Key: "k"})
-	f := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Window: &history.Window{Fault: "latency", Targets: []string{"client0->node0"}}})
+	f := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Window: history.FaultWindow("latency", history.Hit{Pods: []int{0}, Links: []string{"client0->node0"}})})
 	f.Return(history.Result{Outcome: history.Ok})
 	now := rec.Now()
 	rec.Record(history.Event{Kind: history.Renew, Client: 1, Key: "k", Call: now - 10, Return: now, Outcome: history.Refused})

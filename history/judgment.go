@@ -1,10 +1,5 @@
 package history
 
-import (
-	"slices"
-	"strings"
-)
-
 // Judgment is one fault window judged against its kind's dangerous moment:
 // what the faults package decides from a history and writes back into it
 // as an Exercised event, and what the checker reads back from that event
@@ -23,30 +18,20 @@ type Judgment struct {
 	// LeaseAssumed (none could: the TTL from the acquire's return), or ""
 	// (the danger does not depend on a lease's end).
 	Lease string `json:"lease,omitempty"`
-	// Of is the judged window itself (its targets and span), for writing
+	// Of is the judged window itself (what it hit and its span), for writing
 	// the judgment and deciding when it is due; empty on a judgment read
 	// back from a history.
 	Of Event `json:"-"`
 }
 
-// Event is the judgment as a history event: ok if the window reached its
-// dangerous moment, refused if not; Value is the window's op id.
+// Event is the judgment as a history event: a point whose Judged
+// payload carries the verdict, the window's id and where the lease end
+// came from, beside the window's kind and what it hit.
 func (j Judgment) Event() Event {
-	out := Refused
-	if j.Exercised {
-		out = Ok
-	}
-	targets := j.Of.Targets()
-	if j.Lease != "" {
-		targets = append(slices.Clip(targets), LeaseTarget+j.Lease)
-	}
-	return Event{Kind: Exercised, Client: -1, Value: j.Window, Outcome: out,
-		Window: NewWindow(j.Fault, targets, j.Detail)}
+	w := FaultWindow(j.Fault, j.Of.Hit())
+	w.Judgment = &Judged{Window: j.Window, Exercised: j.Exercised, Lease: j.Lease, Detail: j.Detail}
+	return Event{Kind: Exercised, Client: -1, Outcome: Ok, Window: w}
 }
-
-// LeaseTarget prefixes, among a judgment's targets, where its lease end
-// came from.
-const LeaseTarget = "lease="
 
 // Where a judgment's lease end came from (Judgment.Lease).
 const (
@@ -56,11 +41,6 @@ const (
 
 // JudgmentOf reads a judgment back from an Exercised event.
 func JudgmentOf(e Event) Judgment {
-	j := Judgment{Fault: e.Fault(), Window: e.Value, At: e.Call, Exercised: e.Outcome == Ok, Detail: e.Detail()}
-	for _, t := range e.Targets() {
-		if l, ok := strings.CutPrefix(t, LeaseTarget); ok {
-			j.Lease = l
-		}
-	}
-	return j
+	d := e.Judged()
+	return Judgment{Fault: e.Fault(), Window: d.Window, At: e.Call, Exercised: d.Exercised, Detail: d.Detail, Lease: d.Lease}
 }

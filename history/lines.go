@@ -36,17 +36,8 @@ func appendLine(b []byte, l line) (_ []byte, ok bool) {
 		b = jsonl.String(b, `,"outcome":`, outcomeNames[l.Outcome])
 	}
 	b = jsonl.StringOmitEmpty(b, `,"error":`, l.Err)
-	b = jsonl.StringOmitEmpty(b, `,"fault":`, l.Fault)
-	if len(l.Targets) > 0 {
-		b = append(b, `,"targets":[`...)
-		for i, t := range l.Targets {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = jsonl.AppendString(b, t)
-		}
-		b = append(b, ']')
-	}
+	b = appendWindow(b, l.Window)
+	b = jsonl.Strings(b, `,"targets":`, l.Targets)
 	b = jsonl.StringOmitEmpty(b, `,"detail":`, l.Detail)
 	return append(b, '}'), true
 }
@@ -70,24 +61,19 @@ func WriteFile(path string, h *History) error {
 	}
 	var ls []timed
 	for _, e := range h.Events {
-		v := e.Value
-		c := line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key, Token: e.Token,
-			Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()}
-		ls = append(ls, timed{e.Call, false, c})
+		ls = append(ls, timed{e.Call, false, callLine(&e, phaseCall)})
 		if !e.Open {
-			rv := e.Value
-			ls = append(ls, timed{e.Return, true, line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client,
-				Outcome: e.Outcome, Value: &rv, Token: e.Token, Fence: e.Fence, Err: e.Err}})
+			r := line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome, Token: e.Token,
+				Fence: e.Fence, Err: e.Err}
+			r.Value = callLine(&e, phaseReturn).Value
+			ls = append(ls, timed{e.Return, true, r})
 		}
 	}
-	// Lines in time order (calls before returns at equal times), as a
-	// recorder would have written them.
-	sort.SliceStable(ls, func(i, j int) bool {
-		if ls[i].t != ls[j].t {
-			return ls[i].t < ls[j].t
-		}
-		return !ls[i].ret && ls[j].ret
-	})
+	// Lines in time order, as a recorder would have written them; at
+	// equal times in the order of the events' ids (a client's return
+	// before its next call, each call before its own return): in virtual
+	// time a return and the next call often share their instant.
+	sort.SliceStable(ls, func(i, j int) bool { return ls[i].t < ls[j].t })
 	for _, l := range ls {
 		_ = enc.Encode(l.l)
 	}

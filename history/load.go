@@ -193,71 +193,102 @@ func (ld *loader) apply(l *line, n int) error {
 	}
 	switch l.Phase {
 	case phaseCall, phasePoint:
-		if _, dup := ld.byID.get(l.Op); dup || ld.earlier.has(l.Op) {
-			return ld.bad(n, "op %d invoked twice", l.Op)
-		}
-		if !ld.knownKey(l.Key) {
-			return ld.bad(n, "key %q is not one of the header's keys (%s)", l.Key, listKeys(ld.h.Header.Keys))
-		}
-		e := Event{ID: l.Op, Kind: l.Kind, Client: l.Client, Key: l.Key, Token: l.Token, Fence: l.Fence,
-			Call: l.T, Return: l.T, Window: NewWindow(l.Fault, l.Targets, l.Detail), Outcome: Indefinite, Open: true}
-		if l.Value != nil {
-			e.Value = *l.Value
-		}
-		if l.Phase == phasePoint {
-			e.Open, e.Outcome, e.Err = false, l.Outcome, l.Err
-			if e.Outcome == 0 {
-				e.Outcome = Ok
-			}
-		}
-		if err := e.Validate(); err != nil {
-			return ld.bad(n, "op %d: %v", l.Op, err)
-		}
-		if foreground(e.Kind) && l.Phase == phaseCall {
-			if f, busy := ld.inFlight[e.Client]; busy {
-				return ld.bad(n, "client %d calls op %d while its op %d (line %d) is still in flight: a client does "+
-					"one operation at a time", e.Client, l.Op, f.op, f.line)
-			}
-			ld.inFlight[e.Client] = flight{op: l.Op, line: n}
-		}
-		ld.byID.put(l.Op, len(ld.h.Events))
-		ld.h.Events = append(ld.h.Events, e)
+		return ld.applyCall(l, n)
 	case phaseReturn:
-		i, ok := ld.byID.get(l.Op)
-		if !ok {
-			return ld.bad(n, "return for op %d that was never invoked", l.Op)
-		}
-		e := &ld.h.Events[i]
-		if !e.Open {
-			return ld.bad(n, "op %d returned twice", l.Op)
-		}
-		// A return line repeats its call's client (and names no other
-		// key): one that differs was written for some other operation.
-		if l.Client != e.Client {
-			return ld.bad(n, "op %d returns on client %d, but client %d called it", l.Op, l.Client, e.Client)
-		}
-		if l.Key != "" && l.Key != e.Key {
-			return ld.bad(n, "op %d returns on key %q, but was called on key %q", l.Op, l.Key, e.Key)
-		}
-		if f, ok := ld.inFlight[e.Client]; ok && f.op == l.Op {
-			delete(ld.inFlight, e.Client)
-		}
-		e.Open, e.Return, e.Outcome, e.Err = false, l.T, l.Outcome, l.Err
-		if l.Value != nil {
-			e.Value = *l.Value
-		}
-		if l.Token != "" {
-			e.Token = l.Token
-		}
-		if l.Fence != 0 {
-			e.Fence = l.Fence
-		}
-		if err := e.Validate(); err != nil {
-			return ld.bad(n, "op %d: %v", l.Op, err)
-		}
-	default:
-		return ld.bad(n, "unknown phase %q (want call, return or point)", l.Phase)
+		return ld.applyReturn(l, n)
 	}
+	return ld.bad(n, "unknown phase %q (want call, return or point)", l.Phase)
+}
+
+// applyCall adds the event a call or point line begins.
+func (ld *loader) applyCall(l *line, n int) error {
+	if _, dup := ld.byID.get(l.Op); dup || ld.earlier.has(l.Op) {
+		return ld.bad(n, "op %d invoked twice", l.Op)
+	}
+	if !ld.knownKey(l.Key) {
+		return ld.bad(n, "key %q is not one of the header's keys (%s)", l.Key, listKeys(ld.h.Header.Keys))
+	}
+	e := Event{ID: l.Op, Kind: l.Kind, Client: l.Client, Key: l.Key, Token: l.Token, Fence: l.Fence,
+		Call: l.T, Return: l.T, Window: l.Window, Outcome: Indefinite, Open: true}
+	if l.Value != nil {
+		e.Value = *l.Value
+	}
+	if l.Phase == phasePoint {
+		e.Open, e.Outcome, e.Err = false, l.Outcome, l.Err
+		if e.Outcome == 0 {
+			e.Outcome = Ok
+		}
+	}
+	if err := ld.typed(&e, l); err != nil {
+		return ld.bad(n, "op %d: %v", l.Op, err)
+	}
+	if err := e.Validate(); err != nil {
+		return ld.bad(n, "op %d: %v", l.Op, err)
+	}
+	if foreground(e.Kind) && l.Phase == phaseCall {
+		if f, busy := ld.inFlight[e.Client]; busy {
+			return ld.bad(n, "client %d calls op %d while its op %d (line %d) is still in flight: a client does "+
+				"one operation at a time", e.Client, l.Op, f.op, f.line)
+		}
+		ld.inFlight[e.Client] = flight{op: l.Op, line: n}
+	}
+	ld.byID.put(l.Op, len(ld.h.Events))
+	ld.h.Events = append(ld.h.Events, e)
+	return nil
+}
+
+// applyReturn completes the event a return line ends.
+func (ld *loader) applyReturn(l *line, n int) error {
+	i, ok := ld.byID.get(l.Op)
+	if !ok {
+		return ld.bad(n, "return for op %d that was never invoked", l.Op)
+	}
+	e := &ld.h.Events[i]
+	if !e.Open {
+		return ld.bad(n, "op %d returned twice", l.Op)
+	}
+	// A return line repeats its call's client (and names no other
+	// key): one that differs was written for some other operation.
+	if l.Client != e.Client {
+		return ld.bad(n, "op %d returns on client %d, but client %d called it", l.Op, l.Client, e.Client)
+	}
+	if l.Key != "" && l.Key != e.Key {
+		return ld.bad(n, "op %d returns on key %q, but was called on key %q", l.Op, l.Key, e.Key)
+	}
+	if f, ok := ld.inFlight[e.Client]; ok && f.op == l.Op {
+		delete(ld.inFlight, e.Client)
+	}
+	e.Open, e.Return, e.Outcome, e.Err = false, l.T, l.Outcome, l.Err
+	if l.Value != nil {
+		e.Value = *l.Value
+	}
+	if l.Token != "" {
+		e.Token = l.Token
+	}
+	if l.Fence != 0 {
+		e.Fence = l.Fence
+	}
+	if err := e.Validate(); err != nil {
+		return ld.bad(n, "op %d: %v", l.Op, err)
+	}
+	return nil
+}
+
+// typed gives e the typed payload of format 5: a line of formats 1 to 4
+// has its strings read into it (legacy.go); one of format 5 must not
+// carry them.
+func (ld *loader) typed(e *Event, l *line) error {
+	if ld.h.Header.Format > legacyFormat {
+		if l.Targets != nil || l.Detail != "" {
+			return fmt.Errorf("targets and detail are format %d's; format %d writes what a window hit as typed fields",
+				legacyFormat, FormatVersion)
+		}
+		return nil
+	}
+	if e.Window != nil && (e.Window.Hit != nil || e.Window.Judgment != nil || e.Window.Probe != nil || e.Window.Witness != nil) {
+		return fmt.Errorf("a format %d history with format %d's typed fields", ld.h.Header.Format, FormatVersion)
+	}
+	upgrade(e, l.fault(), l.Targets, l.Detail)
 	return nil
 }
 

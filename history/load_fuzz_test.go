@@ -21,7 +21,8 @@ import (
 // shapes the validation tests refuse.
 func FuzzLoad(f *testing.F) {
 	files, _ := filepath.Glob("../checker/testdata/*.jsonl")
-	for _, p := range files {
+	older, _ := filepath.Glob("../checker/testdata/formats/*.jsonl")
+	for _, p := range append(files, older...) {
 		if b, err := os.ReadFile(p); err == nil {
 			f.Add(b)
 		}

@@ -19,20 +19,53 @@ const FlushInterval = 50 * time.Millisecond
 // line is one JSONL record: an invocation ("call"), a completion
 // ("return"), or an instantaneous event ("point").
 type line struct {
-	Op      int64    `json:"op"`
-	Phase   string   `json:"phase"`
-	T       int64    `json:"t"`
-	Kind    Kind     `json:"kind,omitempty"`
-	Client  int      `json:"client"`
-	Key     string   `json:"key,omitempty"`
-	Token   string   `json:"token,omitempty"`
-	Fence   uint64   `json:"fence,omitempty"`
-	Value   *int64   `json:"value,omitempty"`
-	Outcome Outcome  `json:"outcome,omitempty"`
-	Err     string   `json:"error,omitempty"`
-	Fault   string   `json:"fault,omitempty"`
+	Op      int64   `json:"op"`
+	Phase   string  `json:"phase"`
+	T       int64   `json:"t"`
+	Kind    Kind    `json:"kind,omitempty"`
+	Client  int     `json:"client"`
+	Key     string  `json:"key,omitempty"`
+	Token   string  `json:"token,omitempty"`
+	Fence   uint64  `json:"fence,omitempty"`
+	Value   *int64  `json:"value,omitempty"`
+	Outcome Outcome `json:"outcome,omitempty"`
+	Err     string  `json:"error,omitempty"`
+	// *Window is the window's payload (window.go), its fields the
+	// line's: one pointer, nil on operations (a block of lines holds a
+	// million of them). A loaded event keeps it as its own.
+	*Window
+	// Targets and Detail are how formats 1 to 4 wrote the payload
+	// (legacy.go): read from those, never written.
 	Targets []string `json:"targets,omitempty"`
 	Detail  string   `json:"detail,omitempty"`
+}
+
+// callLine is the line of e's call (or point): its value only where it is
+// the resource's (the other kinds' payloads carry their own).
+func callLine(e *Event, phase string) line {
+	l := line{Op: e.ID, Phase: phase, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key, Token: e.Token, Fence: e.Fence}
+	if e.Kind == Read || e.Kind == Write || e.Value != 0 {
+		v := e.Value
+		l.Value = &v
+	}
+	l.Window = e.Window
+	return l
+}
+
+// win is the line's payload, made on its first field.
+func (l *line) win() *Window {
+	if l.Window == nil {
+		l.Window = &Window{}
+	}
+	return l.Window
+}
+
+// fault is the line's fault kind ("" for none).
+func (l *line) fault() string {
+	if l.Window == nil {
+		return ""
+	}
+	return l.Window.Fault
 }
 
 const (
@@ -119,9 +152,7 @@ func (r *Recorder) Invoke(e Event) *Op {
 	e.Return, e.Outcome, e.Open = e.Call, Indefinite, true
 	r.events = append(r.events, e)
 	r.bump(e.Call)
-	v := e.Value
-	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets()})
+	r.write(callLine(&e, phaseCall))
 	return &Op{r: r, idx: int(e.ID)}
 }
 
@@ -170,10 +201,9 @@ func (r *Recorder) Point(e Event) {
 	}
 	r.events = append(r.events, e)
 	r.bump(e.Call)
-	v := e.Value
-	r.write(line{Op: e.ID, Phase: phasePoint, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Outcome: e.Outcome, Err: e.Err,
-		Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()})
+	l := callLine(&e, phasePoint)
+	l.Outcome, l.Err = e.Outcome, e.Err
+	r.write(l)
 }
 
 // Snapshot returns the history so far (operations in flight as open,
@@ -330,9 +360,7 @@ func (r *Recorder) Record(e Event) {
 	e.Open = false
 	r.events = append(r.events, e)
 	r.bump(e.Return)
-	v := e.Value
-	r.write(line{Op: e.ID, Phase: phaseCall, T: e.Call, Kind: e.Kind, Client: e.Client, Key: e.Key,
-		Token: e.Token, Fence: e.Fence, Value: &v, Fault: e.Fault(), Targets: e.Targets(), Detail: e.Detail()})
+	r.write(callLine(&e, phaseCall))
 	r.write(line{Op: e.ID, Phase: phaseReturn, T: e.Return, Client: e.Client, Outcome: e.Outcome, Err: e.Err})
 }
 
@@ -357,9 +385,10 @@ func clip(s string) string {
 // the caller may share it).
 func clipTexts(e *Event) {
 	e.Err = clip(e.Err)
-	if e.Window != nil && len(e.Window.Detail) > maxText {
-		w := *e.Window
-		w.Detail = clip(w.Detail)
+	if e.Window != nil && e.Window.Judgment != nil && len(e.Window.Judgment.Detail) > maxText {
+		w, j := *e.Window, *e.Window.Judgment
+		j.Detail = clip(j.Detail)
+		w.Judgment = &j
 		e.Window = &w
 	}
 }

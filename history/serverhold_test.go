@@ -9,8 +9,8 @@ import (
 
 // witnessAt is a witness event on node0's order:1 at t (ns).
 func witnessAt(id int64, op, value string, t, deadline int64) history.Event {
-	return history.Event{ID: id, Kind: history.Witness, Client: -1, Key: "order:1", Token: value, Value: deadline,
-		Call: t, Return: t, Outcome: history.Ok, Window: history.NewWindow("", []string{"node0"}, op)}
+	return history.Event{ID: id, Kind: history.Witness, Client: -1, Key: "order:1", Token: value,
+		Call: t, Return: t, Outcome: history.Ok, Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: op, Deadline: deadline})}
 }
 
 // The run of issue 34: a lock that reports no token, client 5's acquire
@@ -21,7 +21,7 @@ func witnessAt(id int64, op, value string, t, deadline int64) history.Event {
 func TestLeaseForTokenlessSkipsAValueGoneBeforeTheAcquireReturned(t *testing.T) {
 	const ttl = int64(300_000_000)
 	evs := []history.Event{
-		{ID: 0, Kind: history.Witness, Client: -1, Outcome: history.Ok, Window: history.NewWindow("", []string{"node0"}, history.WitnessWatches)},
+		{ID: 0, Kind: history.Witness, Client: -1, Outcome: history.Ok, Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: history.WitnessWatches})},
 		{ID: 1, Kind: history.Acquire, Client: 5, Key: "order:1", Call: 2_537_314_000, Return: 2_537_719_000, Outcome: history.Ok},
 		witnessAt(2, history.ServerSet, "other-pod", 2_537_492_000, 2_537_492_000+ttl),
 		witnessAt(3, history.ServerDel, "other-pod", 2_537_511_000, 0),

@@ -2,10 +2,9 @@ package history
 
 import (
 	"sort"
-	"strings"
 )
 
-// What a witness event's Detail names: the server's act on the key (set,
+// What a witness event's ServerAct.Act names: the server's act on the key (set,
 // expire, del, expired, evicted), what the witness found on connecting
 // (present, absent), or the witness's own sight of the node (blind,
 // watching). The words are backend.KeyOp's; history does not import it.
@@ -21,36 +20,39 @@ const (
 	WitnessWatches = "watching"
 )
 
-// ServerKeyTarget prefixes the server's own name for a key among a
-// witness event's targets, when it is not the workload's key (a prefix,
-// a hash tag, a library's numbering).
-const ServerKeyTarget = "as="
-
 // ServerOp is a witness event's act ("" for other events).
 func (e Event) ServerOp() string {
 	if e.Kind != Witness {
 		return ""
 	}
-	return e.Detail()
+	return e.ServerAct().Act
 }
 
-// Node is the node a witness event or a probe is about.
+// Node is the node a witness event, a probe or a fault window is about
+// ("" for operations).
 func (e Event) Node() string {
-	if t := e.Targets(); len(t) > 0 {
-		return t[0]
+	switch {
+	case e.Window == nil:
+		return ""
+	case e.Window.Witness != nil:
+		return e.Window.Witness.Node
+	case e.Window.Probe != nil:
+		return e.Window.Probe.Node
 	}
-	return ""
+	return e.Hit().Node()
 }
 
 // ServerKey is the key as the server names it.
 func (e Event) ServerKey() string {
-	for _, t := range e.Targets() {
-		if k, ok := strings.CutPrefix(t, ServerKeyTarget); ok {
-			return k
-		}
+	if k := e.ServerAct().ServerKey; k != "" {
+		return k
 	}
 	return e.Key
 }
+
+// Deadline is a witness event's deadline for the key on the history's
+// clock (0: none).
+func (e Event) Deadline() int64 { return e.ServerAct().Deadline }
 
 // ServerLease is one value a lock key held on one node, from the moment
 // the server wrote it to the moment it stopped holding it, as the witness
@@ -152,7 +154,7 @@ func ServerViewOf(events []Event, end int64) *ServerView {
 	for i := range events {
 		if e := &events[i]; e.Kind == Witness {
 			ws = append(ws, int32(i))
-			if op := e.Detail(); op == ServerSet || op == ServerPresent {
+			if op := e.ServerOp(); op == ServerSet || op == ServerPresent {
 				writes++
 			}
 		}
@@ -213,9 +215,9 @@ func (b *viewBuilder) add(e *Event) {
 		b.written(e, s, i, held)
 	case ServerExpire:
 		if held {
-			v.Leases[i].Deadline = e.Value
+			v.Leases[i].Deadline = e.Deadline()
 			v.Leases[i].Extended++
-			v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
+			v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Deadline()})
 		}
 	case ServerDel, ServerExpired, ServerEvicted, ServerAbsent:
 		if !held {
@@ -250,8 +252,8 @@ func (b *viewBuilder) written(e *Event, s slot, i int, held bool) {
 		if e.ServerOp() == ServerSet {
 			v.Leases[i].Extended++
 		}
-		v.Leases[i].Deadline = e.Value
-		v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Value})
+		v.Leases[i].Deadline = e.Deadline()
+		v.Leases[i].Expiries = append(v.Leases[i].Expiries, Expiry{t, e.Deadline()})
 		return
 	}
 	if held {
@@ -266,7 +268,7 @@ func (b *viewBuilder) written(e *Event, s slot, i int, held bool) {
 	}
 	b.live[s] = len(v.Leases)
 	v.Leases = append(v.Leases, ServerLease{Key: e.Key, ServerKey: e.ServerKey(), Node: s.node, Value: e.Token, Set: t,
-		Deadline: e.Value, Found: e.ServerOp() == ServerPresent, SetOp: e.ID, EndOp: -1, Expiries: []Expiry{{t, e.Value}}})
+		Deadline: e.Deadline(), Found: e.ServerOp() == ServerPresent, SetOp: e.ID, EndOp: -1, Expiries: []Expiry{{t, e.Deadline()}}})
 }
 
 // finish ends lease i at at.

@@ -11,16 +11,17 @@ import (
 // holder's release, as a contended token lock's history has them.
 func witnessed(n int) ([]history.Event, []history.Hold) {
 	evs := []history.Event{{ID: 0, Kind: history.Witness, Client: -1, Outcome: history.Ok,
-		Window: history.NewWindow("", []string{"node0"}, history.WitnessWatches)}}
+		Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: history.WitnessWatches})}}
 	holds := make([]history.Hold, 0, n)
 	for i := range n {
 		t := int64(i) * 1_000_000
 		tok := fmt.Sprintf("tok%08d", i)
 		evs = append(evs,
-			history.Event{ID: int64(len(evs)), Kind: history.Witness, Client: -1, Key: "order:1", Token: tok, Value: t + 300_000_000,
-				Call: t + 100_000, Return: t + 100_000, Outcome: history.Ok, Window: history.NewWindow("", []string{"node0"}, history.ServerSet)},
+			history.Event{ID: int64(len(evs)), Kind: history.Witness, Client: -1, Key: "order:1", Token: tok,
+				Call: t + 100_000, Return: t + 100_000, Outcome: history.Ok,
+				Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: history.ServerSet, Deadline: t + 300_000_000})},
 			history.Event{ID: int64(len(evs) + 1), Kind: history.Witness, Client: -1, Key: "order:1", Token: tok,
-				Call: t + 900_000, Return: t + 900_000, Outcome: history.Ok, Window: history.NewWindow("", []string{"node0"}, history.ServerDel)})
+				Call: t + 900_000, Return: t + 900_000, Outcome: history.Ok, Window: history.WitnessWindow(history.ServerAct{Node: "node0", Act: history.ServerDel})})
 		holds = append(holds, history.Hold{Client: i % 8, Key: "order:1", Token: tok, Start: t + 200_000, End: t + 800_000, AcquireCall: t})
 	}
 	return evs, holds

@@ -35,14 +35,14 @@ func livenessCell() (*history.History, *checker.Report) {
 	acquire(3, 100, history.Ok)
 	acquire(2, 150, history.Refused)
 	add(history.Event{Kind: history.Fault, Client: -1, Call: ms(410), Return: ms(610),
-		Window: &history.Window{Fault: "pod-crash", Targets: []string{"client3", history.StopsHolder, history.RestartTarget + "200ms"}}})
+		Window: history.FaultWindow("pod-crash", history.Hit{Pods: []int{3}, StopsHolder: true, Restart: 200 * time.Millisecond})})
 	add(history.Event{Kind: history.Abandon, Client: 3, Key: "order:1", Call: ms(410), Return: ms(410), Err: history.Crashed})
 	acquire(5, 450, history.Refused)
 	acquire(5, 720, history.Ok)
 	add(history.Event{Kind: history.Release, Client: 5, Key: "order:1", Call: ms(800), Return: ms(801), Outcome: history.Ok})
 	acquire(1, 900, history.Ok)
 	add(history.Event{Kind: history.Fault, Client: -1, Call: ms(1000), Return: ms(1000),
-		Window: &history.Window{Fault: "abandoned-lease", Targets: []string{"client1", history.StopsHolder}}})
+		Window: history.FaultWindow("abandoned-lease", history.Hit{Pods: []int{1}, StopsHolder: true})})
 	add(history.Event{Kind: history.Abandon, Client: 1, Key: "order:1", Call: ms(1000), Return: ms(1000), Err: history.Abandoned})
 	for at := int64(1100); at < 2500; at += 200 {
 		acquire(5, at, history.Refused)

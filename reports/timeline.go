@@ -91,7 +91,7 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 		byID[e.ID] = e
 		switch {
 		case e.Kind == history.Fault:
-			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault(), targets: strings.Join(e.Targets(), ", "),
+			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault(), targets: strings.Join(e.Hit().Words(), ", "),
 				label: faultLabel(e, clocks)})
 			if m, ok := restartMark(e); ok {
 				t.marks = append(t.marks, m)
@@ -386,17 +386,18 @@ func msLabel(ns int64) string {
 func esc(s string) string { return template.HTMLEscapeString(s) }
 
 // faultLabel names a fault band. A clock fault's window carries its node
-// first and "jump=D" among its targets; the label adds the node's clock
+// first and the jump in its Hit; the label adds the node's clock
 // offset from then on (jumps add up, as on a stepped clock), so a reader
 // sees which node's clock was where.
 func faultLabel(e history.Event, clocks map[string]time.Duration) string {
-	jump, ok := e.TargetDuration(history.JumpTarget)
-	if !ok {
+	hit := e.Hit()
+	jump := hit.Jump
+	if jump == 0 {
 		return e.Fault()
 	}
-	node := e.Targets()[0]
-	if e.Fault() == "replica-clock-skew" && len(e.Targets()) > 1 {
-		node = e.Targets()[1] // primary, replica, jump: the replica's clock runs ahead
+	node := hit.Node()
+	if e.Fault() == "replica-clock-skew" && len(hit.Nodes) > 1 {
+		node = hit.Nodes[1] // primary, replica: the replica's clock runs ahead
 		clocks[node] = jump
 	} else {
 		clocks[node] += jump

@@ -56,8 +56,8 @@ func abandonMark(e history.Event) mark {
 // restartMark marks a crashed pod's return: a pod-crash window that
 // carries a restart delay ends when the pod is back.
 func restartMark(e history.Event) (mark, bool) {
-	down, ok := e.TargetDuration(history.RestartTarget)
-	if !ok {
+	down := e.Hit().Restart
+	if down == 0 {
 		return mark{}, false
 	}
 	pod, ok := e.StoppedHolder()

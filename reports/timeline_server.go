@@ -93,7 +93,7 @@ func (t *timeline) addServer(h *history.History) {
 		// The lease the key held then: the last one written by then.
 		i := sort.Search(len(r.leases), func(i int) bool { return r.leases[i].Set > e.Call }) - 1
 		if i >= 0 && e.Call <= r.leases[i].End {
-			r.extends[i] = append(r.extends[i], extension{e.Call, e.Value})
+			r.extends[i] = append(r.extends[i], extension{e.Call, e.Deadline()})
 		}
 	}
 	nodes := map[string]ServerNode{}

@@ -27,19 +27,19 @@ func witnessCell() *history.History {
 		h.Events = append(h.Events, e)
 		return e
 	}
-	witness := func(at int64, op, tok string, deadline int64, extra ...string) {
-		add(history.Event{Kind: history.Witness, Client: -1, Key: "order:1", Token: tok, Value: deadline, Call: at, Return: at,
-			Window: history.NewWindow("", append([]string{"node1"}, extra...), op)})
+	witness := func(at int64, op, tok string, deadline int64) {
+		add(history.Event{Kind: history.Witness, Client: -1, Key: "order:1", Token: tok, Call: at, Return: at,
+			Window: history.WitnessWindow(history.ServerAct{Node: "node1", Act: op, Deadline: deadline})})
 	}
 	op := func(k history.Kind, c int, tok string, at int64, out history.Outcome) {
 		add(history.Event{Kind: k, Client: c, Key: "order:1", Token: tok, Call: ms(at), Return: ms(at + 1), Outcome: out})
 	}
 	add(history.Event{Kind: history.Witness, Client: -1, Call: 0, Return: 0,
-		Window: history.NewWindow("", []string{"node1"}, history.WitnessWatches)})
+		Window: history.WitnessWindow(history.ServerAct{Node: "node1", Act: history.WitnessWatches})})
 	op(history.Acquire, 0, "tokA", 100, history.Ok)
 	witness(ms(100)+500_000, history.ServerSet, "tokA", ms(400))
 	w := add(history.Event{Kind: history.Fault, Client: -1, Call: ms(150), Return: ms(600), Outcome: history.Ok,
-		Window: history.NewWindow("gc-pause", []string{"client0"}, "")})
+		Window: history.FaultWindow("gc-pause", history.Hit{Pods: []int{0}})})
 	witness(ms(405), history.ServerExpired, "tokA", 0)
 	op(history.Acquire, 1, "tokB", 420, history.Ok)
 	witness(ms(420)+500_000, history.ServerSet, "tokB", ms(720))
@@ -131,8 +131,8 @@ func threeNodeCell() *history.History {
 		if op == history.WitnessWatches || op == history.WitnessBlind {
 			key = ""
 		}
-		add(history.Event{Kind: history.Witness, Client: -1, Key: key, Token: tok, Value: deadline, Call: at, Return: at, Err: err,
-			Window: history.NewWindow("", []string{node, history.ServerKeyTarget + "lock:order:1"}, op)})
+		add(history.Event{Kind: history.Witness, Client: -1, Key: key, Token: tok, Call: at, Return: at, Err: err,
+			Window: history.WitnessWindow(history.ServerAct{Node: node, ServerKey: "lock:order:1", Act: op, Deadline: deadline})})
 	}
 	for _, n := range []string{"node1", "node2", "node3"} {
 		witness(n, 0, history.WitnessWatches, "", 0, "")
@@ -229,13 +229,13 @@ func TestTimelineFoldsManyLeases(t *testing.T) {
 		e.ID = int64(len(h.Events))
 		h.Events = append(h.Events, e)
 	}
-	add(history.Event{Kind: history.Witness, Client: -1, Window: history.NewWindow("", []string{"node1"}, history.WitnessWatches)})
+	add(history.Event{Kind: history.Witness, Client: -1, Window: history.WitnessWindow(history.ServerAct{Node: "node1", Act: history.WitnessWatches})})
 	for i := range int64(5000) {
 		at := i * 4_000_000
 		tok := fmt.Sprint("t", i)
 		add(history.Event{Kind: history.Acquire, Client: 0, Key: "k", Token: tok, Call: at, Return: at + 100_000, Outcome: history.Ok})
-		add(history.Event{Kind: history.Witness, Client: -1, Key: "k", Token: tok, Value: at + 1_000_000, Call: at + 50_000,
-			Return: at + 50_000, Window: history.NewWindow("", []string{"node1"}, history.ServerSet)})
+		add(history.Event{Kind: history.Witness, Client: -1, Key: "k", Token: tok, Call: at + 50_000, Return: at + 50_000,
+			Window: history.WitnessWindow(history.ServerAct{Node: "node1", Act: history.ServerSet, Deadline: at + 1_000_000})})
 		add(history.Event{Kind: history.Release, Client: 0, Key: "k", Token: tok, Call: at + 3_000_000, Return: at + 3_100_000,
 			Outcome: history.Refused})
 	}
@@ -266,10 +266,10 @@ func TestTimelineCapsServerRows(t *testing.T) {
 		h.Events = append(h.Events, e)
 	}
 	for _, n := range []string{"node1", "node2", "node3"} {
-		add(history.Event{Kind: history.Witness, Client: -1, Window: history.NewWindow("", []string{n}, history.WitnessWatches)})
+		add(history.Event{Kind: history.Witness, Client: -1, Window: history.WitnessWindow(history.ServerAct{Node: n, Act: history.WitnessWatches})})
 		for k := 1; k <= 5; k++ {
-			add(history.Event{Kind: history.Witness, Client: -1, Key: fmt.Sprintf("order:%d", k), Token: "v", Value: ms(50),
-				Call: ms(10), Return: ms(10), Window: history.NewWindow("", []string{n}, history.ServerSet)})
+			add(history.Event{Kind: history.Witness, Client: -1, Key: fmt.Sprintf("order:%d", k), Token: "v",
+				Call: ms(10), Return: ms(10), Window: history.WitnessWindow(history.ServerAct{Node: n, Act: history.ServerSet, Deadline: ms(50)})})
 		}
 	}
 	tl := buildTimeline(h, &checker.Report{})

@@ -166,7 +166,7 @@ func TestLongCellRunsAsOneHistoryCheckedAsItGrows(t *testing.T) {
 			bare := &history.History{Header: h.Header, End: h.End}
 			for _, e := range h.Events {
 				if e.Kind == history.Exercised {
-					recorded[e.Value] = e.Outcome == history.Ok
+					recorded[e.Judged().Window] = e.Judged().Exercised
 				} else {
 					bare.Events = append(bare.Events, e)
 				}

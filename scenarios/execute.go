@@ -346,11 +346,7 @@ func (r *recording) end() (partRun, error) {
 // probes records what faults observe on nodes.
 func probes(rec *history.Recorder) func(node, key, value string, exists bool) {
 	return func(node, key, value string, exists bool) {
-		var v int64
-		if exists {
-			v = 1
-		}
-		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Value: v, Window: history.NewWindow("", []string{node}, value)})
+		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Window: history.ProbeWindow(node, exists, value)})
 	}
 }
 
@@ -425,9 +421,9 @@ func (p *Plan) schedule() (faults.Schedule, error) {
 
 // faultWindows records each fault window in the history as it opens and
 // closes.
-func faultWindows(rec *history.Recorder) func(string, []string) func() {
-	return func(name string, targets []string) func() {
-		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Window: &history.Window{Fault: name, Targets: targets}})
+func faultWindows(rec *history.Recorder) func(string, history.Hit) func() {
+	return func(name string, hit history.Hit) func() {
+		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Window: history.FaultWindow(name, hit)})
 		return func() { op.Return(history.Result{Outcome: history.Ok}) }
 	}
 }

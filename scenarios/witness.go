@@ -27,16 +27,15 @@ func startWitness(ctx context.Context, p *Plan, dep *deployment.Deployment, rec 
 // loopback). Deadlines are exact to the millisecond the server counts in.
 func witnessSink(rec *history.Recorder) func(string, backend.KeyChange) {
 	return func(key string, c backend.KeyChange) {
-		targets := []string{c.Node}
+		a := history.ServerAct{Node: c.Node, Act: string(c.Op)}
 		if c.Key != "" && c.Key != key {
-			targets = append(targets, history.ServerKeyTarget+c.Key)
+			a.ServerKey = c.Key
 		}
-		var deadline int64
 		if !c.Deadline.IsZero() {
-			deadline = max(1, rec.Since(c.Deadline))
+			a.Deadline = max(1, rec.Since(c.Deadline))
 		}
-		rec.Point(history.Event{Kind: history.Witness, Client: -1, Key: key, Token: c.Value, Value: deadline,
-			Err: c.Reason, Window: history.NewWindow("", targets, string(c.Op))})
+		rec.Point(history.Event{Kind: history.Witness, Client: -1, Key: key, Token: c.Value, Err: c.Reason,
+			Window: history.WitnessWindow(a)})
 	}
 }
 

@@ -32,8 +32,8 @@ func (j *judge) prepare(h *history.History, last bool) {
 	for _, e := range h.Events {
 		j.next = max(j.next, e.ID+1)
 		if e.Kind == history.Exercised {
-			j.judged[e.Value] = true
-			delete(j.pending, e.Value)
+			j.judged[e.Judged().Window] = true
+			delete(j.pending, e.Judged().Window)
 		}
 	}
 	for _, e := range h.Events {

@@ -52,10 +52,6 @@ func (k *kept) add(h *history.History, last bool) {
 
 // clone copies e with its window, which the reader may reuse.
 func clone(e history.Event) history.Event {
-	if e.Window != nil {
-		w := *e.Window
-		w.Targets = slices.Clone(w.Targets)
-		e.Window = &w
-	}
+	e.Window = e.Window.Clone()
 	return e
 }

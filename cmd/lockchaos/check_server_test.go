@@ -31,18 +31,18 @@ func watchedPause(unit int64, witness bool) *history.History {
 		return e
 	}
 	seen := func(at int64, op, tok string, deadline int64) {
-		add(history.Event{Kind: history.Witness, Client: -1, Key: "order:1", Token: tok, Value: deadline * unit, Call: at * unit,
-			Return: at * unit, Outcome: history.Ok, Window: history.NewWindow("", []string{"node1"}, op)})
+		add(history.Event{Kind: history.Witness, Client: -1, Key: "order:1", Token: tok, Call: at * unit, Return: at * unit,
+			Outcome: history.Ok, Window: history.WitnessWindow(history.ServerAct{Node: "node1", Act: op, Deadline: deadline * unit})})
 	}
 	op := func(k history.Kind, c int, tok string, at int64, out history.Outcome) {
 		add(history.Event{Kind: k, Client: c, Key: "order:1", Token: tok, Call: at * unit, Return: (at + 1) * unit, Outcome: out})
 	}
 	add(history.Event{Kind: history.Witness, Client: -1, Outcome: history.Ok,
-		Window: history.NewWindow("", []string{"node1"}, history.WitnessWatches)})
+		Window: history.WitnessWindow(history.ServerAct{Node: "node1", Act: history.WitnessWatches})})
 	op(history.Acquire, 0, "tokA", 100, history.Ok)
 	seen(100, history.ServerSet, "tokA", 400)
 	w := add(history.Event{Kind: history.Fault, Client: -1, Call: 150 * unit, Return: 600 * unit, Outcome: history.Ok,
-		Window: history.NewWindow("gc-pause", []string{"client0"}, "")})
+		Window: history.FaultWindow("gc-pause", history.Hit{Pods: []int{0}})})
 	seen(405, history.ServerExpired, "tokA", 0)
 	op(history.Acquire, 1, "tokB", 420, history.Ok)
 	seen(420, history.ServerSet, "tokB", 720)

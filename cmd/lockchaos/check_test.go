@@ -181,7 +181,7 @@ func TestCheckPrintsLiveness(t *testing.T) {
 	for i := int64(0); i < 53; i++ {
 		if i == 10 {
 			add(history.Event{Kind: history.Fault, Client: -1, Call: ms(410), Return: ms(412), Outcome: history.Ok,
-				Window: history.NewWindow("pod-crash", []string{"client2", history.StopsHolder}, "")})
+				Window: history.FaultWindow("pod-crash", history.Hit{Pods: []int{2}, StopsHolder: true})})
 			add(history.Event{Kind: history.Abandon, Client: 2, Key: "order:1", Call: ms(411), Return: ms(411), Outcome: history.Ok,
 				Err: history.Crashed})
 		}

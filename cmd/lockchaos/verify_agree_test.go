@@ -248,7 +248,7 @@ func chunkedHistory() *history.History {
 		c, at := int(i%3), 10*i
 		if i%40 == 5 {
 			add(history.Event{Kind: history.Fault, Client: -1, Call: ms(at), Return: ms(at + 2), Outcome: history.Ok,
-				Window: history.NewWindow("client-pause", []string{fmt.Sprintf("client%d", c)}, "")})
+				Window: history.FaultWindow("client-pause", history.Hit{Pods: []int{c}})})
 		}
 		op(history.Acquire, c, at+3, history.Ok, func(e *history.Event) { e.Token = fmt.Sprint(i) })
 		if i == 200 {

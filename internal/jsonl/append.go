@@ -119,3 +119,43 @@ func UintOmitEmpty(b []byte, name string, n uint64) []byte {
 	}
 	return b
 }
+
+// BoolOmitEmpty appends name and true, or nothing when v is false.
+func BoolOmitEmpty(b []byte, name string, v bool) []byte {
+	if v {
+		b = append(append(b, name...), "true"...)
+	}
+	return b
+}
+
+// Strings appends name and ss as a JSON array, or nothing when ss is
+// empty (omitempty).
+func Strings(b []byte, name string, ss []string) []byte {
+	if len(ss) == 0 {
+		return b
+	}
+	b = append(append(b, name...), '[')
+	for i, s := range ss {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = AppendString(b, s)
+	}
+	return append(b, ']')
+}
+
+// Ints appends name and ns as a JSON array, or nothing when ns is empty
+// (omitempty).
+func Ints(b []byte, name string, ns []int) []byte {
+	if len(ns) == 0 {
+		return b
+	}
+	b = append(append(b, name...), '[')
+	for i, n := range ns {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = strconv.AppendInt(b, int64(n), 10)
+	}
+	return append(b, ']')
+}

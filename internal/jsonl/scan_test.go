@@ -17,64 +17,44 @@ type flat struct {
 	P *int64 `json:"p"`
 }
 
-// readFlat reads a line into f the way the readers use a Scanner: known
-// names, each once; false for anything else.
+// readFlat reads a line into f the way the readers use a Scanner: an
+// Object of known names, each once; false for anything else.
 func readFlat(line []byte, f *flat) bool {
 	*f = flat{}
 	var s Scanner
 	s.Reset(line)
-	if !s.Eat('{') {
-		return false
-	}
-	if s.Eat('}') {
-		return s.End()
-	}
-	var seen uint8
-	for {
-		name, ok := s.Key()
-		if !ok {
-			return false
-		}
-		var bit uint8
+	return s.Object(func(name []byte) (bit uint64, ok bool) {
 		switch string(name) {
 		case "s":
-			bit = 1 << 0
 			f.S, ok = s.String()
+			return 1 << 0, ok
 		case "t":
-			bit = 1 << 1
 			var b []byte
 			b, ok = s.Bytes()
 			f.T = string(b)
+			return 1 << 1, ok
 		case "i":
-			bit = 1 << 2
 			f.I, ok = s.Int(64)
+			return 1 << 2, ok
 		case "b":
-			bit = 1 << 3
 			var n int64
 			n, ok = s.Int(8)
 			f.B = int8(n)
+			return 1 << 3, ok
 		case "u":
-			bit = 1 << 4
 			f.U, ok = s.Uint(64)
+			return 1 << 4, ok
 		case "p":
-			bit = 1 << 5
-			if !s.Null() {
-				var n int64
-				n, ok = s.Int(64)
-				f.P = &n
+			if s.Null() {
+				return 1 << 5, true
 			}
-		default:
-			return false
+			var n int64
+			n, ok = s.Int(64)
+			f.P = &n
+			return 1 << 5, ok
 		}
-		if !ok || seen&bit != 0 {
-			return false
-		}
-		seen |= bit
-		if s.Eat(',') {
-			continue
-		}
-		return s.Eat('}') && s.End()
-	}
+		return 0, false
+	}) && s.End()
 }
 
 // fastLines the Scanner must read itself; otherLines it may leave to
