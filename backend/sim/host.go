@@ -50,10 +50,39 @@ func Host(body func(b Backend) int) int {
 		_ = flag.CommandLine.Parse(nil)
 	}
 	defer restoreStdout()
+	defer quietTestFlags()()
 	m.Run()
 	mu.Lock()
 	defer mu.Unlock()
 	return code
+}
+
+// quietTestFlags turns off, until the returned func restores them, the
+// testing flags a test binary was given that make a run write files or
+// repeat itself, and returns the restore. Host inside a test binary (the
+// CLI's tests run the simulated backend in process) would otherwise make
+// its second testing run act on the outer test's flags: recreate and close
+// go test's -test.testlogfile under it (the outer run then fails with
+// "can't write testlog.txt: file already closed"), rewrite its profiles,
+// run the body -count times, arm a second -timeout.
+func quietTestFlags() (restore func()) {
+	quiet := map[string]string{
+		"test.testlogfile": "", "test.cpuprofile": "", "test.memprofile": "", "test.blockprofile": "",
+		"test.mutexprofile": "", "test.trace": "", "test.coverprofile": "", "test.count": "1",
+		"test.timeout": "0", "test.shuffle": "off", "test.failfast": "false", "test.fullpath": "false",
+	}
+	saved := map[string]string{}
+	for name, v := range quiet {
+		if f := flag.Lookup(name); f != nil && f.Value.String() != v {
+			saved[name] = f.Value.String()
+			_ = flag.Set(name, v)
+		}
+	}
+	return func() {
+		for name, v := range saved {
+			_ = flag.Set(name, v)
+		}
+	}
 }
 
 var stdout struct {
