@@ -151,7 +151,7 @@ func writeCellPage(page, dir string, s *Summary, c *results.Cell, opts HTMLOptio
 		for _, w := range zoomWindows(rep, h.End) {
 			v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
 		}
-		links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
+		links, err := writePorcupine(page, c.Name(), v.IndexLink, rep, tl, opts.InfoLimit)
 		if err != nil {
 			return unread, err
 		}

@@ -86,7 +86,11 @@ type Cell struct {
 }
 
 // Name is "scenario/lock".
-func (r *Cell) Name() string { return r.Scenario + "/" + r.Lock }
+func (r *Cell) Name() string { return CellName(r.Scenario, r.Lock) }
+
+// CellName is the one spelling of a cell's name, "scenario/lock": the
+// plan's, the result's and the reports' names of a cell must match.
+func CellName(scenario, lock string) string { return scenario + "/" + lock }
 
 // Failed reports whether the cell did not meet its expectation.
 func (r *Cell) Failed() bool { return r.Outcome != Met && r.Outcome != Skipped }

@@ -2,6 +2,8 @@ package scenarios
 
 import (
 	"fmt"
+	"github.com/lockchaos/lockchaos/internal/shellword"
+	"github.com/lockchaos/lockchaos/results"
 	"hash/fnv"
 	"math"
 	"strings"
@@ -26,7 +28,7 @@ type Cell struct {
 }
 
 // Name is "scenario/lock".
-func (c Cell) Name() string { return c.Scenario.Name + "/" + c.Lock.Name }
+func (c Cell) Name() string { return results.CellName(c.Scenario.Name, c.Lock.Name) }
 
 // Options apply to every cell of a run. Zero fields take the documented
 // defaults; Validate reports values that cannot work.
@@ -199,7 +201,7 @@ func (p *Plan) Simulated() bool {
 }
 
 // Name is "scenario/lock".
-func (p *Plan) Name() string { return p.Scenario.Name + "/" + p.Lock.Name }
+func (p *Plan) Name() string { return results.CellName(p.Scenario.Name, p.Lock.Name) }
 
 // CellSeed derives a cell's seed from the run's seed and the cell's name.
 func CellSeed(runSeed int64, scenario, lock string) int64 {
@@ -421,18 +423,8 @@ func rerunLine(p *Plan, opts Options) string {
 	}
 	if _, err := lockimpl.Lookup(p.Lock.Name); err == nil {
 		return fmt.Sprintf("lockchaos run --scenario %s --lock %s --seed %d%s",
-			shellWord(p.Scenario.Name), shellWord(p.Lock.Name), p.RunSeed, opts.RerunFlags)
+			shellword.Quote(p.Scenario.Name), shellword.Quote(p.Lock.Name), p.RunSeed, opts.RerunFlags)
 	}
 	return fmt.Sprintf("run %s again with scenarios.Options{Seed: %d} (LOCKCHAOS_SEED=%d with lockchaostest)",
 		p.Name(), p.RunSeed, p.RunSeed)
-}
-
-// shellWord is s as one POSIX shell word: as it is when no shell treats
-// any of its characters specially, else in single quotes (cmd/lockchaos's
-// shellQuote does the same for every argument of its lines).
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

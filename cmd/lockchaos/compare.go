@@ -109,7 +109,7 @@ func aggregatesRun(s *reports.Summary) map[string]results.Aggregate {
 		}
 	}
 	for _, g := range results.Aggregates(ran) {
-		m[g.Scenario+"/"+g.Lock] = g
+		m[results.CellName(g.Scenario, g.Lock)] = g
 	}
 	return m
 }
@@ -122,7 +122,7 @@ func printComparison(w io.Writer, a, b *reports.Summary) int {
 			return finding(g)
 		}
 		for _, c := range s.Cells {
-			if c.Scenario+"/"+c.Lock == name {
+			if c.Name() == name {
 				return "skipped"
 			}
 		}
@@ -133,7 +133,7 @@ func printComparison(w io.Writer, a, b *reports.Summary) int {
 	seen := map[string]bool{}
 	for _, s := range []*reports.Summary{a, b} {
 		for _, c := range s.Cells {
-			name := c.Scenario + "/" + c.Lock
+			name := c.Name()
 			if seen[name] {
 				continue
 			}

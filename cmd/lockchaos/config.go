@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"strconv"
 	"strings"
 	"time"
@@ -126,7 +127,7 @@ func (c runConfig) rerun(t target) func(p *scenarios.Plan) string {
 				args = append(args, "--lock-driver", v)
 			}
 		}
-		return shellJoin(append(args, flags...))
+		return shellword.Join(append(args, flags...))
 	}
 }
 

@@ -175,7 +175,7 @@ func (s *session) finished(r *results.Cell, done, total int) {
 	}
 	s.progress.cell(r, done, total)
 	s.stream.emit(streamEvent{
-		Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
+		Type: "cell-finished", Cell: r.Name(), RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
 	})
 	if total > keepInMemory && (r.History != "" || r.HistoryDropped) {
 		forgetDetail(r)

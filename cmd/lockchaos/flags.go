@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"io"
 	"os"
 	"strconv"
@@ -83,7 +84,7 @@ func envShard(iName, i, nName, n string, base int) (idx, total int, err error) {
 // commandLine is the run's command line as typed after "run", for
 // summary.json, each argument quoted for a shell (shellJoin).
 func commandLine(args []string) string {
-	return shellJoin(append([]string{"lockchaos", "run"}, args...))
+	return shellword.Join(append([]string{"lockchaos", "run"}, args...))
 }
 
 // rerunLine is the run's command line (args, after "run") with each of

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,9 +60,9 @@ func stalledHistory(t *testing.T, dir string) string {
 // sig once it runs, and returns its exit code and stderr.
 func runInterrupted(t *testing.T, bin string, sig syscall.Signal, args ...string) (int, string) {
 	t.Helper()
-	line := "trap '' INT; exec " + shellQuote(bin)
+	line := "trap '' INT; exec " + shellword.Quote(bin)
 	for _, a := range args {
-		line += " " + shellQuote(a)
+		line += " " + shellword.Quote(a)
 	}
 	cmd := exec.Command("sh", "-c", line)
 	var stderr lockedBuffer

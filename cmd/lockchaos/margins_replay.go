@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"path/filepath"
 	"strconv"
 
@@ -35,6 +36,6 @@ func replayCommands(found []margins.Margin, c marginsConfig) {
 		for _, d := range c.lockDrivers {
 			args = append(args, "--lock-driver", d)
 		}
-		s.Replay = shellJoin(append(args, "--seed", strconv.FormatInt(s.Seed, 10), "--backend", on))
+		s.Replay = shellword.Join(append(args, "--seed", strconv.FormatInt(s.Seed, 10), "--backend", on))
 	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"os"
 	"os/exec"
 	"reflect"
@@ -42,7 +43,7 @@ func TestRerunLinesAreShellSafe(t *testing.T) {
 			t.Errorf("scenarios' line for %q: %s\n gives %q\n want %q", name, plan.Rerun, got, want)
 		}
 	}
-	if got := shellJoin([]string{"lockchaos", "run", "--scenario", "baseline", "--lock", "token,naive", "--redis-addr", "[::1]:6379",
+	if got := shellword.Join([]string{"lockchaos", "run", "--scenario", "baseline", "--lock", "token,naive", "--redis-addr", "[::1]:6379",
 		"--lock-driver", "rb=./rb", "--budget", "1m0s", "--max-indefinite", "0.25", "--scenarios-file", "../a/b_c-d.yaml", "--x=@%+"}); got !=
 		"lockchaos run --scenario baseline --lock token,naive --redis-addr '[::1]:6379' --lock-driver rb=./rb --budget 1m0s "+
 			"--max-indefinite 0.25 --scenarios-file ../a/b_c-d.yaml --x=@%+" {
