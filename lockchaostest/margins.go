@@ -43,16 +43,13 @@ func Margins(t *testing.T, lock lockimpl.Spec, opts MarginOptions) []margins.Mar
 		}
 		cfg.Families = append(cfg.Families, f)
 	}
-	ms, err := margins.Search(context.Background(), cfg)
+	// The boundaries only: the liveness margins are `lockchaos margins`'.
+	rep, err := margins.Run(context.Background(), cfg, nil, nil)
 	if err != nil {
 		t.Fatalf("lockchaostest: margins of %s: %v", lock.Name, err)
-	}
-	rep := margins.Report{TTL: cfg.TTL, Margins: ms}
-	if rep.TTL == 0 {
-		rep.TTL = lockimpl.DefaultTTL
 	}
 	for _, s := range rep.Sentences() {
 		t.Log(s)
 	}
-	return ms
+	return rep.Margins
 }

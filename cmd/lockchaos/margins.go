@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -85,13 +86,13 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
 		"to the machine's load, as run does; the simulation never stretches)")
 	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
-		"every scenario time stretches with it)", minMarginsTTL, maxMarginsTTL))
+		"every scenario time stretches with it)", margins.MinTTL, margins.MaxTTL))
 	fs.IntVar(&c.seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
 		"on real Redis)", maxRuns))
 	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
 	fs.Float64Var(&c.resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
-		"(default 0.05 in the simulation, 0.1 on real Redis)", minResolution, maxResolution))
-	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", minCap, maxCap))
+		"(default 0.05 in the simulation, 0.1 on real Redis)", margins.MinResolution, margins.MaxResolution))
+	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", margins.MinCap, margins.MaxCap))
 	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process or docker (fewer, wider probes: slower)")
 	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary: process, docker, or none")
 	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", maxRuns))
@@ -247,38 +248,10 @@ func calibrate(ctx context.Context, cfg *margins.Config, given float64, stderr i
 
 func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	start := time.Now()
-	cfg.Progress = func(p margins.Probe) {
-		if p.Runs > 0 && p.Skipped == p.Runs {
-			fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
-			return
-		}
-		// "0 of 4 broke" of 4 inconclusive runs is no hold: say so.
-		undecided := ""
-		if n := p.Runs - p.Decisive(); n > 0 {
-			undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
-		}
-		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend,
-			p.Broke, p.Runs, undecided)
-	}
-	found, err := margins.Search(ctx, cfg)
-	replayCommands(found, c)
-	var recs []margins.Recovery
-	var tols []margins.Tolerance
-	if err == nil {
-		if ttls := c.livenessTTLs(); len(ttls) > 0 {
-			recs, err = margins.Recoveries(ctx, cfg, ttls)
-			if err == nil {
-				tols, err = margins.Tolerances(ctx, cfg, ttls)
-			}
-		}
-	}
-	rep := &margins.Report{Recoveries: recs, Tolerances: tols, TimeScale: cfg.TimeScale, Format: margins.FormatVersion,
-		TTL: c.ttl, Seed: c.seed, Seeds: c.seeds,
-		Resolution: c.resolution,
-		Backend:    cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
-	if cfg.Confirm != nil {
-		rep.Confirm = cfg.Confirm.Name()
-	}
+	cfg.Progress = func(p margins.Probe) { showProbe(stderr, p) }
+	rep, err := margins.Run(ctx, cfg, margins.LivenessTTLs(c.ttl, c.recoveryTTLs), func(found []margins.Margin) {
+		replayCommands(found, c)
+	})
 	if c.asJSON {
 		_ = rep.WriteJSON(stdout)
 	} else {
@@ -292,16 +265,33 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 			wrote = append(wrote, c.markdown)
 		}
 	}
-	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(found), time.Since(start).Round(time.Second),
+	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(rep.Margins), time.Since(start).Round(time.Second),
 		strings.Join(wrote, ", "))
-	if ctx.Err() != nil && werr == nil {
+	switch {
+	case ctx.Err() != nil && werr == nil:
 		return exitHarness // the caller says which signal and exits with its code
-	}
-	if err != nil || werr != nil {
-		fmt.Fprintf(stderr, "lockchaos margins: %v\n", firstErr(err, werr))
+	case err != nil || werr != nil:
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", cmp.Or(err, werr))
 		return exitHarness
+	case !rep.Agrees():
+		return exitViolation
 	}
-	return marginsExit(rep)
+	return exitOK
+}
+
+// showProbe shows a probe as it finishes.
+func showProbe(stderr io.Writer, p margins.Probe) {
+	if p.Runs > 0 && p.Skipped == p.Runs {
+		fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
+		return
+	}
+	// "0 of 4 broke" of 4 inconclusive runs is no hold: say so.
+	undecided := ""
+	if n := p.Runs - p.Decisive(); n > 0 {
+		undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
+	}
+	fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend,
+		p.Broke, p.Runs, undecided)
 }
 
 // printMargins writes the table, the sentence per lock and the command
@@ -320,36 +310,6 @@ func printMargins(w io.Writer, rep *margins.Report) {
 			fmt.Fprintf(w, "  %s\n", r)
 		}
 	}
-}
-
-// marginsExit is 1 when a boundary or a liveness margin disagrees with
-// its prediction or with real Redis, else 0.
-func marginsExit(rep *margins.Report) int {
-	for _, m := range rep.Margins {
-		if !m.Agrees || (m.Confirmed != nil && !*m.Confirmed) {
-			return exitViolation
-		}
-	}
-	for _, r := range rep.Recoveries {
-		if !r.Agrees {
-			return exitViolation
-		}
-	}
-	for _, t := range rep.Tolerances {
-		if !t.Agrees {
-			return exitViolation
-		}
-	}
-	return exitOK
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 func familyNames() []string {

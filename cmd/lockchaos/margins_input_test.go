@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/lockchaos/lockchaos/margins"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -180,7 +181,7 @@ func TestMarginsLivenessTTLsInRange(t *testing.T) {
 		{marginsConfig{ttl: 10 * ms, recoveryTTLs: []time.Duration{40 * ms}}, []time.Duration{40 * ms}},
 		{marginsConfig{ttl: 300 * ms, recoveryTTLs: []time.Duration{0}}, nil},
 	} {
-		if got := c.cfg.livenessTTLs(); !slices.Equal(got, c.want) {
+		if got := margins.LivenessTTLs(c.cfg.ttl, c.cfg.recoveryTTLs); !slices.Equal(got, c.want) {
 			t.Errorf("--ttl %v, --recovery-ttl %v: %v, want %v", c.cfg.ttl, c.cfg.recoveryTTLs, got, c.want)
 		}
 	}
