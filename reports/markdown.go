@@ -32,8 +32,7 @@ func Markdown(s *Summary) string {
 	if len(aggs) == 0 {
 		aggs = results.Aggregates(s.Cells)
 	}
-	var locks, scens []string
-	seenL, seenS := map[string]bool{}, map[string]bool{}
+	scens, locks := Order(s)
 	traits := map[string]string{}
 	for _, c := range s.Cells {
 		if c.LockTraits != "" {
@@ -43,14 +42,6 @@ func Markdown(s *Summary) string {
 	byCell := map[[2]string]results.Aggregate{}
 	liveness := map[string]bool{} // scenarios with a liveness column
 	for _, a := range aggs {
-		if !seenL[a.Lock] {
-			seenL[a.Lock] = true
-			locks = append(locks, a.Lock)
-		}
-		if !seenS[a.Scenario] {
-			seenS[a.Scenario] = true
-			scens = append(scens, a.Scenario)
-		}
 		byCell[[2]string{a.Lock, a.Scenario}] = a
 		liveness[a.Scenario] = liveness[a.Scenario] || a.LivenessJudged > 0 || a.Expected().Liveness != results.Live
 	}

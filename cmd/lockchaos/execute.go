@@ -37,16 +37,6 @@ type session struct {
 	notStarted     int         // runs an interrupt kept from starting
 }
 
-// interruptedBeforeItRan is the reason scenarios.Execute gives a cell run
-// whose context was cancelled before it started (TestNotStartedRunsAreKnown
-// holds the two together).
-const interruptedBeforeItRan = "interrupted before it ran"
-
-// notStarted says r is a run an interrupt kept from starting.
-func notStarted(r *results.Cell) bool {
-	return r.Outcome == results.Skipped && r.Error == interruptedBeforeItRan
-}
-
 // keepInMemory is how many cell runs keep their histories in memory for
 // the HTML pages; beyond it, pages re-read each history from its file.
 const keepInMemory = 200
@@ -168,7 +158,7 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 // one line for them all): a --repeat sweep interrupted early would
 // otherwise print a line for each of thousands.
 func (s *session) finished(r *results.Cell, done, total int) {
-	if notStarted(r) {
+	if r.NotStarted() {
 		s.notStarted++
 		s.progress.forget(r)
 		return
@@ -260,8 +250,7 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 		return err
 	}
 	w := s.stdout
-	printMatrix(w, sum)
-	printReplays(w, sum.Replays)
+	reports.WriteText(w, sum, useColour(w))
 	if html != nil {
 		wrote = append(wrote, pagesNote(html, ran, out))
 	}

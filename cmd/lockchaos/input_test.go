@@ -90,14 +90,14 @@ func TestScenariosFileIsBounded(t *testing.T) {
 	}
 }
 
-// TestNotStartedRunsAreKnown holds interruptedBeforeItRan to what
+// TestNotStartedRunsAreKnown holds results.Cell.NotStarted to what
 // scenarios.Execute says of a run whose context was cancelled first.
 func TestNotStartedRunsAreKnown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	sc, _ := scenarios.Get("baseline")
 	token, _ := lockimpl.Lookup("token")
-	if r := scenarios.RunCell(ctx, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe.Expected()}, scenarios.Options{}); !notStarted(r) {
+	if r := scenarios.RunCell(ctx, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe.Expected()}, scenarios.Options{}); !r.NotStarted() {
 		t.Fatalf("a run cancelled before it started: %s %q", r.Outcome, r.Error)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
 	"path/filepath"
 	"time"
 
@@ -81,30 +80,6 @@ func (s *session) replayed(sim, r *results.Cell) results.Replay {
 		rp.History = rel
 	}
 	return rp
-}
-
-// printReplays shows each replayed finding beside what real Redis did.
-func printReplays(w io.Writer, rs []results.Replay) {
-	if len(rs) == 0 {
-		return
-	}
-	fmt.Fprintf(w, "\nREPLAYED ON REAL REDIS (same cell, same seed)\n%-22s %-15s %-10s %-14s %-8s %-13s %s\n",
-		"SCENARIO", "LOCK", "SEED", "SIM FIRST", "REAL", "OUTCOME", "REPRODUCED")
-	n := 0
-	for _, r := range rs {
-		verdict := string(r.Verdict)
-		if verdict == "" {
-			verdict = "-"
-		}
-		yes := "no"
-		if r.Reproduced {
-			yes = "yes"
-			n++
-		}
-		fmt.Fprintf(w, "%-22s %-15s %-10d %-14s %-8s %-13s %s\n", r.Scenario, r.Lock, r.RunSeed,
-			fmt.Sprintf("%.3f s", r.SimFirst.Seconds()), verdict, r.Outcome, yes)
-	}
-	fmt.Fprintf(w, "%d of %d simulated finding(s) reproduced on %s\n", n, len(rs), rs[0].Backend)
 }
 
 // replayBackend is the real backend --replay-on names, or nil without it.

@@ -414,7 +414,7 @@ func TestInterruptedCalibrationClaimsNoTimeScale(t *testing.T) {
 	sum := &reports.Summary{Seed: 1, Backend: "process", TimeScale: tm.scale, Calibration: tm.calibration}
 	sum.Tally()
 	var out strings.Builder
-	printMatrix(&out, sum)
+	reports.WriteText(&out, sum, false)
 	if strings.Contains(out.String(), "time scale 1.00") ||
 		!strings.Contains(out.String(), "time scale not measured: the run was interrupted before calibration finished") {
 		t.Errorf("interrupted during calibration:\n%s", out.String())

@@ -1,4 +1,4 @@
-package main
+package reports
 
 import (
 	"fmt"
@@ -7,14 +7,17 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 )
 
 // The matrix run prints on stdout when not streaming JSON.
 
-func printMatrix(w io.Writer, s *reports.Summary) {
-	colour := useColour(w)
+// WriteText writes the run's table for a terminal: a row per cell run in
+// the summary's order (the order the cells were planned), its outcome in
+// colour when colour is on; with repeats, a row per cell and how often
+// each seed reproduced; the totals, the rerun line of every failed cell,
+// and the replays of simulated findings on real Redis.
+func WriteText(w io.Writer, s *Summary, colour bool) {
 	if s.Simulated {
 		fmt.Fprintf(w, "\nSIMULATED: backend %s, miniredis in virtual time; these are not results from real Redis "+
 			"(replay a finding on real Redis with --backend process)\n", s.Backend)
@@ -23,7 +26,7 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		"OUTCOME", "EVIDENCE", "DETAILS")
 	unstarted := 0
 	for _, c := range s.Cells {
-		if notStarted(c) {
+		if c.NotStarted() {
 			unstarted++
 			continue
 		}
@@ -73,9 +76,10 @@ func printMatrix(w io.Writer, s *reports.Summary) {
 		s.Elapsed.Round(time.Millisecond), totalsText(s.Totals), s.SchedulesPerSecond)
 	for _, c := range s.Cells {
 		if c.Failed() {
-			fmt.Fprintf(w, "rerun %s/%s: %s\n", c.Scenario, c.Lock, c.Rerun)
+			fmt.Fprintf(w, "rerun %s: %s\n", c.Name(), c.Rerun)
 		}
 	}
+	writeReplays(w, s.Replays)
 }
 
 // totalsText renders outcome counts for people, worst first:
@@ -106,7 +110,7 @@ func totalsText(t map[string]int) string {
 }
 
 // backendText names the backend, marked when it is a simulation.
-func backendText(s *reports.Summary) string {
+func backendText(s *Summary) string {
 	if s.Simulated {
 		return s.Backend + " (simulated)"
 	}
@@ -128,4 +132,53 @@ func printSameSeed(w io.Writer, aggs []results.Aggregate) {
 		fmt.Fprintf(w, "%-22s %-15s %-16s %s\n", a.Scenario, a.Lock, fmt.Sprintf("%d/%d", a.SameVerdict, a.SameSeedRuns),
 			fmt.Sprintf("%d/%d", a.SameEvidence, a.SameSeedRuns))
 	}
+}
+
+// writeReplays shows each replayed finding beside what real Redis did.
+func writeReplays(w io.Writer, rs []results.Replay) {
+	if len(rs) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "\nREPLAYED ON REAL REDIS (same cell, same seed)\n%-22s %-15s %-10s %-14s %-8s %-13s %s\n",
+		"SCENARIO", "LOCK", "SEED", "SIM FIRST", "REAL", "OUTCOME", "REPRODUCED")
+	n := 0
+	for _, r := range rs {
+		verdict := string(r.Verdict)
+		if verdict == "" {
+			verdict = "-"
+		}
+		yes := "no"
+		if r.Reproduced {
+			yes = "yes"
+			n++
+		}
+		fmt.Fprintf(w, "%-22s %-15s %-10d %-14s %-8s %-13s %s\n", r.Scenario, r.Lock, r.RunSeed,
+			fmt.Sprintf("%.3f s", r.SimFirst.Seconds()), verdict, r.Outcome, yes)
+	}
+	fmt.Fprintf(w, "%d of %d simulated finding(s) reproduced on %s\n", n, len(rs), rs[0].Backend)
+}
+
+// outcomeColours are the terminal's version of the HTML palette: what a
+// reader must act on stands out.
+var outcomeColours = map[results.Outcome]string{
+	results.Met:          "32",   // green
+	results.Regression:   "1;31", // bold red
+	results.Missed:       "1;33", // bold yellow
+	results.HarnessError: "1;31",
+	results.Unknown:      "33",
+	results.Inconclusive: "35", // magenta
+	results.Interrupted:  "2",  // dim
+	results.Skipped:      "2",
+}
+
+// paint pads text to width (as %-Ns would), then colours it when on.
+func paint(on bool, o results.Outcome, text string, width int) string {
+	for len(text) < width {
+		text += " "
+	}
+	code, ok := outcomeColours[o]
+	if !on || !ok {
+		return text
+	}
+	return "\x1b[" + code + "m" + text + "\x1b[0m"
 }
