@@ -1,7 +1,6 @@
 package scenarios
 
 import (
-	"fmt"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/results"
 	"hash/fnv"
@@ -14,6 +13,7 @@ import (
 	"github.com/lockchaos/lockchaos/deployment"
 	"github.com/lockchaos/lockchaos/netfault"
 
+	"fmt"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"fmt"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"strconv"
 	"strings"
 	"time"
 
+	"fmt"
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"io"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"errors"
 	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"

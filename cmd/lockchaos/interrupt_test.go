@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"os"
 	"os/exec"
@@ -11,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"fmt"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/lockchaos/lockchaos/internal/shellword"
 	"os"
 	"os/exec"
 	"reflect"
@@ -9,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
