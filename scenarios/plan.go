@@ -1,8 +1,7 @@
 package scenarios
 
 import (
-	"github.com/lockchaos/lockchaos/internal/shellword"
-	"github.com/lockchaos/lockchaos/results"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"strings"
@@ -11,12 +10,12 @@ import (
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/deployment"
-	"github.com/lockchaos/lockchaos/netfault"
-
-	"fmt"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/netfault"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/workload"
 )
 

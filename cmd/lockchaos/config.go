@@ -1,16 +1,16 @@
 package main
 
 import (
-	"github.com/lockchaos/lockchaos/internal/shellword"
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
 
-	"fmt"
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 

@@ -1,8 +1,8 @@
 package main
 
 import (
+	"errors"
 	"fmt"
-	"github.com/lockchaos/lockchaos/internal/shellword"
 	"io"
 	"os"
 	"strconv"
@@ -11,8 +11,8 @@ import (
 
 	"github.com/spf13/pflag"
 
-	"errors"
 	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
 )

@@ -1,7 +1,7 @@
 package main
 
 import (
-	"github.com/lockchaos/lockchaos/internal/shellword"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"fmt"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 )

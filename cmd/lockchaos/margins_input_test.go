@@ -1,7 +1,6 @@
 package main
 
 import (
-	"github.com/lockchaos/lockchaos/margins"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/lockchaos/lockchaos/margins"
 )
 
 // Bad input and interrupts of `lockchaos margins`: every flag is checked
