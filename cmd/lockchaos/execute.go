@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 
-	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -36,15 +34,6 @@ type session struct {
 	stream         *jsonStream // --json, or nil
 	notStarted     int         // runs an interrupt kept from starting
 }
-
-// keepInMemory is how many cell runs keep their histories in memory for
-// the HTML pages; beyond it, pages re-read each history from its file.
-const keepInMemory = 200
-
-// sweepViolations is how many violations per property each run of a sweep
-// past keepInMemory keeps for summary.json and JUnit (violation_count
-// keeps the total; a page re-checks the history and lists them all).
-const sweepViolations = 3
 
 // execute runs the selected cells on the backend, replays their findings,
 // writes every report and returns the exit code.
@@ -167,24 +156,8 @@ func (s *session) finished(r *results.Cell, done, total int) {
 	s.stream.emit(streamEvent{
 		Type: "cell-finished", Cell: r.Name(), RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
 	})
-	if total > keepInMemory && (r.History != "" || r.HistoryDropped) {
-		forgetDetail(r)
-	}
-}
-
-// forgetDetail drops what a run of a sweep need not keep: its events and
-// porcupine's visualization data (~300 KB a run), which its page re-checks
-// from the history file (measured: 3400 simulated runs peaked at 2.3-2.5 GB
-// RSS keeping them), and all but sweepViolations of its violations per
-// property, which were most of summary.json (145 of 220 MB for 29,000
-// runs). The counts stay.
-func forgetDetail(r *results.Cell) {
-	r.Checked, r.Report = nil, nil
-	for i := range r.Results {
-		r.Results[i].Model, r.Results[i].Info = nil, nil
-		if v := r.Results[i].Violations; len(v) > sweepViolations {
-			r.Results[i].Violations = append([]checker.Violation(nil), v[:sweepViolations]...)
-		}
+	if total > scenarios.KeepInMemory && (r.History != "" || r.HistoryDropped) {
+		scenarios.ForgetDetail(r)
 	}
 }
 
@@ -225,18 +198,7 @@ func (s *session) rerunAll(on target) string {
 // names only the files it wrote, and returns why any other was not.
 func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 	out := s.cfg.out
-	reports.RelativeHistories(out, sum)
-	var wrote []string
-	jsonPath, errJSON := reports.WriteJSON(out, sum)
-	if errJSON == nil {
-		wrote = append(wrote, jsonPath)
-	}
-	junitPath, errJUnit := reports.WriteJUnit(out, sum)
-	if errJUnit == nil {
-		wrote = append(wrote, junitPath)
-	}
-	html, errHTML := reports.WriteHTML(out, sum, reports.HTMLOptions{})
-	err := errors.Join(errJSON, errJUnit, errHTML)
+	wrote, html, err := reports.WriteAll(out, sum)
 	if err != nil {
 		fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", err)
 	}
