@@ -212,8 +212,8 @@ func keepExpected(cells []scenarios.Cell, expects []string) ([]scenarios.Cell, e
 	}
 	want := map[results.Expectation]bool{}
 	for _, e := range expects {
-		if !slices.Contains(expectationWords(), results.Expectation(e)) {
-			return nil, fmt.Errorf("--expect %q (valid: %s)", e, expectationNames())
+		if !slices.Contains(scenarios.ExpectationWords(), results.Expectation(e)) {
+			return nil, fmt.Errorf("--expect %q (valid: %s)", e, scenarios.ExpectationNames())
 		}
 		want[results.Expectation(e)] = true
 	}
