@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // What a run may be asked for, checked before anything starts (the CLI
@@ -38,15 +40,11 @@ const (
 	MaxCap = 100
 )
 
-// FieldError is one option out of its range: Field is the option's name
-// as the CLI's flag spells it, Value what was given, Want what it takes.
-type FieldError struct {
-	Field string
-	Value any
-	Want  string
+// fieldError is an option out of its range, its field named as the
+// CLI's flag spells it (scenarios.FieldError).
+func fieldError(field string, value any, want string) error {
+	return &scenarios.FieldError{Field: field, Value: value, Want: want, Err: ErrInvalid}
 }
-
-func (e *FieldError) Error() string { return fmt.Sprintf("%s %v: %s", e.Field, e.Value, e.Want) }
 
 // CheckRanges checks the numbers of a run before it starts: the seeds of
 // a batch (at most maxSeeds), the step, the cap, the time scale (0:
@@ -59,17 +57,17 @@ func CheckRanges(c Config, maxSeeds int, liveness []time.Duration) error {
 		v     int
 	}{{"confirm-seeds", c.ConfirmSeeds}, {"seeds", c.Seeds}} {
 		if n.v < 1 || n.v > maxSeeds {
-			return &FieldError{n.field, n.v, fmt.Sprintf("want 1..%d seeds a batch", maxSeeds)}
+			return fieldError(n.field, n.v, fmt.Sprintf("want 1..%d seeds a batch", maxSeeds))
 		}
 	}
 	switch r, cp, ts := c.Resolution, c.Cap, c.TimeScale; {
 	case !(r >= MinResolution && r <= MaxResolution):
-		return &FieldError{"resolution", r, fmt.Sprintf("want a share of the TTL in %v..%v (the default: 0.05 in the "+
-			"simulation, 0.1 on real Redis)", MinResolution, MaxResolution)}
+		return fieldError("resolution", r, fmt.Sprintf("want a share of the TTL in %v..%v (the default: 0.05 in the "+
+			"simulation, 0.1 on real Redis)", MinResolution, MaxResolution))
 	case !(cp >= MinCap && cp <= MaxCap):
-		return &FieldError{"cap", cp, fmt.Sprintf("want a number of TTLs in %v..%v", MinCap, MaxCap)}
+		return fieldError("cap", cp, fmt.Sprintf("want a number of TTLs in %v..%v", MinCap, MaxCap))
 	case ts != 0 && !(ts >= 0.1 && ts <= 100):
-		return &FieldError{"time-scale", ts, "want 0 (measure) or a factor in 0.1..100"}
+		return fieldError("time-scale", ts, "want 0 (measure) or a factor in 0.1..100")
 	}
 	return checkTTLs(c.TTL, liveness)
 }
@@ -84,8 +82,8 @@ func checkTTLs(ttl time.Duration, liveness []time.Duration) error {
 	}
 	for _, d := range liveness {
 		if d == 0 {
-			return &FieldError{"recovery-ttl", joinDurations(liveness),
-				fmt.Sprintf("0 skips the liveness margins, alone; the others want %v..%v", MinTTL, MaxTTL)}
+			return fieldError("recovery-ttl", joinDurations(liveness),
+				fmt.Sprintf("0 skips the liveness margins, alone; the others want %v..%v", MinTTL, MaxTTL))
 		}
 		if err := ttlInRange("recovery-ttl", d); err != nil {
 			return err
@@ -115,7 +113,7 @@ func LivenessTTLs(ttl time.Duration, given []time.Duration) []time.Duration {
 
 func ttlInRange(field string, d time.Duration) error {
 	if d < MinTTL || d > MaxTTL {
-		return &FieldError{field, d, fmt.Sprintf("want a TTL in %v..%v", MinTTL, MaxTTL)}
+		return fieldError(field, d, fmt.Sprintf("want a TTL in %v..%v", MinTTL, MaxTTL))
 	}
 	return nil
 }

@@ -3,7 +3,6 @@ package scenarios
 import (
 	"fmt"
 	"hash/fnv"
-	"math"
 	"strings"
 	"time"
 
@@ -14,7 +13,6 @@ import (
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/netfault"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/workload"
 )
@@ -95,35 +93,6 @@ type Options struct {
 	// over a quiet process's 10 ms, as for a slow backend. Default: the
 	// backend's typical figure.
 	NodeOpTime time.Duration
-}
-
-// Validate reports options that cannot work.
-func (o Options) Validate() error {
-	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 || o.PartLength < 0 ||
-		o.RecoverWithin < 0 {
-		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration, part length, recovery bound "+
-			"or time scale", ErrInvalid)
-	}
-	if math.IsNaN(o.TimeScale) || o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
-		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)
-	}
-	if o.PartLength > 0 && o.PartLength < MinPartLength {
-		return fmt.Errorf("%w: part length %v below the shortest, %v", ErrInvalid, o.PartLength, MinPartLength)
-	}
-	if o.Duration > MaxCellDuration || o.MaxDuration > MaxCellDuration {
-		return fmt.Errorf("%w: duration %v or max duration %v more than the longest cell, %v", ErrInvalid, o.Duration,
-			o.MaxDuration, MaxCellDuration)
-	}
-	if err := o.Floor.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if o.Clients > MaxClients {
-		return fmt.Errorf("%w: clients %d out of range 1..%d", ErrInvalid, o.Clients, MaxClients)
-	}
-	if o.ToxiproxyAPI != "" {
-		return (netfault.ProxiesConfig{APIAddr: o.ToxiproxyAPI}).Validate()
-	}
-	return nil
 }
 
 // Plan is one cell with every default, seed, topology, fence mode, key,

@@ -79,16 +79,6 @@ func (c marginsConfig) checkRanges() error {
 	return nil
 }
 
-// namedFlag names the flag of a library's out-of-range option: its
-// field is the flag's name.
-func namedFlag(err error) error {
-	var fe *margins.FieldError
-	if errors.As(err, &fe) {
-		return fmt.Errorf("--%w", err)
-	}
-	return err
-}
-
 // checkMarkdown checks the --markdown file the search will write its
 // table into at the end: there, writable, with the markers, so an hour's
 // search does not end in "no such file".
