@@ -23,7 +23,7 @@ import (
 func scenarioChoices(files []string) []cobra.Completion {
 	catalog := scenarios.Catalog()
 	for _, f := range files {
-		if file, err := loadScenariosFile(f); err == nil {
+		if file, err := scenarios.ReadFile(f); err == nil {
 			catalog = scenarios.Merge(catalog, file.Scenarios)
 		}
 	}
@@ -51,7 +51,7 @@ func lockChoices(files, lockDrivers []string) []cobra.Completion {
 		add(s.Name, s.Doc)
 	}
 	for _, f := range files {
-		if file, err := loadScenariosFile(f); err == nil {
+		if file, err := scenarios.ReadFile(f); err == nil {
 			for _, l := range file.Locks {
 				add(l.Name, "driver: "+l.Command)
 			}

@@ -3,17 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockchaos/lockchaos/drivers"
 	"github.com/lockchaos/lockchaos/internal/shellword"
-	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -200,73 +196,10 @@ func (m *multiList) String() string     { return strings.Join(*m, " ") }
 func (m *multiList) Set(v string) error { *m = append(*m, v); return nil }
 func (m *multiList) Type() string       { return "string" }
 
-// loadCatalog is the built-in catalog with the scenario files applied and
-// every driver lock (from the files and from --lock-driver) registered.
+// loadCatalog is scenarios.LoadCatalog, its errors named by the flags.
 func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, error) {
-	for _, v := range lockDrivers {
-		d, err := drivers.Parse(v)
-		if err != nil {
-			return nil, err
-		}
-		if err := lockimpl.Register(d.Spec()); err != nil {
-			return nil, fmt.Errorf("--lock-driver %s: %w", d.Name, err)
-		}
-	}
-	catalog := scenarios.Catalog()
-	var loaded []*scenarios.File
-	for _, f := range files {
-		file, err := loadScenariosFile(f)
-		if err != nil {
-			return nil, err
-		}
-		// These errors name FILE:LINE themselves.
-		if err := file.Clash(loaded); err != nil {
-			return nil, err
-		}
-		loaded = append(loaded, file)
-		if err := file.Register(); err != nil {
-			return nil, err
-		}
-		if catalog, err = file.Apply(catalog); err != nil {
-			return nil, err
-		}
-	}
-	return catalog, nil
-}
-
-// maxScenariosFile bounds what --scenarios-file reads: a scenarios file is
-// a few kilobytes of YAML, and /dev/zero or a multi-gigabyte log named by
-// mistake must not fill the memory. A variable for the tests.
-var maxScenariosFile int64 = 16 << 20
-
-// loadScenariosFile reads a --scenarios-file, at most maxScenariosFile
-// bytes of it.
-func loadScenariosFile(path string) (*scenarios.File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--scenarios-file: %w", err)
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, maxScenariosFile+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("--scenarios-file %s: %w", path, err)
-	case int64(len(b)) > maxScenariosFile:
-		return nil, fmt.Errorf("--scenarios-file %s: larger than %s (a scenarios file is a few KB of YAML)",
-			path, sizeText(maxScenariosFile))
-	}
-	return scenarios.Load(b, path)
-}
-
-// sizeText is n bytes for people: "16 MiB", "512 KiB", "100 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
+	catalog, err := scenarios.LoadCatalog(files, lockDrivers)
+	return catalog, namedFlag(err)
 }
 
 // positiveInt and positiveDuration are override flags whose 0 would mean
