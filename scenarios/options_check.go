@@ -2,6 +2,7 @@ package scenarios
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/netfault"
@@ -21,7 +22,9 @@ type FieldError struct {
 }
 
 func (e *FieldError) Error() string {
-	if e.Err == nil {
+	// An error from below (a file that would not open) already says
+	// what it is: said once.
+	if e.Err == nil || strings.Contains(e.Want, e.Err.Error()) {
 		return e.Flagless()
 	}
 	return e.Err.Error() + ": " + e.Flagless()
@@ -30,7 +33,7 @@ func (e *FieldError) Error() string {
 // Flagless is the error without its package's prefix: the CLI puts
 // "--" before it to name its flag.
 func (e *FieldError) Flagless() string { return fmt.Sprintf("%s %v: %s", e.Field, e.Value, e.Want) }
-func (e *FieldError) Unwrap() error { return e.Err }
+func (e *FieldError) Unwrap() error    { return e.Err }
 
 // invalid is a FieldError of this package.
 func invalid(field string, value any, want string) error {

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 
-
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/scenarios"

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -131,7 +132,7 @@ func TestShardComesFromTheCIEnvironment(t *testing.T) {
 		{envOf("JOB_COMPLETION_INDEX", "0", "LOCKCHAOS_SHARD_TOTAL", "3"), "1/3", ""},
 		{envOf("JOB_COMPLETION_INDEX", "2"), "", "needs LOCKCHAOS_SHARD_TOTAL"},
 	} {
-		got, _, err := shardFromEnv(c.env)
+		got, _, err := scenarios.ShardFromEnv(c.env)
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("shard %q, err %v; want %q, err containing %q", got, err, c.want, c.err)
 		}

@@ -178,7 +178,7 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 		return nil, err
 	}
 	if c.shard == "" {
-		env, from, err := shardFromEnv(getenv)
+		env, from, err := scenarios.ShardFromEnv(getenv)
 		if err != nil {
 			return nil, err
 		}
