@@ -185,3 +185,30 @@ func ExpectationLegend() string {
 	return "safety " + legend(results.Expectations) + "; liveness " + legend(results.LivenessExpectations) +
 		"; - (not in this scenario)"
 }
+
+// KeepExpected keeps the cells whose expectation one of expects names
+// (all when it names none): a safety word matches a cell's safety, live and
+// stuck its liveness; either matches either group.
+func KeepExpected(cells []Cell, expects []string) ([]Cell, error) {
+	if len(expects) == 0 {
+		return cells, nil
+	}
+	want := map[Expectation]bool{}
+	for _, e := range expects {
+		if !slices.Contains(ExpectationWords(), Expectation(e)) {
+			return nil, invalid("expect", fmt.Sprintf("%q", e), "valid: "+ExpectationNames())
+		}
+		want[Expectation(e)] = true
+	}
+	var kept []Cell
+	for _, c := range cells {
+		e := c.Expect.Expected()
+		if want[e.Safety] || want[e.Liveness] {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		return nil, fmt.Errorf("no cell has expectation %v", expects)
+	}
+	return kept, nil
+}
