@@ -22,42 +22,7 @@ func WriteText(w io.Writer, s *Summary, colour bool) {
 		fmt.Fprintf(w, "\nSIMULATED: backend %s, miniredis in virtual time; these are not results from real Redis "+
 			"(replay a finding on real Redis with --backend process)\n", s.Backend)
 	}
-	fmt.Fprintf(w, "\n%-22s %-15s %-17s %-20s %-13s %-24s %s\n", "SCENARIO", "LOCK", "SAFETY (EXPECTED)", "LIVENESS (EXPECTED)",
-		"OUTCOME", "EVIDENCE", "DETAILS")
-	unstarted := 0
-	for _, c := range s.Cells {
-		if c.NotStarted() {
-			unstarted++
-			continue
-		}
-		detail := ""
-		switch {
-		case c.Error != "":
-			detail = c.Error
-		case c.Why != "":
-			detail = c.Why
-		case c.Violations > 0:
-			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s",
-				len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
-		case c.Outcome == results.Inconclusive:
-			detail = strings.Join(c.Evidence.Short, "; ")
-		default:
-			detail = fmt.Sprintf("ran %.1f s", c.Ran.Seconds())
-		}
-		evidence := "-"
-		if c.ShownVerdict() != results.NoVerdict { // "-" for a harness error: never a pass
-			evidence = c.Evidence.Summary()
-		}
-		seed := ""
-		if s.Repeat > 1 {
-			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
-		}
-		fmt.Fprintf(w, "%-22s %-15s %-17s %-20s %s %-24s %s%s\n", c.Scenario, c.Lock, c.SafetyText(), c.LivenessText(),
-			paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
-	}
-	if unstarted > 0 {
-		fmt.Fprintf(w, "(%d run(s) not started: interrupted before they ran)\n", unstarted)
-	}
+	writeRuns(w, s, colour)
 	if s.Repeat > 1 {
 		fmt.Fprintf(w, "\n%-22s %-15s %-14s %-14s %-12s %-22s %s\n",
 			"SCENARIO", "LOCK", "EXPECT", "DETECTED", "INCONCLUSIVE", "MEDIAN FIRST VIOLATION", "PER GROUP")
@@ -181,4 +146,45 @@ func paint(on bool, o results.Outcome, text string, width int) string {
 		return text
 	}
 	return "\x1b[" + code + "m" + text + "\x1b[0m"
+}
+
+// writeRuns writes a row per cell run, in the summary's order; the runs
+// an interrupt kept from starting are one line.
+func writeRuns(w io.Writer, s *Summary, colour bool) {
+	fmt.Fprintf(w, "\n%-22s %-15s %-17s %-20s %-13s %-24s %s\n", "SCENARIO", "LOCK", "SAFETY (EXPECTED)", "LIVENESS (EXPECTED)",
+		"OUTCOME", "EVIDENCE", "DETAILS")
+	unstarted := 0
+	for _, c := range s.Cells {
+		if c.NotStarted() {
+			unstarted++
+			continue
+		}
+		detail := ""
+		switch {
+		case c.Error != "":
+			detail = c.Error
+		case c.Why != "":
+			detail = c.Why
+		case c.Violations > 0:
+			detail = fmt.Sprintf("%d incident(s), %d violation(s), first at %.3f s",
+				len(c.Incidents), c.Violations, float64(c.Stats.FirstViolation)/1e9)
+		case c.Outcome == results.Inconclusive:
+			detail = strings.Join(c.Evidence.Short, "; ")
+		default:
+			detail = fmt.Sprintf("ran %.1f s", c.Ran.Seconds())
+		}
+		evidence := "-"
+		if c.ShownVerdict() != results.NoVerdict { // "-" for a harness error: never a pass
+			evidence = c.Evidence.Summary()
+		}
+		seed := ""
+		if s.Repeat > 1 {
+			seed = fmt.Sprintf(" [seed %d]", c.RunSeed)
+		}
+		fmt.Fprintf(w, "%-22s %-15s %-17s %-20s %s %-24s %s%s\n", c.Scenario, c.Lock, c.SafetyText(), c.LivenessText(),
+			paint(colour, c.Outcome, string(c.Outcome), 13), evidence, detail, seed)
+	}
+	if unstarted > 0 {
+		fmt.Fprintf(w, "(%d run(s) not started: interrupted before they ran)\n", unstarted)
+	}
 }

@@ -135,33 +135,8 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	// outlives the search.
 	defer backend.KillAll()
 	run := func(be backend.Backend) int {
-		// Once every flag is known good: a usage error makes no --out.
-		release, err := claimOut(c.out)
-		if err != nil {
-			return usage("%v", err)
-		}
-		defer release()
 		cfg.Backend = be
-		if c.confirmOn != "none" {
-			conf, _, err := chooseBackend(c.confirmOn, "", nil)
-			if err != nil {
-				fmt.Fprintf(stderr, "lockchaos margins: --confirm-on: %v\n", err)
-				return exitHarness
-			}
-			defer closeBackend(conf)
-			cfg.Confirm = conf
-		}
-		if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
-			if code := interrupted(caught(), stderr); code != 0 {
-				return code
-			}
-			fmt.Fprintf(stderr, "lockchaos margins: calibration: %v\n", err)
-			return exitHarness
-		}
-		if err := cfg.Validate(); err != nil {
-			return usage("%v", err)
-		}
-		code := searchAndReport(ctx, cfg, c, stdout, stderr)
+		code := c.searchOn(ctx, cfg, stdout, stderr)
 		if ic := interrupted(caught(), stderr); ic != 0 {
 			return ic
 		}
@@ -177,6 +152,39 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	}
 	defer closeBackend(be)
 	return run(be)
+}
+
+// searchOn claims --out, chooses the confirming backend, calibrates and
+// searches with cfg (its Backend chosen).
+func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout, stderr io.Writer) int {
+	// Once every flag is known good: a usage error makes no --out.
+	release, err := claimOut(c.out)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
+		return exitUsage
+	}
+	defer release()
+	if c.confirmOn != "none" {
+		conf, _, err := chooseBackend(c.confirmOn, "", nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos margins: --confirm-on: %v\n", err)
+			return exitHarness
+		}
+		defer closeBackend(conf)
+		cfg.Confirm = conf
+	}
+	if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
+		if ctx.Err() != nil {
+			return exitHarness // the caller says which signal and exits with its code
+		}
+		fmt.Fprintf(stderr, "lockchaos margins: calibration: %v\n", err)
+		return exitHarness
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
+		return exitUsage
+	}
+	return searchAndReport(ctx, cfg, c, stdout, stderr)
 }
 
 // searchConfig is the search the flags ask for, its locks and families
