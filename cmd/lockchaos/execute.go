@@ -47,7 +47,7 @@ func (s *session) execute() int {
 	defer backend.KillAll()
 
 	started := time.Now()
-	t, err := measureTiming(ctx, s.be, s.cfg.timeScale)
+	t, err := scenarios.MeasureTiming(ctx, s.be, s.cfg.timeScale)
 	switch {
 	case ctx.Err() != nil:
 		// Interrupted while measuring: what failed is the measurement
@@ -56,10 +56,10 @@ func (s *session) execute() int {
 	case err != nil:
 		fmt.Fprintf(s.stderr, "lockchaos run: %v\n", err)
 		return exitHarness
-	case t.measured:
-		fmt.Fprintf(s.stderr, "lockchaos: machine now: %s\n", t.calibration)
+	case t.Measured:
+		fmt.Fprintf(s.stderr, "lockchaos: machine now: %s\n", t.Calibration)
 	}
-	on := target{be: s.be, timing: t, named: s.cfg.rerunBackend(s.be)}
+	on := target{be: s.be, Timing: t, named: s.cfg.rerunBackend(s.be)}
 	var ran []*results.Cell
 	if ctx.Err() == nil {
 		ran = s.runMatrix(ctx, on)
@@ -79,31 +79,14 @@ func (s *session) execute() int {
 	return s.exit(caught(), sum, reportErr)
 }
 
-// measureTiming is how cells stretch on be: not at all in virtual time
-// (load cannot stretch a cell there), by the given --time-scale, or by
-// what Calibrate measures now when it is 0.
-func measureTiming(ctx context.Context, be backend.Backend, given float64) (timing, error) {
-	if _, virtual := backend.Virtual(be); virtual {
-		return timing{scale: 1, calibration: "virtual time: no calibration, time scale 1", virtual: true}, nil
-	}
-	if given != 0 {
-		return timing{scale: given}, nil
-	}
-	cal, err := scenarios.Calibrate(ctx, be)
-	if err != nil {
-		return timing{}, err
-	}
-	return timing{scale: cal.Scale, nodeOp: cal.NodeOp, calibration: cal.String(), measured: true}, nil
-}
-
 // interruptedTiming is the timing of a run interrupted while calibrating:
 // the scale given, else none (0), with the reason: no cell ran, and a
 // "time scale 1.00" would claim a measurement that never finished.
-func interruptedTiming(given float64) timing {
+func interruptedTiming(given float64) scenarios.Timing {
 	if given != 0 {
-		return timing{scale: given}
+		return scenarios.Timing{Scale: given}
 	}
-	return timing{calibration: reports.CalibrationInterrupted}
+	return scenarios.Timing{Calibration: reports.CalibrationInterrupted}
 }
 
 // runMatrix runs the cells on t, showing progress on stderr and, with
@@ -118,15 +101,15 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 		s.stream = newJSONStream(s.stdout)
 	}
 	fmt.Fprintf(s.stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
-		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, parallel, on.scale, c.out)
+		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, parallel, on.Scale, c.out)
 	s.stream.emit(streamEvent{
-		Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.virtual,
+		Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.Virtual,
 	})
 	ran := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
 		Options:  c.cellOptions(on, func(msg string) { fmt.Fprintln(s.stderr, msg) }),
 		Parallel: parallel, Repeat: c.repeat, SameSeed: c.sameSeed,
 		// A simulated run comes back from its seed; a real one does not.
-		DropMetHistories: on.virtual && !c.keepHistories,
+		DropMetHistories: on.Virtual && !c.keepHistories,
 		Progress:         s.finished,
 		Started: func(name string, seed int64) {
 			if ctx.Err() != nil {
@@ -169,7 +152,7 @@ func (s *session) summary(
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
 		GoVersion: runtime.Version(), RedisVersion: s.redisVersion, Backend: s.be.Name(), Seed: s.cfg.seed, Repeat: s.cfg.repeat,
 		Shard: s.cfg.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args), Rerun: s.rerunAll(on),
-		Interrupted: interrupted, Cells: ran, TimeScale: on.scale, Calibration: on.calibration, Simulated: on.virtual, Replays: replays}
+		Interrupted: interrupted, Cells: ran, TimeScale: on.Scale, Calibration: on.Calibration, Simulated: on.Virtual, Replays: replays}
 	sum.Tally()
 	if len(replays) > 0 {
 		// Schedules per second are the matrix's, not the replays' (real
@@ -184,8 +167,8 @@ func (s *session) summary(
 // calibration did not finish) and the shard it ran with.
 func (s *session) rerunAll(on target) string {
 	pins := [][2]string{{"seed", strconv.FormatInt(s.cfg.seed, 10)}}
-	if !on.virtual && on.scale != 0 {
-		pins = append(pins, [2]string{"time-scale", fmt.Sprintf("%.2f", on.scale)})
+	if !on.Virtual && on.Scale != 0 {
+		pins = append(pins, [2]string{"time-scale", fmt.Sprintf("%.2f", on.Scale)})
 	}
 	if s.cfg.shard != "" {
 		pins = append(pins, [2]string{"shard", s.cfg.shard})

@@ -9,11 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
-	"github.com/spf13/cobra"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 const marginsUsage = `Finds how far each lock bends before it breaks: for each fault family with a
@@ -243,13 +245,13 @@ func calibrate(ctx context.Context, cfg *margins.Config, given float64, stderr i
 	if be == nil {
 		return nil
 	}
-	t, err := measureTiming(ctx, be, given)
+	t, err := scenarios.MeasureTiming(ctx, be, given)
 	if err != nil {
 		return err
 	}
-	cfg.TimeScale, cfg.NodeOpTime = t.scale, t.nodeOp
-	if t.calibration != "" {
-		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", be.Name(), t.calibration)
+	cfg.TimeScale, cfg.NodeOpTime = t.Scale, t.NodeOp
+	if t.Calibration != "" {
+		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", be.Name(), t.Calibration)
 	}
 	return nil
 }

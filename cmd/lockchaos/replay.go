@@ -22,7 +22,7 @@ func (s *session) replayFindings(ctx context.Context, found []*results.Cell) []r
 	}
 	// Always measured: a --time-scale 1 given for the simulation (where
 	// it is the only valid value) says nothing about real Redis here.
-	t, err := measureTiming(ctx, s.replay, 0)
+	t, err := scenarios.MeasureTiming(ctx, s.replay, 0)
 	if err != nil && ctx.Err() != nil {
 		return nil // interrupted while measuring: the run says so
 	}
@@ -31,8 +31,8 @@ func (s *session) replayFindings(ctx context.Context, found []*results.Cell) []r
 		return nil
 	}
 	fmt.Fprintf(s.stderr, "lockchaos: replaying %d finding(s) on %s (redis-server %s); machine now: %s\n",
-		len(todo), s.replay.Name(), s.replayVersion, t.calibration)
-	opts := s.cfg.cellOptions(target{be: s.replay, timing: t, named: s.replay.Name()}, nil)
+		len(todo), s.replay.Name(), s.replayVersion, t.Calibration)
+	opts := s.cfg.cellOptions(target{be: s.replay, Timing: t, named: s.replay.Name()}, nil)
 	opts.OutDir = filepath.Join(s.cfg.out, "replay-"+s.replay.Name())
 	return scenarios.Replay(ctx, s.cells, todo, opts, s.cfg.out, func(rp results.Replay) {
 		fmt.Fprintf(s.stderr, "replay on %s: %s\n", s.replay.Name(), rp.Summary)

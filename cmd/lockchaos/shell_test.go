@@ -24,7 +24,7 @@ func TestRerunLinesAreShellSafe(t *testing.T) {
 		"x&&touch PWNED", "x>PWNED", "~root", "*", "?", "[a]", "{a,b}", "a\nb", "a\\b", "!!", "", " lead", "tab\there", "#c", "x#y", "=v"}
 	for _, name := range hostile {
 		c := resolved(t, "--seed", "5", "--lock-driver", "token=ruby -e 'puts 1' "+name, "--scenarios-file", name+".yaml")
-		rerun := c.cellOptions(target{timing: timing{scale: 1}}, nil).Rerun
+		rerun := c.cellOptions(target{Timing: scenarios.Timing{Scale: 1}}, nil).Rerun
 		sc := scenarios.Scenario{Name: name}
 		line := rerun(&scenarios.Plan{Scenario: sc, Lock: token, RunSeed: 5})
 		want := []string{"lockchaos", "run", "--scenario", name, "--lock", "token", "--seed", "5",
