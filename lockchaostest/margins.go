@@ -36,13 +36,11 @@ func Margins(t *testing.T, lock lockimpl.Spec, opts MarginOptions) []margins.Mar
 	t.Helper()
 	cfg := margins.Config{Locks: []lockimpl.Spec{lock}, TTL: opts.TTL, Seeds: opts.Seeds, Seed: opts.Seed,
 		Backend: Sim(t), OutDir: t.TempDir()}
-	for _, name := range opts.Families {
-		f, err := margins.FamilyNamed(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Families = append(cfg.Families, f)
+	families, err := margins.FamiliesNamed(opts.Families)
+	if err != nil {
+		t.Fatal(err)
 	}
+	cfg.Families = families
 	// The boundaries only: the liveness margins are `lockchaos margins`'.
 	rep, err := margins.Run(context.Background(), cfg, nil, nil)
 	if err != nil {

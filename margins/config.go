@@ -3,6 +3,7 @@ package margins
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -86,6 +87,30 @@ func (c Config) Validate() error {
 		return fmt.Errorf("%w: no backend to search on", ErrInvalid)
 	case len(c.Locks) == 0:
 		return fmt.Errorf("%w: no lock to search", ErrInvalid)
+	}
+	return nil
+}
+
+// FamiliesNamed looks up each named family (spaces around a name
+// ignored), in the order given.
+func FamiliesNamed(names []string) ([]Family, error) {
+	var out []Family
+	for _, name := range names {
+		f, err := FamilyNamed(strings.TrimSpace(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// Searchable says why a lock has no margin to search, or nil: a lock
+// that keeps no shared state is unsafe at any magnitude.
+func Searchable(spec lockimpl.Spec) error {
+	if spec.Nodes == 0 {
+		// Unprefixed: the CLI prints it as it did when the check was its own.
+		return fmt.Errorf("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", spec.Name)
 	}
 	return nil
 }

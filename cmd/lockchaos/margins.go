@@ -203,8 +203,8 @@ func (c marginsConfig) searchConfig() (margins.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
-		if spec.Nodes == 0 {
-			return cfg, fmt.Errorf("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
+		if err := margins.Searchable(spec); err != nil {
+			return cfg, err
 		}
 		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
 			return cfg, fmt.Errorf("lock %s runs in a driver process, which the simulation cannot run: its search needs "+
@@ -212,14 +212,9 @@ func (c marginsConfig) searchConfig() (margins.Config, error) {
 		}
 		cfg.Locks = append(cfg.Locks, spec)
 	}
-	for _, name := range c.families {
-		f, err := margins.FamilyNamed(strings.TrimSpace(name))
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Families = append(cfg.Families, f)
-	}
-	return cfg, nil
+	var err error
+	cfg.Families, err = margins.FamiliesNamed(c.families)
+	return cfg, err
 }
 
 // interrupted says which signal cut the search short, and returns its
