@@ -31,8 +31,8 @@ type session struct {
 	replayVersion  string
 	stdout, stderr io.Writer
 	progress       *progress
-	stream         *jsonStream // --json, or nil
-	notStarted     int         // runs an interrupt kept from starting
+	stream         *reports.Stream // --json, or nil
+	notStarted     int             // runs an interrupt kept from starting
 }
 
 // execute runs the selected cells on the backend, replays their findings,
@@ -98,11 +98,11 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 	parallel := max(1, min(c.parallel, runs))
 	s.progress = newProgress(s.stderr, runs)
 	if c.asJSON {
-		s.stream = newJSONStream(s.stdout)
+		s.stream = reports.NewStream(s.stdout)
 	}
 	fmt.Fprintf(s.stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
 		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, parallel, on.Scale, c.out)
-	s.stream.emit(streamEvent{
+	s.stream.Emit(reports.StreamEvent{
 		Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.Virtual,
 	})
 	ran := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
@@ -116,7 +116,7 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 				return // it will not start (notStarted)
 			}
 			s.progress.started(name, seed)
-			s.stream.emit(streamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
+			s.stream.Emit(reports.StreamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
 		},
 	})
 	s.progress.done()
@@ -136,7 +136,7 @@ func (s *session) finished(r *results.Cell, done, total int) {
 		return
 	}
 	s.progress.cell(r, done, total)
-	s.stream.emit(streamEvent{
+	s.stream.Emit(reports.StreamEvent{
 		Type: "cell-finished", Cell: r.Name(), RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
 	})
 	if total > scenarios.KeepInMemory && (r.History != "" || r.HistoryDropped) {
@@ -191,7 +191,7 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 		}
 	}
 	if s.cfg.asJSON {
-		s.stream.emit(streamEvent{Type: "summary", Summary: sum})
+		s.stream.Emit(reports.StreamEvent{Type: "summary", Summary: sum})
 		return err
 	}
 	w := s.stdout
