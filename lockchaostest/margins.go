@@ -36,23 +36,18 @@ func Margins(t *testing.T, lock lockimpl.Spec, opts MarginOptions) []margins.Mar
 	t.Helper()
 	cfg := margins.Config{Locks: []lockimpl.Spec{lock}, TTL: opts.TTL, Seeds: opts.Seeds, Seed: opts.Seed,
 		Backend: Sim(t), OutDir: t.TempDir()}
-	for _, name := range opts.Families {
-		f, err := margins.FamilyNamed(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Families = append(cfg.Families, f)
+	families, err := margins.FamiliesNamed(opts.Families)
+	if err != nil {
+		t.Fatal(err)
 	}
-	ms, err := margins.Search(context.Background(), cfg)
+	cfg.Families = families
+	// The boundaries only: the liveness margins are `lockchaos margins`'.
+	rep, err := margins.Run(context.Background(), cfg, nil, nil)
 	if err != nil {
 		t.Fatalf("lockchaostest: margins of %s: %v", lock.Name, err)
-	}
-	rep := margins.Report{TTL: cfg.TTL, Margins: ms}
-	if rep.TTL == 0 {
-		rep.TTL = lockimpl.DefaultTTL
 	}
 	for _, s := range rep.Sentences() {
 		t.Log(s)
 	}
-	return ms
+	return rep.Margins
 }

@@ -165,7 +165,7 @@ func TestRunMeasuresTheTimeScale(t *testing.T) {
 	if ok {
 		t.Fatalf("TimeScale 0.05 passed:\n%s", got)
 	}
-	mustSay(t, got, "lockchaostest: Options.TimeScale: scenarios: invalid scenario: time scale 0.05 out of range 0.1..100")
+	mustSay(t, got, "lockchaostest: Options.TimeScale: scenarios: invalid scenario: time-scale 0.05: want 0 (measure) or a factor in 0.1..100")
 }
 
 // A lock whose lease is its own (a whole second where the cell's TTL is

@@ -1,11 +1,11 @@
 package margins
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
+
+	"github.com/lockchaos/lockchaos/internal/splice"
 )
 
 // WriteMarkdown writes the tables the README embeds: the boundaries as a
@@ -127,16 +127,9 @@ const (
 	TableEnd   = "<!-- /lockchaos:margins -->"
 )
 
-// ErrNoMarkers is a file without the table's markers.
-var ErrNoMarkers = errors.New("margins: no table markers")
-
 // WriteMarkdownInto replaces the table between TableStart and TableEnd in
 // the file at path (the README embeds the built-in locks' margins).
 func (r *Report) WriteMarkdownInto(path string) error {
-	text, i, j, err := readMarkers(path)
-	if err != nil {
-		return err
-	}
 	var t strings.Builder
 	r.WriteMarkdown(&t)
 	fmt.Fprintf(&t, "\n_TTL %s, %d seeds a probe, resolution %.0f%% of the TTL, searched on %s", ttlWords(r.TTL), r.Seeds,
@@ -145,34 +138,12 @@ func (r *Report) WriteMarkdownInto(path string) error {
 		fmt.Fprintf(&t, ", confirmed on %s", r.Confirm)
 	}
 	fmt.Fprintf(&t, " (`make margins-table`, seed %d)._\n", r.Seed)
-	return os.WriteFile(path, []byte(text[:i+len(TableStart)]+"\n"+t.String()+text[j:]), 0o644)
+	return splice.Into(path, TableStart, TableEnd, t.String())
 }
 
 // CheckMarkdownFile says whether WriteMarkdownInto can write into path:
 // a file with both markers, which this process may write. A search
 // checks it first, so its end does not fail on a missing file.
 func CheckMarkdownFile(path string) error {
-	if _, _, _, err := readMarkers(path); err != nil {
-		return err
-	}
-	// Opened for writing, not truncated: nothing changes yet.
-	fh, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return err
-	}
-	return fh.Close()
-}
-
-// readMarkers reads path and finds the table's markers in it.
-func readMarkers(path string) (text string, start, end int, err error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "", 0, 0, err
-	}
-	text = string(b)
-	start, end = strings.Index(text, TableStart), strings.Index(text, TableEnd)
-	if start < 0 || end < start {
-		return "", 0, 0, fmt.Errorf("%w: %s needs a line %q and, after it, a line %q", ErrNoMarkers, path, TableStart, TableEnd)
-	}
-	return text, start, end, nil
+	return splice.Check(path, TableStart, TableEnd)
 }

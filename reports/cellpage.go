@@ -176,7 +176,7 @@ func (v *cellView) showRun(page string, c *results.Cell, h *history.History, rep
 	for _, w := range zoomWindows(rep, h.End) {
 		v.Zooms = append(v.Zooms, zoomView{Title: w.title, SVG: tl.svg(w.from, w.to, opts.Width)})
 	}
-	links, err := writePorcupine(page, c.Scenario+"/"+c.Lock, v.IndexLink, rep, tl, opts.InfoLimit)
+	links, err := writePorcupine(page, c.Name(), v.IndexLink, rep, tl, opts.InfoLimit)
 	v.Porcupine = links
 	return err
 }

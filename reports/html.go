@@ -17,7 +17,6 @@ import (
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/history"
-	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -246,32 +245,16 @@ func indexData(s *Summary, links map[*results.Cell]string) indexView {
 		v.Totals = append(v.Totals, total{k, n})
 	}
 	sort.Slice(v.Totals, func(i, j int) bool { return v.Totals[i].Name < v.Totals[j].Name })
-	// Columns: the built-in locks in order, then any other (user) locks.
-	seenLock := map[string]bool{}
-	for _, c := range s.Cells {
-		seenLock[c.Lock] = true
+	// Columns and rows in the one order of every output (Order).
+	scens, locks := Order(s)
+	v.Locks = locks
+	for _, sc := range scens {
+		v.Rows = append(v.Rows, matrixRow{Scenario: sc})
 	}
-	for _, l := range lockimpl.Names() {
-		if seenLock[l] {
-			v.Locks = append(v.Locks, l)
-			delete(seenLock, l)
-		}
-	}
-	var others []string
-	for l := range seenLock {
-		others = append(others, l)
-	}
-	sort.Strings(others)
-	v.Locks = append(v.Locks, others...)
-	// Rows in first-seen order; repeats of a cell are folded into one.
+	// Repeats of a cell are folded into one.
 	type agg struct{ runs []*results.Cell }
-	rowIdx := map[string]int{}
 	cells := map[string]*agg{}
 	for _, c := range s.Cells {
-		if _, ok := rowIdx[c.Scenario]; !ok {
-			rowIdx[c.Scenario] = len(v.Rows)
-			v.Rows = append(v.Rows, matrixRow{Scenario: c.Scenario})
-		}
 		k := c.Scenario + "\x00" + c.Lock
 		if cells[k] == nil {
 			cells[k] = &agg{}

@@ -99,7 +99,7 @@ func WriteJUnit(dir string, s *Summary) (string, error) {
 			outs = append(outs, &strings.Builder{})
 		}
 		suite := &suites[i]
-		name := c.Scenario + "/" + c.Lock
+		name := c.Name()
 		if s.Repeat > 1 {
 			name = fmt.Sprintf("%s [seed %d]", name, c.RunSeed)
 		}

@@ -1,11 +1,10 @@
 package reports
 
 import (
-	"errors"
 	"fmt"
-	"os"
 	"strings"
 
+	"github.com/lockchaos/lockchaos/internal/splice"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -16,8 +15,9 @@ const (
 	TableEnd   = "<!-- /lockchaos:table -->"
 )
 
-// ErrNoMarkers is returned when a file lacks the table markers.
-var ErrNoMarkers = errors.New("reports: no table markers")
+// ErrNoMarkers is returned when a file lacks the table markers (the
+// same error as margins': one splice writes both tables).
+var ErrNoMarkers = splice.ErrNoMarkers
 
 // Markdown renders a run as a table, a row per lock and a column per
 // scenario, each cell its expectation and how many runs found a decisive
@@ -32,8 +32,7 @@ func Markdown(s *Summary) string {
 	if len(aggs) == 0 {
 		aggs = results.Aggregates(s.Cells)
 	}
-	var locks, scens []string
-	seenL, seenS := map[string]bool{}, map[string]bool{}
+	scens, locks := Order(s)
 	traits := map[string]string{}
 	for _, c := range s.Cells {
 		if c.LockTraits != "" {
@@ -43,14 +42,6 @@ func Markdown(s *Summary) string {
 	byCell := map[[2]string]results.Aggregate{}
 	liveness := map[string]bool{} // scenarios with a liveness column
 	for _, a := range aggs {
-		if !seenL[a.Lock] {
-			seenL[a.Lock] = true
-			locks = append(locks, a.Lock)
-		}
-		if !seenS[a.Scenario] {
-			seenS[a.Scenario] = true
-			scens = append(scens, a.Scenario)
-		}
 		byCell[[2]string{a.Lock, a.Scenario}] = a
 		liveness[a.Scenario] = liveness[a.Scenario] || a.LivenessJudged > 0 || a.Expected().Liveness != results.Live
 	}
@@ -165,16 +156,5 @@ func markdownLiveness(a results.Aggregate) string {
 // WriteMarkdownInto replaces the table between TableStart and TableEnd in
 // path with table.
 func WriteMarkdownInto(path, table string) error {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("reports: %w", err)
-	}
-	text := string(b)
-	i := strings.Index(text, TableStart)
-	j := strings.Index(text, TableEnd)
-	if i < 0 || j < i {
-		return fmt.Errorf("%w: %s needs a line %q and, after it, a line %q", ErrNoMarkers, path, TableStart, TableEnd)
-	}
-	out := text[:i+len(TableStart)] + "\n" + table + text[j:]
-	return os.WriteFile(path, []byte(out), 0o644)
+	return splice.Into(path, TableStart, TableEnd, table)
 }

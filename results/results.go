@@ -86,7 +86,19 @@ type Cell struct {
 }
 
 // Name is "scenario/lock".
-func (r *Cell) Name() string { return r.Scenario + "/" + r.Lock }
+func (r *Cell) Name() string { return CellName(r.Scenario, r.Lock) }
+
+// NotStartedReason is the Error of a cell run whose context was
+// cancelled before it started (scenarios.Execute gives it).
+const NotStartedReason = "interrupted before it ran"
+
+// NotStarted says r is a run an interrupt kept from starting: the table
+// counts such runs in one line rather than a row each.
+func (r *Cell) NotStarted() bool { return r.Outcome == Skipped && r.Error == NotStartedReason }
+
+// CellName is the one spelling of a cell's name, "scenario/lock": the
+// plan's, the result's and the reports' names of a cell must match.
+func CellName(scenario, lock string) string { return scenario + "/" + lock }
 
 // Failed reports whether the cell did not meet its expectation.
 func (r *Cell) Failed() bool { return r.Outcome != Met && r.Outcome != Skipped }

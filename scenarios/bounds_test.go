@@ -41,10 +41,10 @@ func TestPlanRefusesTooManyParts(t *testing.T) {
 	if p.Err != nil || len(p.Parts) != 20 {
 		t.Errorf("part length 100ms: %d parts, %v; want 20, no error", len(p.Parts), p.Err)
 	}
-	if err := (scenarios.Options{PartLength: time.Nanosecond}).Validate(); err == nil || !strings.Contains(err.Error(), "part length 1ns below the shortest, 100ms") {
+	if err := (scenarios.Options{PartLength: time.Nanosecond}).Validate(); err == nil || !strings.Contains(err.Error(), "part-length 1ns: want 100ms or more") {
 		t.Errorf("Validate, part length 1ns: %v", err)
 	}
-	if err := (scenarios.Options{Duration: 721 * time.Hour}).Validate(); err == nil || !strings.Contains(err.Error(), "more than the longest cell") {
+	if err := (scenarios.Options{Duration: 721 * time.Hour}).Validate(); err == nil || !strings.Contains(err.Error(), "duration 721h0m0s: want at most 720h0m0s") {
 		t.Errorf("Validate, duration 721h: %v", err)
 	}
 }

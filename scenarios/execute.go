@@ -62,7 +62,7 @@ func Execute(ctx context.Context, p *Plan, opts Options) *results.Cell {
 		res.Outcome, res.Error, res.History = results.Skipped, p.Skip, ""
 		return res
 	case ctx.Err() != nil:
-		res.Outcome, res.Error, res.History = results.Skipped, "interrupted before it ran", ""
+		res.Outcome, res.Error, res.History = results.Skipped, results.NotStartedReason, ""
 		return res
 	}
 	runPart, done, err := partRunner(ctx, p, opts)

@@ -167,7 +167,7 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 				}
 				if mo.Started != nil {
 					mu.Lock()
-					mo.Started(cells[j.cell].Scenario.Name+"/"+cells[j.cell].Lock.Name, opts.Seed)
+					mo.Started(cells[j.cell].Name(), opts.Seed)
 					mu.Unlock()
 				}
 				p := NewPlan(cells[j.cell], opts)

@@ -3,18 +3,17 @@ package scenarios
 import (
 	"fmt"
 	"hash/fnv"
-	"math"
 	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/deployment"
-	"github.com/lockchaos/lockchaos/netfault"
-
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/workload"
 )
 
@@ -26,7 +25,7 @@ type Cell struct {
 }
 
 // Name is "scenario/lock".
-func (c Cell) Name() string { return c.Scenario.Name + "/" + c.Lock.Name }
+func (c Cell) Name() string { return results.CellName(c.Scenario.Name, c.Lock.Name) }
 
 // Options apply to every cell of a run. Zero fields take the documented
 // defaults; Validate reports values that cannot work.
@@ -95,35 +94,6 @@ type Options struct {
 	// over a quiet process's 10 ms, as for a slow backend. Default: the
 	// backend's typical figure.
 	NodeOpTime time.Duration
-}
-
-// Validate reports options that cannot work.
-func (o Options) Validate() error {
-	if o.Duration < 0 || o.Clients < 0 || o.Budget < 0 || o.CellTimeout < 0 || o.MaxDuration < 0 || o.TimeScale < 0 || o.PartLength < 0 ||
-		o.RecoverWithin < 0 {
-		return fmt.Errorf("%w: negative duration, clients, budget, cell timeout, max duration, part length, recovery bound "+
-			"or time scale", ErrInvalid)
-	}
-	if math.IsNaN(o.TimeScale) || o.TimeScale > 0 && o.TimeScale < 0.1 || o.TimeScale > 100 {
-		return fmt.Errorf("%w: time scale %v out of range 0.1..100", ErrInvalid, o.TimeScale)
-	}
-	if o.PartLength > 0 && o.PartLength < MinPartLength {
-		return fmt.Errorf("%w: part length %v below the shortest, %v", ErrInvalid, o.PartLength, MinPartLength)
-	}
-	if o.Duration > MaxCellDuration || o.MaxDuration > MaxCellDuration {
-		return fmt.Errorf("%w: duration %v or max duration %v more than the longest cell, %v", ErrInvalid, o.Duration,
-			o.MaxDuration, MaxCellDuration)
-	}
-	if err := o.Floor.Validate(); err != nil {
-		return fmt.Errorf("%w: %w", ErrInvalid, err)
-	}
-	if o.Clients > MaxClients {
-		return fmt.Errorf("%w: clients %d out of range 1..%d", ErrInvalid, o.Clients, MaxClients)
-	}
-	if o.ToxiproxyAPI != "" {
-		return (netfault.ProxiesConfig{APIAddr: o.ToxiproxyAPI}).Validate()
-	}
-	return nil
 }
 
 // Plan is one cell with every default, seed, topology, fence mode, key,
@@ -200,7 +170,7 @@ func (p *Plan) Simulated() bool {
 }
 
 // Name is "scenario/lock".
-func (p *Plan) Name() string { return p.Scenario.Name + "/" + p.Lock.Name }
+func (p *Plan) Name() string { return results.CellName(p.Scenario.Name, p.Lock.Name) }
 
 // CellSeed derives a cell's seed from the run's seed and the cell's name.
 func CellSeed(runSeed int64, scenario, lock string) int64 {
@@ -426,18 +396,8 @@ func rerunLine(p *Plan, opts Options) string {
 	}
 	if _, err := lockimpl.Lookup(p.Lock.Name); err == nil {
 		return fmt.Sprintf("lockchaos run --scenario %s --lock %s --seed %d%s",
-			shellWord(p.Scenario.Name), shellWord(p.Lock.Name), p.RunSeed, opts.RerunFlags)
+			shellword.Quote(p.Scenario.Name), shellword.Quote(p.Lock.Name), p.RunSeed, opts.RerunFlags)
 	}
 	return fmt.Sprintf("run %s again with scenarios.Options{Seed: %d} (LOCKCHAOS_SEED=%d with lockchaostest)",
 		p.Name(), p.RunSeed, p.RunSeed)
-}
-
-// shellWord is s as one POSIX shell word: as it is when no shell treats
-// any of its characters specially, else in single quotes (cmd/lockchaos's
-// shellQuote does the same for every argument of its lines).
-func shellWord(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789@%+=:,./_-") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 
@@ -9,7 +8,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -25,7 +23,7 @@ import (
 func scenarioChoices(files []string) []cobra.Completion {
 	catalog := scenarios.Catalog()
 	for _, f := range files {
-		if file, err := loadScenariosFile(f); err == nil {
+		if file, err := scenarios.ReadFile(f); err == nil {
 			catalog = scenarios.Merge(catalog, file.Scenarios)
 		}
 	}
@@ -53,7 +51,7 @@ func lockChoices(files, lockDrivers []string) []cobra.Completion {
 		add(s.Name, s.Doc)
 	}
 	for _, f := range files {
-		if file, err := loadScenariosFile(f); err == nil {
+		if file, err := scenarios.ReadFile(f); err == nil {
 			for _, l := range file.Locks {
 				add(l.Name, "driver: "+l.Command)
 			}
@@ -66,59 +64,13 @@ func lockChoices(files, lockDrivers []string) []cobra.Completion {
 	return out
 }
 
-// expectationDocs say what each expectation asks of a cell's group.
-var expectationDocs = map[results.Expectation]string{
-	results.Safe:          "must pass",
-	results.Unsafe:        "must be detected",
-	results.Either:        "reported, not gated",
-	results.NotApplicable: "not run",
-	results.Live:          "must keep working: a stopped holder's lock is freed, pods acquire while a majority is up",
-	results.Stuck:         "must be caught stuck",
-}
-
-// expectationWords are what --expect takes: the safety words, then the
-// liveness ones (either is both).
-func expectationWords() []results.Expectation {
-	out := slices.Clone(results.Expectations)
-	for _, e := range results.LivenessExpectations {
-		if !slices.Contains(out, e) {
-			out = append(out, e)
-		}
-	}
-	return out
-}
-
 func expectationChoices() []cobra.Completion {
-	words := expectationWords()
+	words := scenarios.ExpectationWords()
 	out := make([]cobra.Completion, 0, len(words))
 	for _, e := range words {
-		out = append(out, cobra.CompletionWithDesc(string(e), expectationDocs[e]))
+		out = append(out, cobra.CompletionWithDesc(string(e), scenarios.ExpectationDocs[e]))
 	}
 	return out
-}
-
-// expectationNames is "safe, unsafe, either, n/a, live, stuck", for
-// messages.
-func expectationNames() string {
-	words := expectationWords()
-	names := make([]string, len(words))
-	for i, e := range words {
-		names[i] = string(e)
-	}
-	return strings.Join(names, ", ")
-}
-
-// expectationLegend is the list command's closing line.
-func expectationLegend() string {
-	legend := func(es []results.Expectation) string {
-		parts := make([]string, 0, len(es))
-		for _, e := range es {
-			parts = append(parts, fmt.Sprintf("%s (%s)", e, expectationDocs[e]))
-		}
-		return strings.Join(parts, ", ")
-	}
-	return "safety " + legend(results.Expectations) + "; liveness " + legend(results.LivenessExpectations) +
-		"; - (not in this scenario)"
 }
 
 func backendChoices() []cobra.Completion {

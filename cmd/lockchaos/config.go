@@ -10,6 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -76,18 +77,8 @@ func (c runConfig) simulated() bool { return c.backend == sim.Name }
 // run did, with --backend's default; see rerunBackend).
 type target struct {
 	be backend.Backend
-	timing
+	scenarios.Timing
 	named string
-}
-
-// timing is how a backend's cells stretch (scenarios.Options.TimeScale
-// and NodeOpTime) and, for summary.json, how that was found.
-type timing struct {
-	scale       float64
-	nodeOp      time.Duration
-	calibration string // "" when --time-scale gave the scale
-	virtual     bool   // virtual time: nothing measured, scale 1
-	measured    bool   // Calibrate measured the scale just now
 }
 
 // cellOptions are the options of every cell c runs on t, their rerun
@@ -97,7 +88,7 @@ type timing struct {
 func (c runConfig) cellOptions(t target, notify func(string)) scenarios.Options {
 	return scenarios.Options{Seed: c.seed, OutDir: c.out, Duration: c.duration, Clients: c.clients, Budget: c.budget,
 		Backend: t.be, Rerun: c.rerun(t), ToxiproxyAPI: c.toxAPI, Notify: notify,
-		TimeScale: t.scale, NodeOpTime: t.nodeOp, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength, InParts: c.inParts,
+		TimeScale: t.Scale, NodeOpTime: t.NodeOp, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength, InParts: c.inParts,
 		RecoverWithin: c.recoverWithin, NoWitness: c.noWitness}
 }
 
@@ -126,7 +117,7 @@ func (c runConfig) rerun(t target) func(p *scenarios.Plan) string {
 				args = append(args, "--lock-driver", v)
 			}
 		}
-		return shellJoin(append(args, flags...))
+		return shellword.Join(append(args, flags...))
 	}
 }
 
@@ -185,5 +176,5 @@ func (c runConfig) rerunFlags(t target) []string {
 	if t.named == external.Name && len(c.addrs) > 0 {
 		add("--redis-addr", strings.Join(c.addrs, ","))
 	}
-	return append(f, "--time-scale", fmt.Sprintf("%.2f", t.scale))
+	return append(f, "--time-scale", fmt.Sprintf("%.2f", t.Scale))
 }

@@ -214,7 +214,7 @@ func TestCellOptionsCarryTheSettings(t *testing.T) {
 	c := resolved(t, "--seed", "7", "--out", "o", "--duration", "3s", "--clients", "4", "--budget", "1m",
 		"--max-duration", "9s", "--part-length", "5s", "--in-parts", "--min-cycles", "5", "--toxiproxy-api", "127.0.0.1:0",
 		"--scenarios-file", "x.yaml")
-	opts := c.cellOptions(target{timing: timing{scale: 1.5, nodeOp: 20 * time.Millisecond}, named: "process"}, nil)
+	opts := c.cellOptions(target{Timing: scenarios.Timing{Scale: 1.5, NodeOp: 20 * time.Millisecond}, named: "process"}, nil)
 	five := 5
 	want := scenarios.Options{Seed: 7, OutDir: "o", Duration: 3 * time.Second, Clients: 4, Budget: time.Minute,
 		MaxDuration: 9 * time.Second, PartLength: 5 * time.Second, InParts: true, Floor: scenarios.FloorOverride{MinCycles: &five},
@@ -269,7 +269,7 @@ func carried() []string {
 // (TestEveryRunSettingHasARerunRole holds the two lists together).
 func carry(want *runConfig, ran runConfig, t target) {
 	want.duration, want.clients, want.files, want.budget, want.floor = ran.duration, ran.clients, ran.files, ran.budget, ran.floor
-	want.maxDuration, want.partLength, want.inParts, want.timeScale = ran.maxDuration, ran.partLength, ran.inParts, t.scale
+	want.maxDuration, want.partLength, want.inParts, want.timeScale = ran.maxDuration, ran.partLength, ran.inParts, t.Scale
 	want.recoverWithin, want.noWitness = ran.recoverWithin, ran.noWitness
 	for _, v := range ran.lockDrivers {
 		if strings.HasPrefix(v, "token=") {
@@ -326,21 +326,21 @@ func TestRerunLineParsesBackToTheRun(t *testing.T) {
 		args []string
 		on   target
 	}{
-		{nil, target{timing: timing{scale: 1}}},
-		{[]string{"--seed", "9", "--duration", "3s", "--clients", "4", "--time-scale", "1.5"}, target{timing: timing{scale: 1.5}}},
+		{nil, target{Timing: scenarios.Timing{Scale: 1}}},
+		{[]string{"--seed", "9", "--duration", "3s", "--clients", "4", "--time-scale", "1.5"}, target{Timing: scenarios.Timing{Scale: 1.5}}},
 		{[]string{"--backend", "sim", "--duration", "1m30s", "--scenarios-file", "a b.yaml", "--scenarios-file", "$HOME/it's.yaml"},
-			target{timing: timing{scale: 1, virtual: true}, named: "sim"}},
+			target{Timing: scenarios.Timing{Scale: 1, Virtual: true}, named: "sim"}},
 		// A replay: measured on process, named in the line.
-		{[]string{"--backend", "sim", "--seed", "3", "--replay-on", "process", "--repeat", "20"}, target{timing: timing{scale: 1.25}, named: "process"}},
+		{[]string{"--backend", "sim", "--seed", "3", "--replay-on", "process", "--repeat", "20"}, target{Timing: scenarios.Timing{Scale: 1.25}, named: "process"}},
 		// Every setting that changes the cell is carried; the others rerun at their defaults.
 		{[]string{"--backend", "process", "--budget", "1m", "--min-cycles", "5", "--min-exercised", "0", "--max-indefinite", "0.25",
 			"--max-duration", "9s", "--part-length", "5s", "--in-parts", "--lock-driver", "x=./x --flag 'a b' $V; touch PWNED",
 			"--lock-driver", "token=./tok", "--out", "o", "--parallel", "1", "--toxiproxy-api", "127.0.0.1:0",
 			"--expect", "unsafe", "--shard", "1/2", "--repeat", "3", "--same-seed", "--json", "--cpuprofile", "p"},
-			target{timing: timing{scale: 2}, named: "process"}},
-		{[]string{"--backend", "docker", "--redis-image", "my registry/redis:7"}, target{timing: timing{scale: 1}, named: "docker"}},
-		{[]string{"--redis-image", "redis:7"}, target{timing: timing{scale: 1}, named: "docker"}},
-		{[]string{"--backend", "external", "--redis-addr", "10.0.0.1:6379,10.0.0.2:6379"}, target{timing: timing{scale: 1}, named: "external"}},
+			target{Timing: scenarios.Timing{Scale: 2}, named: "process"}},
+		{[]string{"--backend", "docker", "--redis-image", "my registry/redis:7"}, target{Timing: scenarios.Timing{Scale: 1}, named: "docker"}},
+		{[]string{"--redis-image", "redis:7"}, target{Timing: scenarios.Timing{Scale: 1}, named: "docker"}},
+		{[]string{"--backend", "external", "--redis-addr", "10.0.0.1:6379,10.0.0.2:6379"}, target{Timing: scenarios.Timing{Scale: 1}, named: "external"}},
 	} {
 		ran := resolved(t, c.args...)
 		p := scenarios.NewPlan(cells[0], ran.cellOptions(c.on, nil))

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,7 +13,6 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 
-	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -34,28 +32,9 @@ type session struct {
 	replayVersion  string
 	stdout, stderr io.Writer
 	progress       *progress
-	stream         *jsonStream // --json, or nil
-	notStarted     int         // runs an interrupt kept from starting
+	stream         *reports.Stream // --json, or nil
+	notStarted     int             // runs an interrupt kept from starting
 }
-
-// interruptedBeforeItRan is the reason scenarios.Execute gives a cell run
-// whose context was cancelled before it started (TestNotStartedRunsAreKnown
-// holds the two together).
-const interruptedBeforeItRan = "interrupted before it ran"
-
-// notStarted says r is a run an interrupt kept from starting.
-func notStarted(r *results.Cell) bool {
-	return r.Outcome == results.Skipped && r.Error == interruptedBeforeItRan
-}
-
-// keepInMemory is how many cell runs keep their histories in memory for
-// the HTML pages; beyond it, pages re-read each history from its file.
-const keepInMemory = 200
-
-// sweepViolations is how many violations per property each run of a sweep
-// past keepInMemory keeps for summary.json and JUnit (violation_count
-// keeps the total; a page re-checks the history and lists them all).
-const sweepViolations = 3
 
 // execute runs the selected cells on the backend, replays their findings,
 // writes every report and returns the exit code.
@@ -69,7 +48,7 @@ func (s *session) execute() int {
 	defer backend.KillAll()
 
 	started := time.Now()
-	t, err := measureTiming(ctx, s.be, s.cfg.timeScale)
+	t, err := scenarios.MeasureTiming(ctx, s.be, s.cfg.timeScale)
 	switch {
 	case ctx.Err() != nil:
 		// Interrupted while measuring: what failed is the measurement
@@ -78,10 +57,10 @@ func (s *session) execute() int {
 	case err != nil:
 		fmt.Fprintf(s.stderr, "lockchaos run: %v\n", err)
 		return exitHarness
-	case t.measured:
-		fmt.Fprintf(s.stderr, "lockchaos: machine now: %s\n", t.calibration)
+	case t.Measured:
+		fmt.Fprintf(s.stderr, "lockchaos: machine now: %s\n", t.Calibration)
 	}
-	on := target{be: s.be, timing: t, named: s.cfg.rerunBackend(s.be)}
+	on := target{be: s.be, Timing: t, named: s.cfg.rerunBackend(s.be)}
 	var ran []*results.Cell
 	if ctx.Err() == nil {
 		ran = s.runMatrix(ctx, on)
@@ -101,31 +80,14 @@ func (s *session) execute() int {
 	return s.exit(caught(), sum, reportErr)
 }
 
-// measureTiming is how cells stretch on be: not at all in virtual time
-// (load cannot stretch a cell there), by the given --time-scale, or by
-// what Calibrate measures now when it is 0.
-func measureTiming(ctx context.Context, be backend.Backend, given float64) (timing, error) {
-	if _, virtual := backend.Virtual(be); virtual {
-		return timing{scale: 1, calibration: "virtual time: no calibration, time scale 1", virtual: true}, nil
-	}
-	if given != 0 {
-		return timing{scale: given}, nil
-	}
-	cal, err := scenarios.Calibrate(ctx, be)
-	if err != nil {
-		return timing{}, err
-	}
-	return timing{scale: cal.Scale, nodeOp: cal.NodeOp, calibration: cal.String(), measured: true}, nil
-}
-
 // interruptedTiming is the timing of a run interrupted while calibrating:
 // the scale given, else none (0), with the reason: no cell ran, and a
 // "time scale 1.00" would claim a measurement that never finished.
-func interruptedTiming(given float64) timing {
+func interruptedTiming(given float64) scenarios.Timing {
 	if given != 0 {
-		return timing{scale: given}
+		return scenarios.Timing{Scale: given}
 	}
-	return timing{calibration: reports.CalibrationInterrupted}
+	return scenarios.Timing{Calibration: reports.CalibrationInterrupted}
 }
 
 // runMatrix runs the cells on t, showing progress on stderr and, with
@@ -137,25 +99,25 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 	parallel := max(1, min(c.parallel, runs))
 	s.progress = newProgress(s.stderr, runs)
 	if c.asJSON {
-		s.stream = newJSONStream(s.stdout)
+		s.stream = reports.NewStream(s.stdout)
 	}
 	fmt.Fprintf(s.stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
-		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, parallel, on.scale, c.out)
-	s.stream.emit(streamEvent{
-		Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.virtual,
+		version, len(s.cells), c.repeat, c.seed, s.be.Name(), s.redisVersion, parallel, on.Scale, c.out)
+	s.stream.Emit(reports.StreamEvent{
+		Type: "start", Version: version, Backend: s.be.Name(), Cells: len(s.cells), Repeat: c.repeat, Seed: c.seed, Simulated: on.Virtual,
 	})
 	ran := scenarios.RunMatrix(ctx, s.cells, scenarios.MatrixOptions{
 		Options:  c.cellOptions(on, func(msg string) { fmt.Fprintln(s.stderr, msg) }),
 		Parallel: parallel, Repeat: c.repeat, SameSeed: c.sameSeed,
 		// A simulated run comes back from its seed; a real one does not.
-		DropMetHistories: on.virtual && !c.keepHistories,
+		DropMetHistories: on.Virtual && !c.keepHistories,
 		Progress:         s.finished,
 		Started: func(name string, seed int64) {
 			if ctx.Err() != nil {
 				return // it will not start (notStarted)
 			}
 			s.progress.started(name, seed)
-			s.stream.emit(streamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
+			s.stream.Emit(reports.StreamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
 		},
 	})
 	s.progress.done()
@@ -169,33 +131,17 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 // one line for them all): a --repeat sweep interrupted early would
 // otherwise print a line for each of thousands.
 func (s *session) finished(r *results.Cell, done, total int) {
-	if notStarted(r) {
+	if r.NotStarted() {
 		s.notStarted++
 		s.progress.forget(r)
 		return
 	}
 	s.progress.cell(r, done, total)
-	s.stream.emit(streamEvent{
-		Type: "cell-finished", Cell: r.Scenario + "/" + r.Lock, RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
+	s.stream.Emit(reports.StreamEvent{
+		Type: "cell-finished", Cell: r.Name(), RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
 	})
-	if total > keepInMemory && (r.History != "" || r.HistoryDropped) {
-		forgetDetail(r)
-	}
-}
-
-// forgetDetail drops what a run of a sweep need not keep: its events and
-// porcupine's visualization data (~300 KB a run), which its page re-checks
-// from the history file (measured: 3400 simulated runs peaked at 2.3-2.5 GB
-// RSS keeping them), and all but sweepViolations of its violations per
-// property, which were most of summary.json (145 of 220 MB for 29,000
-// runs). The counts stay.
-func forgetDetail(r *results.Cell) {
-	r.Checked, r.Report = nil, nil
-	for i := range r.Results {
-		r.Results[i].Model, r.Results[i].Info = nil, nil
-		if v := r.Results[i].Violations; len(v) > sweepViolations {
-			r.Results[i].Violations = append([]checker.Violation(nil), v[:sweepViolations]...)
-		}
+	if total > scenarios.KeepInMemory && (r.History != "" || r.HistoryDropped) {
+		scenarios.ForgetDetail(r)
 	}
 }
 
@@ -207,7 +153,7 @@ func (s *session) summary(
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: version,
 		GoVersion: runtime.Version(), RedisVersion: s.redisVersion, Backend: s.be.Name(), Seed: s.cfg.seed, Repeat: s.cfg.repeat,
 		Shard: s.cfg.shard, Started: started, Elapsed: time.Since(started), Command: commandLine(s.args), Rerun: s.rerunAll(on),
-		Interrupted: interrupted, Cells: ran, TimeScale: on.scale, Calibration: on.calibration, Simulated: on.virtual, Replays: replays}
+		Interrupted: interrupted, Cells: ran, TimeScale: on.Scale, Calibration: on.Calibration, Simulated: on.Virtual, Replays: replays}
 	sum.Tally()
 	if len(replays) > 0 {
 		// Schedules per second are the matrix's, not the replays' (real
@@ -222,8 +168,8 @@ func (s *session) summary(
 // calibration did not finish) and the shard it ran with.
 func (s *session) rerunAll(on target) string {
 	pins := [][2]string{{"seed", strconv.FormatInt(s.cfg.seed, 10)}}
-	if !on.virtual && on.scale != 0 {
-		pins = append(pins, [2]string{"time-scale", fmt.Sprintf("%.2f", on.scale)})
+	if !on.Virtual && on.Scale != 0 {
+		pins = append(pins, [2]string{"time-scale", fmt.Sprintf("%.2f", on.Scale)})
 	}
 	if s.cfg.shard != "" {
 		pins = append(pins, [2]string{"shard", s.cfg.shard})
@@ -236,18 +182,7 @@ func (s *session) rerunAll(on target) string {
 // names only the files it wrote, and returns why any other was not.
 func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 	out := s.cfg.out
-	reports.RelativeHistories(out, sum)
-	var wrote []string
-	jsonPath, errJSON := reports.WriteJSON(out, sum)
-	if errJSON == nil {
-		wrote = append(wrote, jsonPath)
-	}
-	junitPath, errJUnit := reports.WriteJUnit(out, sum)
-	if errJUnit == nil {
-		wrote = append(wrote, junitPath)
-	}
-	html, errHTML := reports.WriteHTML(out, sum, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
-	err := errors.Join(errJSON, errJUnit, errHTML)
+	wrote, html, err := reports.WriteAll(out, sum, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
 		fmt.Fprintf(s.stderr, "lockchaos run: writing reports: %v\n", err)
 	}
@@ -257,12 +192,11 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 		}
 	}
 	if s.cfg.asJSON {
-		s.stream.emit(streamEvent{Type: "summary", Summary: sum})
+		s.stream.Emit(reports.StreamEvent{Type: "summary", Summary: sum})
 		return err
 	}
 	w := s.stdout
-	printMatrix(w, sum)
-	printReplays(w, sum.Replays)
+	reports.WriteText(w, sum, useColour(w))
 	if html != nil {
 		wrote = append(wrote, pagesNote(html, ran, out))
 	}

@@ -3,16 +3,13 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/lockchaos/lockchaos/drivers"
-	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -28,62 +25,10 @@ func parseShard(s string) (int, int, error) {
 	return i, n, nil
 }
 
-// shardFromEnv reads the shard the CI system or orchestrator already
-// assigned: GitLab's parallel jobs (CI_NODE_INDEX, 1-based, and
-// CI_NODE_TOTAL), or a Kubernetes Indexed Job (JOB_COMPLETION_INDEX,
-// 0-based, with the total in LOCKCHAOS_SHARD_TOTAL, which the Job's
-// manifest sets to its completions). It returns "" when none is set, and
-// says which variables it used. Half a pair, or a value that is not a
-// shard, is an error naming the variables: a job that silently ran every
-// cell (or none) would pass its CI gate for the wrong reason.
-func shardFromEnv(getenv func(string) string) (shard, from string, err error) {
-	if i, n := getenv("CI_NODE_INDEX"), getenv("CI_NODE_TOTAL"); i != "" || n != "" {
-		const from = "CI_NODE_INDEX/CI_NODE_TOTAL"
-		idx, total, err := envShard("CI_NODE_INDEX", i, "CI_NODE_TOTAL", n, 1)
-		if err != nil {
-			return "", "", err
-		}
-		return fmt.Sprintf("%d/%d", idx, total), from, nil
-	}
-	if i, n := getenv("JOB_COMPLETION_INDEX"), getenv("LOCKCHAOS_SHARD_TOTAL"); i != "" || n != "" {
-		idx, total, err := envShard("JOB_COMPLETION_INDEX", i, "LOCKCHAOS_SHARD_TOTAL", n, 0)
-		if err != nil {
-			return "", "", err
-		}
-		return fmt.Sprintf("%d/%d", idx+1, total), "JOB_COMPLETION_INDEX/LOCKCHAOS_SHARD_TOTAL", nil
-	}
-	return "", "", nil
-}
-
-// envShard reads an index variable (counted from base) and a total one:
-// both set, whole numbers, the index in base..total-1+base.
-func envShard(iName, i, nName, n string, base int) (idx, total int, err error) {
-	switch {
-	case i == "":
-		return 0, 0, fmt.Errorf("%s=%q is set without %s: set both (or neither, or --shard i/n)", nName, n, iName)
-	case n == "":
-		hint := ""
-		if nName == "LOCKCHAOS_SHARD_TOTAL" {
-			hint = " (the Job's completions)"
-		}
-		return 0, 0, fmt.Errorf("%s=%q needs %s%s to make a shard: set both (or --shard i/n)", iName, i, nName, hint)
-	}
-	idx, err1 := strconv.Atoi(i)
-	total, err2 := strconv.Atoi(n)
-	switch {
-	case err2 != nil || total < 1:
-		return 0, 0, fmt.Errorf("%s=%q: want a whole number of shards, 1 or more", nName, n)
-	case err1 != nil || idx < base || idx > total-1+base:
-		return 0, 0, fmt.Errorf("%s=%q: want a whole number in %d..%d (%s=%d, counted from %d)", iName, i, base, total-1+base,
-			nName, total, base)
-	}
-	return idx, total, nil
-}
-
 // commandLine is the run's command line as typed after "run", for
 // summary.json, each argument quoted for a shell (shellJoin).
 func commandLine(args []string) string {
-	return shellJoin(append([]string{"lockchaos", "run"}, args...))
+	return shellword.Join(append([]string{"lockchaos", "run"}, args...))
 }
 
 // rerunLine is the run's command line (args, after "run") with each of
@@ -199,73 +144,10 @@ func (m *multiList) String() string     { return strings.Join(*m, " ") }
 func (m *multiList) Set(v string) error { *m = append(*m, v); return nil }
 func (m *multiList) Type() string       { return "string" }
 
-// loadCatalog is the built-in catalog with the scenario files applied and
-// every driver lock (from the files and from --lock-driver) registered.
+// loadCatalog is scenarios.LoadCatalog, its errors named by the flags.
 func loadCatalog(files []string, lockDrivers []string) ([]scenarios.Scenario, error) {
-	for _, v := range lockDrivers {
-		d, err := drivers.Parse(v)
-		if err != nil {
-			return nil, err
-		}
-		if err := lockimpl.Register(d.Spec()); err != nil {
-			return nil, fmt.Errorf("--lock-driver %s: %w", d.Name, err)
-		}
-	}
-	catalog := scenarios.Catalog()
-	var loaded []*scenarios.File
-	for _, f := range files {
-		file, err := loadScenariosFile(f)
-		if err != nil {
-			return nil, err
-		}
-		// These errors name FILE:LINE themselves.
-		if err := file.Clash(loaded); err != nil {
-			return nil, err
-		}
-		loaded = append(loaded, file)
-		if err := file.Register(); err != nil {
-			return nil, err
-		}
-		if catalog, err = file.Apply(catalog); err != nil {
-			return nil, err
-		}
-	}
-	return catalog, nil
-}
-
-// maxScenariosFile bounds what --scenarios-file reads: a scenarios file is
-// a few kilobytes of YAML, and /dev/zero or a multi-gigabyte log named by
-// mistake must not fill the memory. A variable for the tests.
-var maxScenariosFile int64 = 16 << 20
-
-// loadScenariosFile reads a --scenarios-file, at most maxScenariosFile
-// bytes of it.
-func loadScenariosFile(path string) (*scenarios.File, error) {
-	fh, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("--scenarios-file: %w", err)
-	}
-	defer fh.Close()
-	b, err := io.ReadAll(io.LimitReader(fh, maxScenariosFile+1))
-	switch {
-	case err != nil:
-		return nil, fmt.Errorf("--scenarios-file %s: %w", path, err)
-	case int64(len(b)) > maxScenariosFile:
-		return nil, fmt.Errorf("--scenarios-file %s: larger than %s (a scenarios file is a few KB of YAML)",
-			path, sizeText(maxScenariosFile))
-	}
-	return scenarios.Load(b, path)
-}
-
-// sizeText is n bytes for people: "16 MiB", "512 KiB", "100 bytes".
-func sizeText(n int64) string {
-	switch {
-	case n >= 1<<20 && n%(1<<20) == 0:
-		return fmt.Sprintf("%d MiB", n>>20)
-	case n >= 1<<10 && n%(1<<10) == 0:
-		return fmt.Sprintf("%d KiB", n>>10)
-	}
-	return fmt.Sprintf("%d bytes", n)
+	catalog, err := scenarios.LoadCatalog(files, lockDrivers)
+	return catalog, namedFlag(err)
 }
 
 // positiveInt and positiveDuration are override flags whose 0 would mean

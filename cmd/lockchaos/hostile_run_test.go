@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // writeFile writes body to a file named name in a fresh directory.
@@ -51,7 +53,7 @@ func TestShardFromEnvRefusesHalfAPair(t *testing.T) {
 		{envOf("JOB_COMPLETION_INDEX", "3", "LOCKCHAOS_SHARD_TOTAL", "3"), `JOB_COMPLETION_INDEX="3": want a whole number in 0..2`},
 		{envOf("JOB_COMPLETION_INDEX", "-1", "LOCKCHAOS_SHARD_TOTAL", "3"), `JOB_COMPLETION_INDEX="-1": want a whole number in 0..2`},
 	} {
-		got, _, err := shardFromEnv(c.env)
+		got, _, err := scenarios.ShardFromEnv(c.env)
 		if err == nil || !strings.Contains(err.Error(), c.says) || got != "" {
 			t.Errorf("shard %q, %v; want an error saying %s", got, err, c.says)
 		}

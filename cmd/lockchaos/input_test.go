@@ -66,17 +66,17 @@ func TestScenariosFileIsBounded(t *testing.T) {
 	if err := os.WriteFile(small, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(n int64) { maxScenariosFile = n }(maxScenariosFile)
-	maxScenariosFile = int64(len(body))
-	if _, err := loadScenariosFile(small); err != nil {
+	defer func(n int64) { scenarios.MaxFileSize = n }(scenarios.MaxFileSize)
+	scenarios.MaxFileSize = int64(len(body))
+	if _, err := scenarios.ReadFile(small); err != nil {
 		t.Fatalf("a file of exactly the limit: %v", err)
 	}
-	maxScenariosFile = int64(len(body)) - 1
-	if _, err := loadScenariosFile(small); err == nil ||
+	scenarios.MaxFileSize = int64(len(body)) - 1
+	if _, err := loadCatalog([]string{small}, nil); err == nil ||
 		!strings.Contains(err.Error(), fmt.Sprintf("--scenarios-file %s: larger than %d bytes", small, len(body)-1)) {
 		t.Fatalf("a file over the limit: %v", err)
 	}
-	maxScenariosFile = 16 << 20
+	scenarios.MaxFileSize = 16 << 20
 	// /dev/zero never ends: the run reads 16 MiB of it and says so.
 	for _, cmd := range []string{"run", "list"} {
 		start := time.Now()
@@ -86,19 +86,19 @@ func TestScenariosFileIsBounded(t *testing.T) {
 		}
 	}
 	if code, _, stderr := runCLI("run", "--scenarios-file", filepath.Join(dir, "missing.yaml")); code != exitUsage ||
-		!strings.Contains(stderr, "lockchaos run: --scenarios-file: open "+filepath.Join(dir, "missing.yaml")) {
+		!strings.Contains(stderr, "lockchaos run: --scenarios-file "+filepath.Join(dir, "missing.yaml")+": open "+filepath.Join(dir, "missing.yaml")) {
 		t.Errorf("a missing file: exit %d, %q", code, stderr)
 	}
 }
 
-// TestNotStartedRunsAreKnown holds interruptedBeforeItRan to what
+// TestNotStartedRunsAreKnown holds results.Cell.NotStarted to what
 // scenarios.Execute says of a run whose context was cancelled first.
 func TestNotStartedRunsAreKnown(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	sc, _ := scenarios.Get("baseline")
 	token, _ := lockimpl.Lookup("token")
-	if r := scenarios.RunCell(ctx, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe.Expected()}, scenarios.Options{Backend: process.Backend{}}); !notStarted(r) {
+	if r := scenarios.RunCell(ctx, scenarios.Cell{Scenario: sc, Lock: token, Expect: scenarios.Safe.Expected()}, scenarios.Options{Backend: process.Backend{}}); !r.NotStarted() {
 		t.Fatalf("a run cancelled before it started: %s %q", r.Outcome, r.Error)
 	}
 }

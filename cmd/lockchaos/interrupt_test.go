@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 )
@@ -59,9 +60,9 @@ func stalledHistory(t *testing.T, dir string) string {
 // sig once it has input open, and returns its exit code and stderr.
 func runInterrupted(t *testing.T, bin string, sig syscall.Signal, input string, args ...string) (int, string) {
 	t.Helper()
-	line := "trap '' INT; exec " + shellQuote(bin)
+	line := "trap '' INT; exec " + shellword.Quote(bin)
 	for _, a := range args {
-		line += " " + shellQuote(a)
+		line += " " + shellword.Quote(a)
 	}
 	cmd := exec.Command("sh", "-c", line)
 	var stderr lockedBuffer

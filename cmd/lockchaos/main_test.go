@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 func runCLI(args ...string) (int, string, string) {
@@ -121,16 +122,6 @@ func TestVersionCommandAndFlag(t *testing.T) {
 	}
 }
 
-func TestTotalsReadAsWordsWorstFirst(t *testing.T) {
-	got := totalsText(map[string]int{"met": 3, "regression": 1, "inconclusive": 2})
-	if got != "1 regression, 2 inconclusive, 3 met" {
-		t.Fatalf("totals %q", got)
-	}
-	if got := totalsText(nil); got != "no cells" {
-		t.Fatalf("empty totals %q", got)
-	}
-}
-
 func TestShardComesFromTheCIEnvironment(t *testing.T) {
 	for _, c := range []struct {
 		env       func(string) string
@@ -141,7 +132,7 @@ func TestShardComesFromTheCIEnvironment(t *testing.T) {
 		{envOf("JOB_COMPLETION_INDEX", "0", "LOCKCHAOS_SHARD_TOTAL", "3"), "1/3", ""},
 		{envOf("JOB_COMPLETION_INDEX", "2"), "", "needs LOCKCHAOS_SHARD_TOTAL"},
 	} {
-		got, _, err := shardFromEnv(c.env)
+		got, _, err := scenarios.ShardFromEnv(c.env)
 		if got != c.want || (c.err == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.err)) {
 			t.Errorf("shard %q, err %v; want %q, err containing %q", got, err, c.want, c.err)
 		}
@@ -238,12 +229,7 @@ func TestProgressNamesTheRunningCellsOldestFirst(t *testing.T) {
 }
 
 func TestOutcomeColourOnlyWhenAskedFor(t *testing.T) {
-	if got := paint(false, results.Regression, "regression", 13); got != "regression   " {
-		t.Fatalf("colour off: %q", got)
-	}
-	if got := paint(true, results.Regression, "regression", 13); got != "\x1b[1;31mregression   \x1b[0m" {
-		t.Fatalf("colour on: %q", got)
-	}
+	// The colours themselves: reports' TestOutcomeColours.
 	// A buffer is no terminal; on a terminal, NO_COLOR or TERM=dumb turn
 	// colour off.
 	if useColour(&strings.Builder{}) {

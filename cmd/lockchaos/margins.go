@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -8,11 +9,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/spf13/cobra"
+
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
-	"github.com/spf13/cobra"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 const marginsUsage = `Finds how far each lock bends before it breaks: for each fault family with a
@@ -85,13 +88,13 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
 		"to the machine's load, as run does; the simulation never stretches)")
 	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
-		"every scenario time stretches with it)", minMarginsTTL, maxMarginsTTL))
+		"every scenario time stretches with it)", margins.MinTTL, margins.MaxTTL))
 	fs.IntVar(&c.seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
 		"on real Redis)", maxRuns))
 	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
 	fs.Float64Var(&c.resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
-		"(default 0.05 in the simulation, 0.1 on real Redis)", minResolution, maxResolution))
-	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", minCap, maxCap))
+		"(default 0.05 in the simulation, 0.1 on real Redis)", margins.MinResolution, margins.MaxResolution))
+	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", margins.MinCap, margins.MaxCap))
 	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process or docker (fewer, wider probes: slower)")
 	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary: process, docker, or none")
 	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", maxRuns))
@@ -134,33 +137,8 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	// outlives the search.
 	defer backend.KillAll()
 	run := func(be backend.Backend) int {
-		// Once every flag is known good: a usage error makes no --out.
-		release, err := claimOut(c.out)
-		if err != nil {
-			return usage("%v", err)
-		}
-		defer release()
 		cfg.Backend = be
-		if c.confirmOn != "none" {
-			conf, _, err := chooseBackend(c.confirmOn, "", nil)
-			if err != nil {
-				fmt.Fprintf(stderr, "lockchaos margins: --confirm-on: %v\n", err)
-				return exitHarness
-			}
-			defer closeBackend(conf)
-			cfg.Confirm = conf
-		}
-		if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
-			if code := interrupted(caught(), stderr); code != 0 {
-				return code
-			}
-			fmt.Fprintf(stderr, "lockchaos margins: calibration: %v\n", err)
-			return exitHarness
-		}
-		if err := cfg.Validate(); err != nil {
-			return usage("%v", err)
-		}
-		code := searchAndReport(ctx, cfg, c, stdout, stderr)
+		code := c.searchOn(ctx, cfg, stdout, stderr)
 		if ic := interrupted(caught(), stderr); ic != 0 {
 			return ic
 		}
@@ -178,6 +156,39 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	return run(be)
 }
 
+// searchOn claims --out, chooses the confirming backend, calibrates and
+// searches with cfg (its Backend chosen).
+func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout, stderr io.Writer) int {
+	// Once every flag is known good: a usage error makes no --out.
+	release, err := claimOut(c.out)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
+		return exitUsage
+	}
+	defer release()
+	if c.confirmOn != "none" {
+		conf, _, err := chooseBackend(c.confirmOn, "", nil)
+		if err != nil {
+			fmt.Fprintf(stderr, "lockchaos margins: --confirm-on: %v\n", err)
+			return exitHarness
+		}
+		defer closeBackend(conf)
+		cfg.Confirm = conf
+	}
+	if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
+		if ctx.Err() != nil {
+			return exitHarness // the caller says which signal and exits with its code
+		}
+		fmt.Fprintf(stderr, "lockchaos margins: calibration: %v\n", err)
+		return exitHarness
+	}
+	if err := cfg.Validate(); err != nil {
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
+		return exitUsage
+	}
+	return searchAndReport(ctx, cfg, c, stdout, stderr)
+}
+
 // searchConfig is the search the flags ask for, its locks and families
 // looked up (the driver locks registered first); the backends are
 // chosen later.
@@ -192,8 +203,8 @@ func (c marginsConfig) searchConfig() (margins.Config, error) {
 		if err != nil {
 			return cfg, err
 		}
-		if spec.Nodes == 0 {
-			return cfg, fmt.Errorf("lock %s keeps no shared state: it is unsafe at any magnitude, nothing to search", name)
+		if err := margins.Searchable(spec); err != nil {
+			return cfg, err
 		}
 		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
 			return cfg, fmt.Errorf("lock %s runs in a driver process, which the simulation cannot run: its search needs "+
@@ -201,14 +212,9 @@ func (c marginsConfig) searchConfig() (margins.Config, error) {
 		}
 		cfg.Locks = append(cfg.Locks, spec)
 	}
-	for _, name := range c.families {
-		f, err := margins.FamilyNamed(strings.TrimSpace(name))
-		if err != nil {
-			return cfg, err
-		}
-		cfg.Families = append(cfg.Families, f)
-	}
-	return cfg, nil
+	var err error
+	cfg.Families, err = margins.FamiliesNamed(c.families)
+	return cfg, err
 }
 
 // interrupted says which signal cut the search short, and returns its
@@ -234,51 +240,23 @@ func calibrate(ctx context.Context, cfg *margins.Config, given float64, stderr i
 	if be == nil {
 		return nil
 	}
-	t, err := measureTiming(ctx, be, given)
+	t, err := scenarios.MeasureTiming(ctx, be, given)
 	if err != nil {
 		return err
 	}
-	cfg.TimeScale, cfg.NodeOpTime = t.scale, t.nodeOp
-	if t.calibration != "" {
-		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", be.Name(), t.calibration)
+	cfg.TimeScale, cfg.NodeOpTime = t.Scale, t.NodeOp
+	if t.Calibration != "" {
+		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", be.Name(), t.Calibration)
 	}
 	return nil
 }
 
 func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	start := time.Now()
-	cfg.Progress = func(p margins.Probe) {
-		if p.Runs > 0 && p.Skipped == p.Runs {
-			fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
-			return
-		}
-		// "0 of 4 broke" of 4 inconclusive runs is no hold: say so.
-		undecided := ""
-		if n := p.Runs - p.Decisive(); n > 0 {
-			undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
-		}
-		fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend,
-			p.Broke, p.Runs, undecided)
-	}
-	found, err := margins.Search(ctx, cfg)
-	replayCommands(found, c)
-	var recs []margins.Recovery
-	var tols []margins.Tolerance
-	if err == nil {
-		if ttls := c.livenessTTLs(); len(ttls) > 0 {
-			recs, err = margins.Recoveries(ctx, cfg, ttls)
-			if err == nil {
-				tols, err = margins.Tolerances(ctx, cfg, ttls)
-			}
-		}
-	}
-	rep := &margins.Report{Recoveries: recs, Tolerances: tols, TimeScale: cfg.TimeScale, Format: margins.FormatVersion,
-		TTL: c.ttl, Seed: c.seed, Seeds: c.seeds,
-		Resolution: c.resolution,
-		Backend:    cfg.Backend.Name(), Elapsed: time.Since(start), Margins: found}
-	if cfg.Confirm != nil {
-		rep.Confirm = cfg.Confirm.Name()
-	}
+	cfg.Progress = func(p margins.Probe) { showProbe(stderr, p) }
+	rep, err := margins.Run(ctx, cfg, margins.LivenessTTLs(c.ttl, c.recoveryTTLs), func(found []margins.Margin) {
+		replayCommands(found, c)
+	})
 	if c.asJSON {
 		_ = rep.WriteJSON(stdout)
 	} else {
@@ -292,16 +270,33 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 			wrote = append(wrote, c.markdown)
 		}
 	}
-	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(found), time.Since(start).Round(time.Second),
+	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(rep.Margins), time.Since(start).Round(time.Second),
 		strings.Join(wrote, ", "))
-	if ctx.Err() != nil && werr == nil {
+	switch {
+	case ctx.Err() != nil && werr == nil:
 		return exitHarness // the caller says which signal and exits with its code
-	}
-	if err != nil || werr != nil {
-		fmt.Fprintf(stderr, "lockchaos margins: %v\n", firstErr(err, werr))
+	case err != nil || werr != nil:
+		fmt.Fprintf(stderr, "lockchaos margins: %v\n", cmp.Or(err, werr))
 		return exitHarness
+	case !rep.Agrees():
+		return exitViolation
 	}
-	return marginsExit(rep)
+	return exitOK
+}
+
+// showProbe shows a probe as it finishes.
+func showProbe(stderr io.Writer, p margins.Probe) {
+	if p.Runs > 0 && p.Skipped == p.Runs {
+		fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
+		return
+	}
+	// "0 of 4 broke" of 4 inconclusive runs is no hold: say so.
+	undecided := ""
+	if n := p.Runs - p.Decisive(); n > 0 {
+		undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
+	}
+	fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend,
+		p.Broke, p.Runs, undecided)
 }
 
 // printMargins writes the table, the sentence per lock and the command
@@ -320,36 +315,6 @@ func printMargins(w io.Writer, rep *margins.Report) {
 			fmt.Fprintf(w, "  %s\n", r)
 		}
 	}
-}
-
-// marginsExit is 1 when a boundary or a liveness margin disagrees with
-// its prediction or with real Redis, else 0.
-func marginsExit(rep *margins.Report) int {
-	for _, m := range rep.Margins {
-		if !m.Agrees || (m.Confirmed != nil && !*m.Confirmed) {
-			return exitViolation
-		}
-	}
-	for _, r := range rep.Recoveries {
-		if !r.Agrees {
-			return exitViolation
-		}
-	}
-	for _, t := range rep.Tolerances {
-		if !t.Agrees {
-			return exitViolation
-		}
-	}
-	return exitOK
-}
-
-func firstErr(errs ...error) error {
-	for _, e := range errs {
-		if e != nil {
-			return e
-		}
-	}
-	return nil
 }
 
 func familyNames() []string {

@@ -4,7 +4,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,25 +162,4 @@ func TestMarginsInterruptedWhileCalibrating(t *testing.T) {
 func hasFiles(dir string) bool {
 	entries, err := os.ReadDir(dir)
 	return err == nil && len(entries) > 0
-}
-
-// The liveness margins' default TTLs (half, once and twice --ttl) stay in
-// the range --recovery-ttl takes: at --ttl 10ms a pod-crash ran at a 5 ms
-// TTL, and at --ttl 1m at two minutes.
-func TestMarginsLivenessTTLsInRange(t *testing.T) {
-	ms := time.Millisecond
-	for _, c := range []struct {
-		cfg  marginsConfig
-		want []time.Duration
-	}{
-		{marginsConfig{ttl: 300 * ms}, []time.Duration{150 * ms, 300 * ms, 600 * ms}},
-		{marginsConfig{ttl: 10 * ms}, []time.Duration{10 * ms, 20 * ms}},
-		{marginsConfig{ttl: time.Minute}, []time.Duration{30 * time.Second, time.Minute}},
-		{marginsConfig{ttl: 10 * ms, recoveryTTLs: []time.Duration{40 * ms}}, []time.Duration{40 * ms}},
-		{marginsConfig{ttl: 300 * ms, recoveryTTLs: []time.Duration{0}}, nil},
-	} {
-		if got := c.cfg.livenessTTLs(); !slices.Equal(got, c.want) {
-			t.Errorf("--ttl %v, --recovery-ttl %v: %v, want %v", c.cfg.ttl, c.cfg.recoveryTTLs, got, c.want)
-		}
-	}
 }

@@ -2,9 +2,10 @@ package main
 
 import (
 	"path/filepath"
-	"strconv"
+	"slices"
 
 	"github.com/lockchaos/lockchaos/margins"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // replayCommands rewrites each boundary's replay command (printed, and in
@@ -26,15 +27,7 @@ func replayCommands(found []margins.Margin, c marginsConfig) {
 		if s == nil || s.Replay == "" {
 			continue // no schedule in found.yaml: nothing to replay
 		}
-		args := []string{"lockchaos", "run"}
-		for _, f := range c.files {
-			args = append(args, "--scenarios-file", f)
-		}
-		args = append(args, "--scenarios-file", filepath.Join(c.out, "found.yaml"), "--scenario", s.Scenario,
-			"--lock", found[i].Lock)
-		for _, d := range c.lockDrivers {
-			args = append(args, "--lock-driver", d)
-		}
-		s.Replay = shellJoin(append(args, "--seed", strconv.FormatInt(s.Seed, 10), "--backend", on))
+		s.Replay = scenarios.RunLine(append(slices.Clip(c.files), filepath.Join(c.out, "found.yaml")), s.Scenario, found[i].Lock,
+			c.lockDrivers, s.Seed, on)
 	}
 }

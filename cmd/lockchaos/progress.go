@@ -109,7 +109,7 @@ func (p *progress) started(name string, seed int64) {
 func (p *progress) forget(r *results.Cell) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.running, runKey(r.Scenario+"/"+r.Lock, r.RunSeed))
+	delete(p.running, runKey(r.Name(), r.RunSeed))
 	if p.bar != nil {
 		_ = p.bar.Add(1)
 	}
@@ -118,7 +118,7 @@ func (p *progress) forget(r *results.Cell) {
 func (p *progress) cell(r *results.Cell, done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	delete(p.running, runKey(r.Scenario+"/"+r.Lock, r.RunSeed))
+	delete(p.running, runKey(r.Name(), r.RunSeed))
 	if p.bar != nil {
 		_ = p.bar.Add(1)
 		if r.Failed() {

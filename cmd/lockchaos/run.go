@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"slices"
 	"syscall"
 	"time"
 
@@ -174,11 +173,11 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 	if err != nil {
 		return nil, err
 	}
-	if cells, err = keepExpected(cells, c.expects); err != nil {
-		return nil, err
+	if cells, err = scenarios.KeepExpected(cells, c.expects); err != nil {
+		return nil, namedFlag(err)
 	}
 	if c.shard == "" {
-		env, from, err := shardFromEnv(getenv)
+		env, from, err := scenarios.ShardFromEnv(getenv)
 		if err != nil {
 			return nil, err
 		}
@@ -201,33 +200,6 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 		fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", c.shard)
 	}
 	return cells, nil
-}
-
-// keepExpected keeps the cells whose expectation --expect names (all
-// when it names none): a safety word matches a cell's safety, live and
-// stuck its liveness; either matches either group.
-func keepExpected(cells []scenarios.Cell, expects []string) ([]scenarios.Cell, error) {
-	if len(expects) == 0 {
-		return cells, nil
-	}
-	want := map[results.Expectation]bool{}
-	for _, e := range expects {
-		if !slices.Contains(expectationWords(), results.Expectation(e)) {
-			return nil, fmt.Errorf("--expect %q (valid: %s)", e, expectationNames())
-		}
-		want[results.Expectation(e)] = true
-	}
-	var kept []scenarios.Cell
-	for _, c := range cells {
-		e := c.Expect.Expected()
-		if want[e.Safety] || want[e.Liveness] {
-			kept = append(kept, c)
-		}
-	}
-	if len(kept) == 0 {
-		return nil, fmt.Errorf("no cell has expectation %v", expects)
-	}
-	return kept, nil
 }
 
 // runExit maps outcomes to the documented exit codes, worst first.

@@ -17,6 +17,7 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/reports/reportstest"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 func TestRunOneCellWritesSummaryJUnitAndHistory(t *testing.T) {
@@ -429,14 +430,14 @@ func TestRunWhereEveryCellWasSkippedIsInconclusive(t *testing.T) {
 // scale ("time scale 1.00" was printed): the table says calibration did
 // not finish. A --time-scale given is still the one it ran at.
 func TestInterruptedCalibrationClaimsNoTimeScale(t *testing.T) {
-	if got := interruptedTiming(2.5); got.scale != 2.5 {
-		t.Errorf("--time-scale 2.5 interrupted: scale %v", got.scale)
+	if got := interruptedTiming(2.5); got.Scale != 2.5 {
+		t.Errorf("--time-scale 2.5 interrupted: scale %v", got.Scale)
 	}
 	tm := interruptedTiming(0)
-	sum := &reports.Summary{Seed: 1, Backend: "process", TimeScale: tm.scale, Calibration: tm.calibration}
+	sum := &reports.Summary{Seed: 1, Backend: "process", TimeScale: tm.Scale, Calibration: tm.Calibration}
 	sum.Tally()
 	var out strings.Builder
-	printMatrix(&out, sum)
+	reports.WriteText(&out, sum, false)
 	if strings.Contains(out.String(), "time scale 1.00") ||
 		!strings.Contains(out.String(), "time scale not measured: the run was interrupted before calibration finished") {
 		t.Errorf("interrupted during calibration:\n%s", out.String())
@@ -451,16 +452,16 @@ func TestInterruptedCalibrationClaimsNoTimeScale(t *testing.T) {
 func TestRerunEverythingPinsSeedTimeScaleAndShard(t *testing.T) {
 	s := &session{cfg: runConfig{seed: 42, shard: "2/4"},
 		args: []string{"--scenario", "baseline", "--seed=7", "--time-scale", "0", "--json", "--lock-driver", "--seed"}}
-	on := target{timing: timing{scale: 1.5}}
+	on := target{Timing: scenarios.Timing{Scale: 1.5}}
 	want := "lockchaos run --scenario baseline --json --lock-driver --seed --seed 42 --time-scale 1.50 --shard 2/4"
 	if got := s.rerunAll(on); got != want {
 		t.Errorf("rerun:\n got %s\nwant %s", got, want)
 	}
 	s = &session{cfg: runConfig{seed: 3}, args: []string{"--backend", "sim"}}
-	if got, want := s.rerunAll(target{timing: timing{scale: 1, virtual: true}}), "lockchaos run --backend sim --seed 3"; got != want {
+	if got, want := s.rerunAll(target{Timing: scenarios.Timing{Scale: 1, Virtual: true}}), "lockchaos run --backend sim --seed 3"; got != want {
 		t.Errorf("simulated, no shard: %s, want %s", got, want)
 	}
-	if got, want := s.rerunAll(target{timing: interruptedTiming(0)}), "lockchaos run --backend sim --seed 3"; got != want {
+	if got, want := s.rerunAll(target{Timing: interruptedTiming(0)}), "lockchaos run --backend sim --seed 3"; got != want {
 		t.Errorf("calibration interrupted (no scale): %s, want %s", got, want)
 	}
 }

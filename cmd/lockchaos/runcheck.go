@@ -34,21 +34,23 @@ func maxParallel() int { return max(256, 4*runtime.NumCPU()) }
 
 // check says what is wrong with the values before anything starts.
 func (c runConfig) check() error {
-	for _, check := range []func() error{c.checkCounts, c.checkTimes, c.checkFloor} {
-		if err := check(); err != nil {
-			return err
-		}
-	}
-	// What the flags' own checks leave (bind's types refuse a zero or
-	// negative --duration, --clients, --max-duration and --part-length;
-	// a runConfig built in code gets the options' own words).
-	opts := scenarios.Options{
-		Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength,
-	}
-	if err := opts.Validate(); err != nil {
+	if err := c.checkCounts(); err != nil {
 		return err
 	}
-	if !isBackend(c.backend) {
+	// The ranges of the options are scenarios' (bind's types refuse a
+	// zero or negative --duration, --clients, --max-duration and
+	// --part-length before); each error is named by its flag.
+	opts := scenarios.Options{Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor,
+		PartLength: c.partLength, RecoverWithin: c.recoverWithin, Budget: c.budget, TimeScale: c.timeScale}
+	if err := opts.Validate(); err != nil {
+		return namedFlag(err)
+	}
+	switch {
+	case c.budget <= 0:
+		return fmt.Errorf("--budget %v: want a positive duration", c.budget)
+	case c.duration > 0 && c.maxDuration > 0 && c.maxDuration < c.duration:
+		return fmt.Errorf("--max-duration %v is shorter than --duration %v: a cell always runs its duration", c.maxDuration, c.duration)
+	case !isBackend(c.backend):
 		return fmt.Errorf("unknown backend %q (valid: %s)", c.backend, backendNames())
 	}
 	for _, check := range []func() error{c.checkSim, c.checkToxiproxy, c.checkBackendFlags} {
@@ -59,7 +61,17 @@ func (c runConfig) check() error {
 	return nil
 }
 
-// checkCounts checks --repeat and --parallel.
+// namedFlag names the flag of a library's out-of-range option: a
+// FieldError's field is the flag's name.
+func namedFlag(err error) error {
+	var fe *scenarios.FieldError
+	if errors.As(err, &fe) {
+		return errors.New("--" + fe.Flagless())
+	}
+	return err
+}
+
+// checkCounts checks --repeat, --parallel and the seeds they make.
 func (c runConfig) checkCounts() error {
 	switch {
 	case c.repeat < 1:
@@ -72,8 +84,6 @@ func (c runConfig) checkCounts() error {
 	case c.parallel > maxParallel():
 		return fmt.Errorf("--parallel %d: at most %d cells at once (default: one per core; more starve each other's timing)",
 			c.parallel, maxParallel())
-	case c.clients < 0 || c.clients > scenarios.MaxClients:
-		return fmt.Errorf("--clients %d: out of range 1..%d", c.clients, scenarios.MaxClients)
 	}
 	// Each run's seed is --seed plus its repeat (all --seed with
 	// --same-seed); 0 is a random seed, drawn small and positive later.
@@ -83,51 +93,6 @@ func (c runConfig) checkCounts() error {
 	}
 	if err := scenarios.SeedsFor(c.seed, repeats); err != nil {
 		return fmt.Errorf("--seed: %w (--repeat %d)", err, c.repeat)
-	}
-	return nil
-}
-
-// checkTimes checks the duration flags and --time-scale (a float: NaN
-// and infinities are out of range too).
-func (c runConfig) checkTimes() error {
-	for _, d := range []struct {
-		flag string
-		v    time.Duration
-	}{{"--duration", c.duration}, {"--max-duration", c.maxDuration}, {"--part-length", c.partLength},
-		{"--recover-within", c.recoverWithin}, {"--budget", c.budget}} {
-		if d.v < 0 {
-			return fmt.Errorf("%s %v: want a positive duration", d.flag, d.v)
-		}
-		// Nothing lasts longer than the longest cell; added to a cell's
-		// times, a longer one could overflow.
-		if d.v > scenarios.MaxCellDuration {
-			return fmt.Errorf("%s %v: want at most %v", d.flag, d.v, scenarios.MaxCellDuration)
-		}
-	}
-	switch ts := c.timeScale; {
-	case c.partLength > 0 && c.partLength < scenarios.MinPartLength:
-		return fmt.Errorf("--part-length %v: want %v or more (each part starts its own pods and history; "+
-			"a cell makes at most %d parts)", c.partLength, scenarios.MinPartLength, scenarios.MaxParts)
-	case c.budget <= 0:
-		return fmt.Errorf("--budget %v: want a positive duration", c.budget)
-	case c.duration > 0 && c.maxDuration > 0 && c.maxDuration < c.duration:
-		return fmt.Errorf("--max-duration %v is shorter than --duration %v: a cell always runs its duration", c.maxDuration, c.duration)
-	case ts != 0 && !(ts >= 0.1 && ts <= 100):
-		return fmt.Errorf("--time-scale %v: want 0 (measure) or a factor in 0.1..100", ts)
-	}
-	return nil
-}
-
-// checkFloor checks the floor flags, each by its name.
-func (c runConfig) checkFloor() error {
-	f := c.floor
-	switch {
-	case f.MinExercised != nil && *f.MinExercised < 0:
-		return fmt.Errorf("--min-exercised %d: want 0 or more", *f.MinExercised)
-	case f.MinCycles != nil && *f.MinCycles < 0:
-		return fmt.Errorf("--min-cycles %d: want 0 or more", *f.MinCycles)
-	case f.MaxIndefinite != nil && !(*f.MaxIndefinite >= 0 && *f.MaxIndefinite <= 1):
-		return fmt.Errorf("--max-indefinite %v: want a share in 0..1", *f.MaxIndefinite)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -23,7 +24,7 @@ func TestRerunLinesAreShellSafe(t *testing.T) {
 		"x&&touch PWNED", "x>PWNED", "~root", "*", "?", "[a]", "{a,b}", "a\nb", "a\\b", "!!", "", " lead", "tab\there", "#c", "x#y", "=v"}
 	for _, name := range hostile {
 		c := resolved(t, "--seed", "5", "--lock-driver", "token=ruby -e 'puts 1' "+name, "--scenarios-file", name+".yaml")
-		rerun := c.cellOptions(target{timing: timing{scale: 1}}, nil).Rerun
+		rerun := c.cellOptions(target{Timing: scenarios.Timing{Scale: 1}}, nil).Rerun
 		sc := scenarios.Scenario{Name: name}
 		line := rerun(&scenarios.Plan{Scenario: sc, Lock: token, RunSeed: 5})
 		want := []string{"lockchaos", "run", "--scenario", name, "--lock", "token", "--seed", "5",
@@ -42,7 +43,7 @@ func TestRerunLinesAreShellSafe(t *testing.T) {
 			t.Errorf("scenarios' line for %q: %s\n gives %q\n want %q", name, plan.Rerun, got, want)
 		}
 	}
-	if got := shellJoin([]string{"lockchaos", "run", "--scenario", "baseline", "--lock", "token,naive", "--redis-addr", "[::1]:6379",
+	if got := shellword.Join([]string{"lockchaos", "run", "--scenario", "baseline", "--lock", "token,naive", "--redis-addr", "[::1]:6379",
 		"--lock-driver", "rb=./rb", "--budget", "1m0s", "--max-indefinite", "0.25", "--scenarios-file", "../a/b_c-d.yaml", "--x=@%+"}); got !=
 		"lockchaos run --scenario baseline --lock token,naive --redis-addr '[::1]:6379' --lock-driver rb=./rb --budget 1m0s "+
 			"--max-indefinite 0.25 --scenarios-file ../a/b_c-d.yaml --x=@%+" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // TestRunBackendSimFromTheBinary runs the simulated backend from a built
@@ -153,12 +154,12 @@ func TestSimSweepKeepsHistoriesWhenAsked(t *testing.T) {
 	}
 }
 
-// TestLongSweepKeepsCountsNotEveryViolation: past keepInMemory runs, a
-// sweep's summary keeps sweepViolations violations per property and run,
+// TestLongSweepKeepsCountsNotEveryViolation: past scenarios.KeepInMemory runs, a
+// sweep's summary keeps scenarios.SweepViolations violations per property and run,
 // and every count.
 func TestLongSweepKeepsCountsNotEveryViolation(t *testing.T) {
 	dir := t.TempDir()
-	args := []string{"run", "--backend", "sim", "--scenario", "slow-holder", "--lock", "naive", "--seed", "1", "--repeat", fmt.Sprint(keepInMemory + 1), "--out", dir}
+	args := []string{"run", "--backend", "sim", "--scenario", "slow-holder", "--lock", "naive", "--seed", "1", "--repeat", fmt.Sprint(scenarios.KeepInMemory + 1), "--out", dir}
 	var stdout, stderr strings.Builder
 	if code := run(args, &stdout, &stderr); code != exitOK {
 		t.Fatalf("exit %d\n%s", code, stderr.String())
@@ -174,7 +175,7 @@ func TestLongSweepKeepsCountsNotEveryViolation(t *testing.T) {
 	trimmed := 0
 	for _, c := range sum.Cells {
 		for _, r := range c.Results {
-			if len(r.Violations) > sweepViolations {
+			if len(r.Violations) > scenarios.SweepViolations {
 				t.Fatalf("%s seed %d: %d violations of %s kept", c.Name(), c.RunSeed, len(r.Violations), r.Property)
 			}
 			if r.ViolationCount > len(r.Violations) {

@@ -1,11 +1,10 @@
-package main
+package reports
 
 import (
 	"encoding/json"
 	"io"
 	"time"
 
-	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -13,10 +12,11 @@ import (
 // docs/schema/run-stream.v1.json.
 const StreamFormat = 1
 
-// streamEvent is one line of `run --json`: "start" (what will run),
+// StreamEvent is one line of `run --json`: "start" (what will run),
 // "cell-started", "cell-finished" (with the cell's result) and, last,
-// "summary" (what summary.json holds).
-type streamEvent struct {
+// "summary" (what summary.json holds). A Go program reading the stream
+// decodes each line into one.
+type StreamEvent struct {
 	Type   string    `json:"type"`
 	Format int       `json:"format"`
 	Time   time.Time `json:"time"`
@@ -39,16 +39,19 @@ type streamEvent struct {
 	Total   int           `json:"total,omitempty"`
 
 	// summary
-	Summary *reports.Summary `json:"summary,omitempty"`
+	Summary *Summary `json:"summary,omitempty"`
 }
 
-// jsonStream writes events as JSON lines, one per line, as they happen.
-// Its callers hold the matrix's lock, so lines never interleave.
-type jsonStream struct{ enc *json.Encoder }
+// Stream writes events as JSON lines, one per line, as they happen. Its
+// callers hold the matrix's lock, so lines never interleave. A nil
+// Stream writes nothing.
+type Stream struct{ enc *json.Encoder }
 
-func newJSONStream(w io.Writer) *jsonStream { return &jsonStream{enc: json.NewEncoder(w)} }
+// NewStream is a Stream writing to w.
+func NewStream(w io.Writer) *Stream { return &Stream{enc: json.NewEncoder(w)} }
 
-func (s *jsonStream) emit(e streamEvent) {
+// Emit writes e, stamped with the format and the time.
+func (s *Stream) Emit(e StreamEvent) {
 	if s == nil {
 		return
 	}
