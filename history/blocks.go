@@ -141,18 +141,32 @@ func parseBlocks(r *bufio.Reader, first int, apply func(*line, int) error) error
 // emit (false: stop reading), in buffers from spare when it has any.
 func readBlocks(r io.Reader, first int, spare *spares, emit func(*block) bool) error {
 	var carry []byte
+	// partial is a read that holds no line break yet (a reader hands
+	// back what it has, a few bytes at times): the next read goes on in it.
+	var partial []byte
 	n := first
 	for {
-		buf := get(spare.data)
-		if cap(buf) < len(carry)+blockSize {
-			buf = make([]byte, 0, len(carry)+blockSize)
+		buf := partial
+		partial = nil
+		if buf == nil {
+			// A block reads what fits past the carried part line: a
+			// spare (blockSize) has room for half a block at least.
+			buf = get(spare.data)
+			if cap(buf)-len(carry) < blockSize/2 {
+				buf = make([]byte, 0, len(carry)+blockSize)
+			}
+			// carry may lie in buf itself (its block parsed and handed
+			// back): copy moves it to the front.
+			buf = buf[:len(carry)]
+			copy(buf, carry)
 		}
-		// carry may lie in buf itself (its block parsed and handed
-		// back): copy moves it to the front.
-		buf = buf[:len(carry)]
-		copy(buf, carry)
-		m, err := io.ReadAtLeast(r, buf[len(carry):cap(buf)], 1) // what is there: a followed file grows by lines
-		buf = buf[:len(carry)+m]
+		if len(buf) == cap(buf) { // a long line
+			buf = slices.Grow(buf, blockSize)
+		}
+		carry = nil
+		had := len(buf)
+		m, err := io.ReadAtLeast(r, buf[had:cap(buf)], 1) // what is there: a followed file grows by lines
+		buf = buf[:had+m]
 		eof := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 		if err != nil && !eof {
 			return err
@@ -168,7 +182,7 @@ func readBlocks(r io.Reader, first int, spare *spares, emit func(*block) bool) e
 			if len(buf) > maxLine {
 				return &lineError{n: n, msg: fmt.Sprintf("line longer than %d bytes", maxLine)}
 			}
-			carry = buf
+			partial = buf
 			continue
 		}
 		b := &block{first: n, data: buf[:end], done: make(chan struct{}), spare: spare}
