@@ -74,6 +74,7 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	// cut and those read before the next call line fit.
 	size := min(hint, opts.MinEvents+opts.MinEvents/4)
 	ld := newLoader(name, header, size)
+	ld.byID.dense = make([]int32, 0, size) // grown by appending, its copies were a tenth of a load's garbage
 	q.Start(header)
 	var moved []Event
 	// limit is the size at which the next cut is tried: MinEvents past
@@ -144,7 +145,7 @@ func (ld *loader) restart(moved []Event) {
 	ld.h.Events = append(ld.h.Events[:0], moved...)
 	// Ops are numbered in file order: the next chunk's index starts past
 	// the ids seen, so it stays dense (moved ones go to its map).
-	ld.byID = opIndex{base: ld.nextID}
+	ld.byID = opIndex{base: ld.nextID, dense: ld.byID.dense[:0]} // put zeroes what it extends into
 	for i, e := range ld.h.Events {
 		ld.byID.put(e.ID, i)
 	}
