@@ -67,6 +67,7 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
 	}
+	defer tuneCheckGC()()
 	// The file is read once, as a stream (a FIFO works, /dev/zero fails
 	// at its first MiB): the windows it leaves unjudged are judged as its
 	// chunks go by.
