@@ -45,10 +45,11 @@ type Stats struct {
 func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carry) Stats {
 	s := Stats{Duration: h.End, FirstViolation: -1}
 	clients := map[int]bool{}
-	var lat []int64
+	lat := make([]int64, 0, len(holds)) // an acquire that succeeded is a hold
+	last := -1                          // a client's operations come in runs
 	for _, e := range evs {
-		if e.Client >= 0 {
-			clients[e.Client] = true
+		if e.Client >= 0 && e.Client != last {
+			clients[e.Client], last = true, e.Client
 		}
 		switch e.Kind {
 		case history.Acquire:
@@ -150,6 +151,9 @@ type ck struct {
 func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64, string, int64) {
 	first, lastRet, held := carriedSpans(c)
 	trying := tryingSpans(evs, first, lastRet)
+	for k, n := range perKey(holds, func(h *Hold) (string, bool) { return h.Key, true }) {
+		held[k] = slices.Grow(held[k], n)
+	}
 	for _, h := range holds {
 		to := h.End
 		if to == Forever {
@@ -200,7 +204,11 @@ func carriedSpans(c *carry) (first, lastRet map[ck]int64, held map[string][]span
 // (it gave up, or the run ended while it tried). first and lastRet are
 // left holding the clients still trying at the end.
 func tryingSpans(evs []history.Event, first, lastRet map[ck]int64) map[string][]span {
+	// Sized: grown by appending, a key's spans cost five times their size.
 	trying := map[string][]span{}
+	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
+		trying[k] = make([]span, 0, n+len(first))
+	}
 	for _, e := range evs {
 		if e.Kind != history.Acquire {
 			continue
@@ -311,4 +319,30 @@ func disjoint(in []span) bool {
 		}
 	}
 	return true
+}
+
+func isAcquired(e *history.Event) bool { return e.Kind == history.Acquire && e.Outcome == history.Ok }
+
+// perKey counts the items of xs that match, by key. Items come in runs
+// of one key (a key's cycle), so only a change of key costs a lookup.
+func perKey[T any](xs []T, keyOf func(*T) (string, bool)) map[string]int {
+	n := map[string]int{}
+	last, run := "", 0
+	for i := range xs {
+		k, ok := keyOf(&xs[i])
+		if !ok {
+			continue
+		}
+		if k != last {
+			if run > 0 {
+				n[last] += run
+			}
+			last, run = k, 0
+		}
+		run++
+	}
+	if run > 0 {
+		n[last] += run
+	}
+	return n
 }
