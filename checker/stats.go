@@ -51,42 +51,9 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carr
 		if e.Client >= 0 && e.Client != last {
 			clients[e.Client], last = true, e.Client
 		}
-		switch e.Kind {
-		case history.Acquire:
-			switch e.Outcome {
-			case history.Ok:
-				s.AcquireOK++
-				lat = append(lat, e.Return-e.Call)
-			case history.Refused:
-				s.AcquireRefused++
-			default:
-				s.AcquireIndefinite++
-			}
-		case history.Read, history.Write:
-			switch e.Outcome {
-			case history.Ok:
-				if e.Kind == history.Read {
-					s.Reads++
-				} else {
-					s.Writes++
-				}
-			case history.Refused:
-				s.StaleFence++
-			}
-		case history.Release:
-			if e.Outcome == history.Refused {
-				s.ReleasesNotHeld++
-			}
-		case history.Lost:
-			s.LostSignals++
-		case history.Abandon:
-			s.Abandoned++
-		case history.Renew:
-			if e.Outcome == history.Ok {
-				s.RenewalsOK++
-			} else {
-				s.RenewalsFailed++
-			}
+		s.tally(&e)
+		if e.Kind == history.Acquire && e.Outcome == history.Ok {
+			lat = append(lat, e.Return-e.Call)
 		}
 	}
 	s.Clients = len(clients)
@@ -107,6 +74,46 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carr
 	s.AcquireP50, s.AcquireP99 = percentiles(lat)
 	s.LongestFree, s.LongestFreeKey, s.LongestFreeAt = longestFree(evs, holds, h.End, c)
 	return s
+}
+
+// tally counts e in the figures it belongs to.
+func (s *Stats) tally(e *history.Event) {
+	switch e.Kind {
+	case history.Acquire:
+		switch e.Outcome {
+		case history.Ok:
+			s.AcquireOK++
+		case history.Refused:
+			s.AcquireRefused++
+		default:
+			s.AcquireIndefinite++
+		}
+	case history.Read, history.Write:
+		switch e.Outcome {
+		case history.Ok:
+			if e.Kind == history.Read {
+				s.Reads++
+			} else {
+				s.Writes++
+			}
+		case history.Refused:
+			s.StaleFence++
+		}
+	case history.Release:
+		if e.Outcome == history.Refused {
+			s.ReleasesNotHeld++
+		}
+	case history.Lost:
+		s.LostSignals++
+	case history.Abandon:
+		s.Abandoned++
+	case history.Renew:
+		if e.Outcome == history.Ok {
+			s.RenewalsOK++
+		} else {
+			s.RenewalsFailed++
+		}
+	}
 }
 
 // percentiles returns the 50th and 99th of lat (sorting it), or zeros.
