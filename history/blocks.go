@@ -48,6 +48,14 @@ func newSpares(n int) *spares {
 	return &spares{data: make(chan []byte, n), lines: make(chan []line, n), nums: make(chan []int, n)}
 }
 
+// applied keeps the arrays of a block whose lines were applied (the
+// events hold copies of what they keep).
+func (s *spares) applied(b *block) {
+	put(s.lines, b.lines)
+	put(s.nums, b.nums)
+	b.lines, b.nums = nil, nil
+}
+
 // get returns a spare from c, or nil when none is left.
 func get[T any](c chan []T) []T {
 	select {
@@ -122,10 +130,7 @@ func parseBlocks(r *bufio.Reader, first int, apply func(*line, int) error) error
 		if err == nil && b.err != nil {
 			err = b.err
 		}
-		// Applied: the events hold copies of what they keep.
-		put(spare.lines, b.lines)
-		put(spare.nums, b.nums)
-		b.lines, b.nums = nil, nil
+		spare.applied(b)
 		if err != nil {
 			close(stop)
 		}
