@@ -10,9 +10,11 @@ import (
 // events (a million, about 115 MB) and the holds derived from them for the
 // whole check, and makes little garbage beside them, so Go's default
 // (100: twice the live heap) was most of the peak RSS: a 1M-event serial
-// history peaked at 300 MB with it, 240 MB at 50, for a few more
-// collections (BenchmarkCheckCLI in checker/).
-const checkGCPercent = 50
+// history peaks at 240-260 MB with it, 240-250 MB at 50 and about 220 MB
+// at 40, for a few more collections and ~0.1 s of CPU (BenchmarkCheckCLI
+// in checker/, on a loaded machine, where collections run long and the
+// garbage made meanwhile counts as live).
+const checkGCPercent = 40
 
 // tuneCheckGC sets the check's GC target, unless the user set GOGC, and
 // returns what puts the previous one back (the tests run many commands in
