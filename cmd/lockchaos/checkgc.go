@@ -10,7 +10,7 @@ import (
 // events (a million, about 115 MB) and the holds derived from them for the
 // whole check, and makes little garbage beside them, so Go's default
 // (100: twice the live heap) was most of the peak RSS: a 1M-event serial
-// history peaks at 240-260 MB with it, 240-250 MB at 50 and about 220 MB
+// history peaks at 265-270 MB with it, 240-250 MB at 50 and 218-223 MB
 // at 40, for a few more collections and ~0.1 s of CPU (BenchmarkCheckCLI
 // in checker/, on a loaded machine, where collections run long and the
 // garbage made meanwhile counts as live).
