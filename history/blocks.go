@@ -1,7 +1,6 @@
 package history
 
 import (
-	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -77,7 +76,7 @@ func put[T any](c chan []T, b []T) {
 // parseBlocks reads r (whose first line is number first) in blocks of
 // whole lines, parses them on every core and calls apply for each
 // non-empty line in file order, stopping at the first error.
-func parseBlocks(r *bufio.Reader, first int, apply func(*line, int) error) error {
+func parseBlocks(r io.Reader, first int, apply func(*line, int) error) error {
 	workers := max(1, runtime.GOMAXPROCS(0))
 	todo := make(chan *block, workers)
 	ordered := make(chan *block, 2*workers)

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -100,7 +101,7 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 		q.Applied(&ld.h.Events[i], l.Phase == phaseReturn)
 		return nil
 	}
-	if err := parseBlocks(br, 2, apply); err != nil {
+	if err := parseBlocks(unbuffered(br, r), 2, apply); err != nil {
 		var le *lineError
 		if errors.As(err, &le) {
 			return header, ld.lineErr(err)
@@ -109,6 +110,14 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	}
 	ld.closeOpen()
 	return header, emit(ld.h, true)
+}
+
+// unbuffered is what is left of r past what br has read: br's buffered
+// bytes, then r itself. Blocks are read straight from r, not copied through
+// br's buffer on the way (a second copy of the whole file).
+func unbuffered(br *bufio.Reader, r io.Reader) io.Reader {
+	rest, _ := br.Peek(br.Buffered())
+	return io.MultiReader(bytes.NewReader(rest), r)
 }
 
 // cut keeps in ld.h.Events what belongs to the chunk ending before t and
