@@ -76,12 +76,16 @@ func Decide(ctx context.Context, h *history.History, opts Options) Status {
 // are the carry's until the file ends).
 func properties(ctx context.Context, h *history.History, evs []history.Event, holds []Hold, opts Options,
 	c *carry) ([]Result, Liveness) {
+	// Mutual exclusion reads the holds alone: checked beside the rest, on
+	// another core. Each gets its own budget: a slow lock check must not
+	// starve the resource's.
 	deadline := time.Now().Add(opts.Budget)
-	me := checkMutualExclusion(ctx, holds, h.End, opts, deadline)
-	// The resource gets a fresh budget: a slow lock check must not starve it.
-	res := checkResource(ctx, evs, holds, opts, time.Now().Add(opts.Budget), c)
+	mutex := make(chan Result, 1)
+	go func() { mutex <- checkMutualExclusion(ctx, holds, h.End, opts, deadline) }()
+	res := checkResource(ctx, evs, holds, opts, deadline, c)
 	srv := serverFactsOf(evs, h, c)
 	fr := checkForeignRelease(evs, holds, h.Header.InProcess, srv, opts)
+	me := <-mutex
 	if f := h.Header.Fencing; fencesChecked(f) {
 		me.Decisive = false
 		if me.Note == "" {
@@ -130,11 +134,16 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 	}
 	evs := sortedEvents(h)
 	holds := holdsOf(evs)
+	// The statistics only read the events and holds, and of the carry
+	// only their own fields: computed beside the properties, on another
+	// core (a tenth of a check).
+	stats := make(chan Stats, 1)
+	go func() { stats <- computeStats(h, evs, holds, c) }()
 	results, lv := properties(ctx, h, evs, holds, opts, c)
 	rep := &Report{Lock: lock, Backend: h.Header.Backend, Simulated: h.Header.Simulated,
 		Results: results, Liveness: lv, Holds: holds}
 	rep.Verdict = Verdict(rep.Results)
-	rep.Stats = computeStats(h, evs, holds, c)
+	rep.Stats = <-stats
 	rep.Stats.Overlaps = rep.Results[0].ViolationCount
 	floor := h.Header.Floor
 	if opts.Floor != nil {

@@ -10,6 +10,28 @@ import (
 // What the counter model can still be after a segment: the state carried
 // across a cut.
 
+// counterLegal is CounterModel's Step verdict (some possible value allows
+// the operation), without building the values after it.
+func counterLegal(state, input interface{}) bool {
+	in := input.(*counterInput)
+	for _, s := range state.([]interface{}) {
+		v := s.(int64)
+		switch in.op {
+		case opRead:
+			if v == in.value {
+				return true
+			}
+		case opWrite:
+			if v == in.value-1 || in.indefinite {
+				return true
+			}
+		case opSeed:
+			return true
+		}
+	}
+	return false
+}
+
 // counterFinal computes the values still possible after a segment, and
 // the indefinite writes that may yet take effect. Every accepted write is
 // an increment (a write of v needs v-1), so the counter never goes down:

@@ -14,10 +14,18 @@ import (
 type counterOps struct {
 	evs  []history.Event
 	refs []int32 // indexes of the events that are operations
+	one  *counterOne
+}
+
+// counterOne is the memory of BuildOne's operation.
+type counterOne struct {
+	op   [1]porcupine.Operation
+	in   counterInput
+	meta keyed
 }
 
 func newCounterOps(evs []history.Event) counterOps {
-	c := counterOps{evs: evs}
+	c := counterOps{evs: evs, one: &counterOne{}}
 	for i, e := range evs {
 		if _, ok := counterInputOf(e); ok {
 			c.refs = append(c.refs, int32(i))
@@ -57,10 +65,22 @@ func (c counterOps) Build(idx []int32) []porcupine.Operation {
 	inputs := make([]counterInput, len(idx))
 	metas := make([]keyed, len(idx))
 	for j, i := range idx {
-		e := c.ev(int(i))
-		inputs[j], _ = counterInputOf(*e)
-		metas[j] = keyed{key: e.Key, eventID: e.ID}
-		ops[j] = porcupine.Operation{ClientId: e.Client, Input: &inputs[j], Call: e.Call, Return: c.Return(int(i)), Metadata: &metas[j]}
+		ops[j] = c.op(int(i), &inputs[j], &metas[j])
 	}
 	return ops
+}
+
+// BuildOne implements oneBuilder.
+func (c counterOps) BuildOne(i int32) []porcupine.Operation {
+	o := c.one
+	o.op[0] = c.op(int(i), &o.in, &o.meta)
+	return o.op[:]
+}
+
+// op is operation i, its input and metadata written to in and meta.
+func (c counterOps) op(i int, in *counterInput, meta *keyed) porcupine.Operation {
+	e := c.ev(i)
+	*in, _ = counterInputOf(*e)
+	*meta = keyed{key: e.Key, eventID: e.ID}
+	return porcupine.Operation{ClientId: e.Client, Input: in, Call: e.Call, Return: c.Return(i), Metadata: meta}
 }

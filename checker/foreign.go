@@ -1,7 +1,9 @@
 package checker
 
 import (
+	"cmp"
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/lockchaos/lockchaos/history"
@@ -28,13 +30,19 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 		client        int
 	}
 	acquires := map[string][]acquire{}
+	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
+		acquires[k] = make([]acquire, 0, n) // sized: grown by appending, five times their size in garbage
+	}
 	for _, e := range evs {
-		if e.Kind == history.Acquire && e.Outcome == history.Ok {
+		if isAcquired(&e) {
 			acquires[e.Key] = append(acquires[e.Key], acquire{id: e.ID, call: e.Call, ret: e.Return, client: e.Client})
 		}
 	}
+	byCall := func(a, b acquire) int { return cmp.Compare(a.call, b.call) }
 	for _, as := range acquires {
-		sort.SliceStable(as, func(i, j int) bool { return as[i].call < as[j].call })
+		if !slices.IsSortedFunc(as, byCall) { // evs are by call already, as a rule
+			slices.SortStableFunc(as, byCall)
+		}
 	}
 	for _, h := range holds {
 		if h.EndKind != history.Release {

@@ -59,10 +59,18 @@ var lockSegmented = segmentedModel{
 type lockOps struct {
 	holds []Hold
 	refs  []int32 // hold index << 1, | 1 for the end
+	one   *lockOne
+}
+
+// lockOne is the memory of BuildOne's operation.
+type lockOne struct {
+	op   [1]porcupine.Operation
+	in   lockInput
+	meta keyed
 }
 
 func newLockOps(holds []Hold) lockOps {
-	l := lockOps{holds: holds, refs: make([]int32, 0, 2*len(holds))}
+	l := lockOps{holds: holds, refs: make([]int32, 0, 2*len(holds)), one: &lockOne{}}
 	for i, h := range holds {
 		l.refs = append(l.refs, int32(i)<<1)
 		if h.EndID >= 0 {
@@ -97,15 +105,26 @@ func (l lockOps) Build(idx []int32) []porcupine.Operation {
 	inputs := make([]lockInput, len(idx))
 	metas := make([]keyed, len(idx))
 	for j, i := range idx {
-		h, end := l.hold(int(i))
-		inputs[j], metas[j] = lockInput{op: opAcquire, client: h.Client}, keyed{key: h.Key, eventID: h.AcquireID}
-		if end {
-			inputs[j].op, metas[j].eventID = opRelease, h.EndID
-		}
-		ops[j] = porcupine.Operation{ClientId: h.Client, Input: &inputs[j], Call: l.Call(int(i)), Return: l.Return(int(i)),
-			Metadata: &metas[j]}
+		ops[j] = l.op(int(i), &inputs[j], &metas[j])
 	}
 	return ops
+}
+
+// BuildOne implements oneBuilder.
+func (l lockOps) BuildOne(i int32) []porcupine.Operation {
+	o := l.one
+	o.op[0] = l.op(int(i), &o.in, &o.meta)
+	return o.op[:]
+}
+
+// op is operation i, its input and metadata written to in and meta.
+func (l lockOps) op(i int, in *lockInput, meta *keyed) porcupine.Operation {
+	h, end := l.hold(i)
+	*in, *meta = lockInput{op: opAcquire, client: h.Client}, keyed{key: h.Key, eventID: h.AcquireID}
+	if end {
+		in.op, meta.eventID = opRelease, h.EndID
+	}
+	return porcupine.Operation{ClientId: h.Client, Input: in, Call: l.Call(i), Return: l.Return(i), Metadata: meta}
 }
 
 func checkMutualExclusion(ctx context.Context, holds []Hold, end int64, opts Options, deadline time.Time) Result {

@@ -65,6 +65,12 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 				delete(own, e.client)
 			}
 		}
+		if ends.Len() == 0 {
+			// Nothing in force: every hold pushed ended by h.Start, so
+			// the lazy pops below would take them all (a serial
+			// history's would pile up, one per hold, never popped).
+			firsts = firsts[:0]
+		}
 		n := ends.Len() - own[h.Client]
 		if h.End <= h.Start {
 			n -= startingAfter(holds, idx[:i], h)

@@ -15,6 +15,7 @@ import (
 var counterSegmented = segmentedModel{
 	model: CounterModel,
 	final: counterFinal,
+	legal: counterLegal,
 	seed: func(s interface{}) interface{} {
 		states := s.([]interface{})
 		if len(states) == 0 {

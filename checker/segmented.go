@@ -19,6 +19,19 @@ type segment struct {
 	index int
 	ops   []porcupine.Operation
 	init  interface{}
+	// lent is set when ops is a lone operation, lent's at, built in
+	// memory the next segment reuses (oneBuilder): keep copies it before
+	// it is kept.
+	lent opSource
+	at   int32
+}
+
+// keep returns s with operations of its own.
+func (s segment) keep() segment {
+	if s.lent != nil {
+		s.ops, s.lent = s.lent.Build([]int32{s.at}), nil
+	}
+	return s
 }
 
 // segmentedModel is what the segmented checker needs on top of a porcupine
@@ -33,6 +46,19 @@ type segmentedModel struct {
 	final func(ops []porcupine.Operation, init interface{}) (interface{}, []porcupine.Operation)
 	// seed returns the input of an operation that sets the state to s.
 	seed func(s interface{}) interface{}
+	// legal, when set, is model.Step's verdict on one operation without
+	// the next state (no allocation: a serial history steps a segment
+	// per operation).
+	legal func(state, input interface{}) bool
+}
+
+// step1 reports whether op is legal from state.
+func (sm segmentedModel) step1(state interface{}, op porcupine.Operation) bool {
+	if sm.legal != nil {
+		return sm.legal(state, op.Input)
+	}
+	ok, _ := sm.model.Step(state, op.Input, op.Output)
+	return ok
 }
 
 // opSource is a list of operations the segmented checker reads by
@@ -45,6 +71,29 @@ type opSource interface {
 	Return(i int) int64 // Forever for an end still open
 	// Build returns the operations at idx, in that order.
 	Build(idx []int32) []porcupine.Operation
+}
+
+// oneBuilder is an opSource that builds a lone operation into memory of
+// its own that the next call reuses: a serial history has a segment per
+// operation, and building each anew was a quarter of a check's garbage.
+type oneBuilder interface {
+	BuildOne(i int32) []porcupine.Operation
+}
+
+// build builds the segment seg, lent (the source returned) when it is one
+// operation that cannot be carried past it: only an operation that may
+// still take effect (Return Forever) is ever carried (final's pending),
+// so one with a return, with nothing pending before it, is done with once
+// stepped.
+func build(src opSource, seg []int32, pending []porcupine.Operation) ([]porcupine.Operation, opSource) {
+	if one, ok := src.(oneBuilder); ok && len(seg) == 1 && len(pending) == 0 && src.Return(int(seg[0])) != Forever {
+		return one.BuildOne(seg[0]), src
+	}
+	s := src.Build(seg)
+	if len(pending) > 0 {
+		s = append(append([]porcupine.Operation(nil), pending...), s...)
+	}
+	return s, nil
 }
 
 // cuts calls fn with each stretch of one key's operations (idx, sorted by
@@ -117,11 +166,8 @@ func (sm segmentedModel) eachSegment(src opSource, carry map[string]carried, fn 
 		}
 		index := 0
 		cuts(src, idx, func(seg []int32) {
-			s := src.Build(seg)
-			if len(pending) > 0 {
-				s = append(append([]porcupine.Operation(nil), pending...), s...)
-			}
-			fn(segment{key: k, index: index, ops: s, init: state})
+			s, lent := build(src, seg, pending)
+			fn(segment{key: k, index: index, ops: s, init: state, lent: lent, at: seg[0]})
 			index++
 			state, pending = sm.final(s, state)
 		})
@@ -183,9 +229,9 @@ func (sm segmentedModel) check(ctx context.Context, ops opSource, carry map[stri
 		out.largest = max(out.largest, len(s.ops))
 		if len(s.ops) == 1 {
 			op := s.ops[0]
-			if ok, _ := sm.model.Step(s.init, op.Input, op.Output); !ok {
+			if !sm.step1(s.init, op) {
 				mu.Lock()
-				out.illegal = append(out.illegal, s)
+				out.illegal = append(out.illegal, s.keep())
 				mu.Unlock()
 			}
 			return

@@ -45,47 +45,15 @@ type Stats struct {
 func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carry) Stats {
 	s := Stats{Duration: h.End, FirstViolation: -1}
 	clients := map[int]bool{}
-	var lat []int64
+	lat := make([]int64, 0, len(holds)) // an acquire that succeeded is a hold
+	last := -1                          // a client's operations come in runs
 	for _, e := range evs {
-		if e.Client >= 0 {
-			clients[e.Client] = true
+		if e.Client >= 0 && e.Client != last {
+			clients[e.Client], last = true, e.Client
 		}
-		switch e.Kind {
-		case history.Acquire:
-			switch e.Outcome {
-			case history.Ok:
-				s.AcquireOK++
-				lat = append(lat, e.Return-e.Call)
-			case history.Refused:
-				s.AcquireRefused++
-			default:
-				s.AcquireIndefinite++
-			}
-		case history.Read, history.Write:
-			switch e.Outcome {
-			case history.Ok:
-				if e.Kind == history.Read {
-					s.Reads++
-				} else {
-					s.Writes++
-				}
-			case history.Refused:
-				s.StaleFence++
-			}
-		case history.Release:
-			if e.Outcome == history.Refused {
-				s.ReleasesNotHeld++
-			}
-		case history.Lost:
-			s.LostSignals++
-		case history.Abandon:
-			s.Abandoned++
-		case history.Renew:
-			if e.Outcome == history.Ok {
-				s.RenewalsOK++
-			} else {
-				s.RenewalsFailed++
-			}
+		s.tally(&e)
+		if e.Kind == history.Acquire && e.Outcome == history.Ok {
+			lat = append(lat, e.Return-e.Call)
 		}
 	}
 	s.Clients = len(clients)
@@ -106,6 +74,46 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carr
 	s.AcquireP50, s.AcquireP99 = percentiles(lat)
 	s.LongestFree, s.LongestFreeKey, s.LongestFreeAt = longestFree(evs, holds, h.End, c)
 	return s
+}
+
+// tally counts e in the figures it belongs to.
+func (s *Stats) tally(e *history.Event) {
+	switch e.Kind {
+	case history.Acquire:
+		switch e.Outcome {
+		case history.Ok:
+			s.AcquireOK++
+		case history.Refused:
+			s.AcquireRefused++
+		default:
+			s.AcquireIndefinite++
+		}
+	case history.Read, history.Write:
+		switch e.Outcome {
+		case history.Ok:
+			if e.Kind == history.Read {
+				s.Reads++
+			} else {
+				s.Writes++
+			}
+		case history.Refused:
+			s.StaleFence++
+		}
+	case history.Release:
+		if e.Outcome == history.Refused {
+			s.ReleasesNotHeld++
+		}
+	case history.Lost:
+		s.LostSignals++
+	case history.Abandon:
+		s.Abandoned++
+	case history.Renew:
+		if e.Outcome == history.Ok {
+			s.RenewalsOK++
+		} else {
+			s.RenewalsFailed++
+		}
+	}
 }
 
 // percentiles returns the 50th and 99th of lat (sorting it), or zeros.
@@ -150,6 +158,9 @@ type ck struct {
 func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64, string, int64) {
 	first, lastRet, held := carriedSpans(c)
 	trying := tryingSpans(evs, first, lastRet)
+	for k, n := range perKey(holds, func(h *Hold) (string, bool) { return h.Key, true }) {
+		held[k] = slices.Grow(held[k], n)
+	}
 	for _, h := range holds {
 		to := h.End
 		if to == Forever {
@@ -200,7 +211,11 @@ func carriedSpans(c *carry) (first, lastRet map[ck]int64, held map[string][]span
 // (it gave up, or the run ended while it tried). first and lastRet are
 // left holding the clients still trying at the end.
 func tryingSpans(evs []history.Event, first, lastRet map[ck]int64) map[string][]span {
+	// Sized: grown by appending, a key's spans cost five times their size.
 	trying := map[string][]span{}
+	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
+		trying[k] = make([]span, 0, n+len(first))
+	}
 	for _, e := range evs {
 		if e.Kind != history.Acquire {
 			continue
@@ -278,10 +293,15 @@ func (c *carry) carryFree(first, lastRet map[ck]int64, held map[string][]span, b
 	}
 }
 
-// union merges spans into sorted disjoint spans.
+// union merges spans into sorted disjoint spans. Spans already so (a
+// serial history's holds and attempts, hundreds of thousands on a key)
+// come back as they are, not copied: the result is read, never written.
 func union(in []span) []span {
 	if len(in) == 0 {
 		return nil
+	}
+	if disjoint(in) {
+		return in
 	}
 	s := slices.Clone(in)
 	sort.Slice(s, func(i, j int) bool { return s[i].from < s[j].from })
@@ -295,4 +315,41 @@ func union(in []span) []span {
 		}
 	}
 	return out
+}
+
+// disjoint reports whether spans are sorted by start and apart: each
+// starts after the one before ends (touching ones are merged by union).
+func disjoint(in []span) bool {
+	for i := 1; i < len(in); i++ {
+		if in[i].from <= in[i-1].to || in[i].from < in[i-1].from {
+			return false
+		}
+	}
+	return true
+}
+
+func isAcquired(e *history.Event) bool { return e.Kind == history.Acquire && e.Outcome == history.Ok }
+
+// perKey counts the items of xs that match, by key. Items come in runs
+// of one key (a key's cycle), so only a change of key costs a lookup.
+func perKey[T any](xs []T, keyOf func(*T) (string, bool)) map[string]int {
+	n := map[string]int{}
+	last, run := "", 0
+	for i := range xs {
+		k, ok := keyOf(&xs[i])
+		if !ok {
+			continue
+		}
+		if k != last {
+			if run > 0 {
+				n[last] += run
+			}
+			last, run = k, 0
+		}
+		run++
+	}
+	if run > 0 {
+		n[last] += run
+	}
+	return n
 }

@@ -136,6 +136,10 @@ type quiet struct {
 	keys    map[string]*keyState
 	faulty  bool // the header names faults
 	windows int  // fault windows open
+	// last is the state of lastKey, the key of the line applied last: a
+	// line mostly names the key the one before did (no lookup then).
+	lastKey string
+	last    *keyState
 }
 
 type keyState struct {
@@ -159,10 +163,13 @@ func (q *quiet) Applied(e *history.Event, returned bool) {
 	if e.Key == "" {
 		return
 	}
-	k := q.keys[e.Key]
-	if k == nil {
-		k = &keyState{holds: map[int]bool{}, quietID: -1}
-		q.keys[e.Key] = k
+	k := q.last
+	if e.Key != q.lastKey || k == nil {
+		if k = q.keys[e.Key]; k == nil {
+			k = &keyState{holds: map[int]bool{}, quietID: -1}
+			q.keys[e.Key] = k
+		}
+		q.lastKey, q.last = e.Key, k
 	}
 	k.lastID = max(k.lastID, e.ID)
 	switch {

@@ -2,6 +2,7 @@ package history
 
 import (
 	"bufio"
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -74,6 +75,7 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	// cut and those read before the next call line fit.
 	size := min(hint, opts.MinEvents+opts.MinEvents/4)
 	ld := newLoader(name, header, size)
+	ld.byID.dense = make([]int32, 0, size) // grown by appending, its copies were a tenth of a load's garbage
 	q.Start(header)
 	var moved []Event
 	// limit is the size at which the next cut is tried: MinEvents past
@@ -99,7 +101,7 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 		q.Applied(&ld.h.Events[i], l.Phase == phaseReturn)
 		return nil
 	}
-	if err := parseBlocks(br, 2, apply); err != nil {
+	if err := parseBlocks(unbuffered(br, r), 2, apply); err != nil {
 		var le *lineError
 		if errors.As(err, &le) {
 			return header, ld.lineErr(err)
@@ -108,6 +110,14 @@ func readChunks(r io.Reader, name string, q Quiescence, opts ChunkOptions, hint 
 	}
 	ld.closeOpen()
 	return header, emit(ld.h, true)
+}
+
+// unbuffered is what is left of r past what br has read: br's buffered
+// bytes, then r itself. Blocks are read straight from r, not copied through
+// br's buffer on the way (a second copy of the whole file).
+func unbuffered(br *bufio.Reader, r io.Reader) io.Reader {
+	rest, _ := br.Peek(br.Buffered())
+	return io.MultiReader(bytes.NewReader(rest), r)
 }
 
 // cut keeps in ld.h.Events what belongs to the chunk ending before t and
@@ -144,7 +154,7 @@ func (ld *loader) restart(moved []Event) {
 	ld.h.Events = append(ld.h.Events[:0], moved...)
 	// Ops are numbered in file order: the next chunk's index starts past
 	// the ids seen, so it stays dense (moved ones go to its map).
-	ld.byID = opIndex{base: ld.nextID}
+	ld.byID = opIndex{base: ld.nextID, dense: ld.byID.dense[:0]} // put zeroes what it extends into
 	for i, e := range ld.h.Events {
 		ld.byID.put(e.ID, i)
 	}

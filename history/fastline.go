@@ -22,6 +22,19 @@ type lineParser struct {
 	// interned holds the strings that repeat on every line (kinds,
 	// phases, outcomes, keys), so a million lines share a few copies.
 	interned map[string]string
+	last     string // the string common read last
+	values   []int64
+}
+
+// newValue returns a pointer to a copy of n, from a slab of them: a
+// line's value is a pointer (absent and null differ), and one allocation
+// per value would be one per line.
+func (p *lineParser) newValue(n int64) *int64 {
+	if len(p.values) == cap(p.values) {
+		p.values = make([]int64, 0, 1024)
+	}
+	p.values = append(p.values, n)
+	return &p.values[len(p.values)-1]
 }
 
 func newLineParser() *lineParser { return &lineParser{interned: map[string]string{}} }
@@ -62,13 +75,34 @@ func (p *lineParser) internUpTo(b []byte, limit int) string {
 	return v
 }
 
-// common reads a string that repeats across lines, interned.
+// common reads a string that repeats across lines, interned: the key,
+// mostly the last line's (no lookup then).
 func (p *lineParser) common() (string, bool) {
 	b, ok := p.s.Bytes()
 	if !ok {
 		return "", false
 	}
-	return p.intern(b), true
+	if string(b) != p.last {
+		p.last = p.intern(b)
+	}
+	return p.last, true
+}
+
+// phase reads a line's phase: one of three constants on every line, so
+// no lookup in the table.
+func (p *lineParser) phase() (string, bool) {
+	b, ok := p.s.Bytes()
+	switch {
+	case !ok:
+		return "", false
+	case string(b) == phaseCall:
+		return phaseCall, true
+	case string(b) == phaseReturn:
+		return phaseReturn, true
+	case string(b) == phasePoint:
+		return phasePoint, true
+	}
+	return p.intern(b), true // the loader words the error
 }
 
 // errText reads an error text, interned: a few repeat on every other line.
@@ -89,15 +123,15 @@ func (p *lineParser) field(name []byte, l *line) (bit uint64, ok bool) {
 		l.Op, ok = s.Int(64)
 		return 1 << 0, ok
 	case "phase":
-		l.Phase, ok = p.common()
+		l.Phase, ok = p.phase()
 		return 1 << 1, ok
 	case "t":
 		l.T, ok = s.Int(64)
 		return 1 << 2, ok
 	case "kind":
-		var k string
-		if k, ok = p.common(); ok {
-			l.Kind, ok = ParseKind(k)
+		var k []byte
+		if k, ok = s.Bytes(); ok {
+			l.Kind, ok = ParseKind(string(k)) // on the stack: no copy kept
 		}
 		return 1 << 3, ok
 	case "client":
@@ -120,13 +154,13 @@ func (p *lineParser) field(name []byte, l *line) (bit uint64, ok bool) {
 		}
 		var n int64
 		if n, ok = s.Int(64); ok {
-			l.Value = &n
+			l.Value = p.newValue(n)
 		}
 		return 1 << 8, ok
 	case "outcome":
-		var o string
-		if o, ok = p.common(); ok {
-			l.Outcome, ok = ParseOutcome(o)
+		var o []byte
+		if o, ok = s.Bytes(); ok {
+			l.Outcome, ok = ParseOutcome(string(o))
 		}
 		return 1 << 9, ok
 	case "error":

@@ -62,6 +62,7 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 		fmt.Fprintln(stderr, "lockchaos check: --budget and --max-violations must be positive")
 		return exitUsage
 	}
+	defer tuneCheckGC()()
 	res, code := verifyFile(files[0], checker.Options{Budget: budget, MaxViolations: maxV}, stderr)
 	if res == nil {
 		return code

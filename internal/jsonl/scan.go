@@ -240,8 +240,35 @@ func (s *Scanner) Int(bits int) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	// A loader's hot path (op ids, times, values: several per line): no
+	// int64 of at most maxSmall digits overflows, so no strconv.
+	if neg := d[0] == '-'; bits == 64 && len(d)-b2i(neg) <= maxSmall {
+		if neg {
+			return -small(d[1:]), true
+		}
+		return small(d), true
+	}
 	n, err := strconv.ParseInt(string(d), 10, bits)
 	return n, err == nil
+}
+
+// maxSmall is the most digits small reads: 10^18-1 fits in an int64.
+const maxSmall = 18
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// small is the value of at most maxSmall decimal digits.
+func small(d []byte) int64 {
+	var n int64
+	for _, c := range d {
+		n = n*10 + int64(c-'0')
+	}
+	return n
 }
 
 // Uint reads an integer that fits in an unsigned integer of bits bits
@@ -250,6 +277,9 @@ func (s *Scanner) Uint(bits int) (uint64, bool) {
 	d, ok := s.digits(false)
 	if !ok {
 		return 0, false
+	}
+	if len(d) <= maxSmall && bits == 64 {
+		return uint64(small(d)), true
 	}
 	n, err := strconv.ParseUint(string(d), 10, bits)
 	return n, err == nil
