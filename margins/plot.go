@@ -69,7 +69,8 @@ func (g plotGeometry) axes(b *strings.Builder) {
 	fmt.Fprintf(b, `<rect x="%d" y="%d" width="%.0f" height="%.0f" fill="none" stroke="#90a4ae"/>`, plotLeft, plotTop, g.pw, g.ph)
 	for i := 0; i <= 4; i++ {
 		rate := float64(i) / 4
-		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eceff1"/>`, plotLeft, g.y(rate), float64(plotLeft)+g.pw, g.y(rate))
+		fmt.Fprintf(b, `<line x1="%d" y1="%.1f" x2="%.0f" y2="%.1f" stroke="#eceff1"/>`,
+			plotLeft, g.y(rate), float64(plotLeft)+g.pw, g.y(rate))
 		fmt.Fprintf(b, `<text x="%d" y="%.1f" text-anchor="end">%.0f%%</text>`, plotLeft-6, g.y(rate)+4, rate*100)
 	}
 	for t := 0.0; t <= g.maxX+1e-9; t += tick(g.maxX) {

@@ -89,8 +89,8 @@ func buildTimeline(h *history.History, rep *checker.Report) *timeline {
 		byID[e.ID] = e
 		switch {
 		case e.Kind == history.Fault:
-			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault(), targets: strings.Join(e.Hit().Words(), ", "),
-				label: faultLabel(e, clocks)})
+			t.faults = append(t.faults, faultWindow{start: e.Call, end: e.Return, name: e.Fault(),
+				targets: strings.Join(e.Hit().Words(), ", "), label: faultLabel(e, clocks)})
 			if m, ok := restartMark(e); ok {
 				t.marks = append(t.marks, m)
 			}
