@@ -100,7 +100,36 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 		opts.HistoryBase = dir
 	}
 	res := &HTMLResult{}
+	todo := pagedCells(s, opts, res)
+	pages, unread, err := writeCellPages(dir, s, todo, opts)
+	if err != nil {
+		return nil, err
+	}
 	links := map[*results.Cell]string{}
+	for i, c := range todo {
+		links[c] = filepath.ToSlash(cellPageName(c, s.Repeat > 1))
+		res.Pages = append(res.Pages, pages[i])
+		if unread[i] != nil {
+			res.Unread = append(res.Unread, unread[i])
+		}
+	}
+	index := filepath.Join(dir, "index.html")
+	var buf bytes.Buffer
+	if err := indexTmpl.Execute(&buf, indexData(s, links)); err != nil {
+		return nil, fmt.Errorf("reports: index: %w", err)
+	}
+	if err := writeFile(index, buf.Bytes()); err != nil {
+		return nil, err
+	}
+	res.Index = index
+	res.Elapsed = time.Since(start)
+	return res, nil
+}
+
+// pagedCells lists the cells that get a page: all of them but the skipped
+// ones without a history and, in a repeated run without AllPages, the
+// later runs of a cell that met its claim (counted in res.Unpaged).
+func pagedCells(s *Summary, opts HTMLOptions, res *HTMLResult) []*results.Cell {
 	var todo []*results.Cell
 	seen := map[[2]string]bool{}
 	for _, c := range s.Cells {
@@ -115,9 +144,15 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 		}
 		todo = append(todo, c)
 	}
-	// Pages are independent (each re-reads and re-checks its history):
-	// written on every core, a sweep's thousands of pages take a fraction
-	// of the time; the list keeps the cells' order.
+	return todo
+}
+
+// writeCellPages writes the cells' pages and returns their paths and, for
+// each, the history that could not be read (or nil), in the cells' order.
+// Pages are independent (each re-reads and re-checks its history):
+// written on every core, a sweep's thousands of pages take a fraction of
+// the time.
+func writeCellPages(dir string, s *Summary, todo []*results.Cell, opts HTMLOptions) ([]string, []*HistoryError, error) {
 	pages := make([]string, len(todo))
 	errs := make([]error, len(todo))
 	unread := make([]*HistoryError, len(todo))
@@ -140,27 +175,12 @@ func WriteHTML(dir string, s *Summary, opts HTMLOptions) (*HTMLResult, error) {
 	}
 	close(next)
 	wg.Wait()
-	for i, c := range todo {
-		if errs[i] != nil {
-			return nil, errs[i]
-		}
-		links[c] = filepath.ToSlash(cellPageName(c, s.Repeat > 1))
-		res.Pages = append(res.Pages, pages[i])
-		if unread[i] != nil {
-			res.Unread = append(res.Unread, unread[i])
+	for _, err := range errs {
+		if err != nil {
+			return nil, nil, err
 		}
 	}
-	index := filepath.Join(dir, "index.html")
-	var buf bytes.Buffer
-	if err := indexTmpl.Execute(&buf, indexData(s, links)); err != nil {
-		return nil, fmt.Errorf("reports: index: %w", err)
-	}
-	if err := writeFile(index, buf.Bytes()); err != nil {
-		return nil, err
-	}
-	res.Index = index
-	res.Elapsed = time.Since(start)
-	return res, nil
+	return pages, unread, nil
 }
 
 // cellPageName is a file name safe whatever the scenario is called; a hash

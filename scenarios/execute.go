@@ -5,12 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/deployment"
-	"github.com/lockchaos/lockchaos/internal/safefile"
 	"github.com/lockchaos/lockchaos/internal/wait"
 	"github.com/lockchaos/lockchaos/netfault"
 
@@ -295,61 +293,6 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 	return run, cellError(ctx, p, runErr, schedErr, closeErr)
 }
 
-// recording is a part's history as it is written: the recorder and, for a
-// continuous part, the streamer that judges and checks it as it grows.
-type recording struct {
-	rec   *history.Recorder
-	st    *streamer
-	ended bool
-}
-
-// startRecording opens the part's history (and its streamer).
-func startRecording(ctx context.Context, p *Plan, part Part) (*recording, error) {
-	rec, err := newRecorder(p, part)
-	if err != nil {
-		return nil, err
-	}
-	r := &recording{rec: rec}
-	if part.Continuous {
-		if r.st, err = startStreamer(ctx, p, part, rec); err != nil {
-			rec.Close()
-			return nil, fmt.Errorf("harness: %w", err)
-		}
-	}
-	return r, nil
-}
-
-// end closes the history; a continuous part's checker then reads to its
-// end and reports. It runs once, also if the part panics, so no judge or
-// checker is left waiting.
-func (r *recording) end() (partRun, error) {
-	r.ended = true
-	if r.st != nil {
-		r.st.judgeRest()
-	}
-	h, err := r.rec.Close()
-	if r.st == nil {
-		return partRun{h: h}, err
-	}
-	rep, sum, shown, ferr := r.st.finish()
-	if ferr != nil {
-		// h is only the recent stretch the recorder kept: nothing to
-		// judge the cell on.
-		return partRun{}, errors.Join(err, fmt.Errorf("checking the history as it grew: %w", ferr))
-	}
-	if shown == nil {
-		shown = h
-	}
-	return partRun{h: shown, rep: rep, sum: sum}, err
-}
-
-// probes records what faults observe on nodes.
-func probes(rec *history.Recorder) func(node, key, value string, exists bool) {
-	return func(node, key, value string, exists bool) {
-		rec.Point(history.Event{Kind: history.Probe, Client: -1, Key: key, Window: history.ProbeWindow(node, exists, value)})
-	}
-}
-
 // runWorkload runs the pods until the workload ends; a lock that ignores
 // its context is given 2 s past the cell's timeout, then reported instead
 // of hanging the run.
@@ -381,31 +324,6 @@ func runWorkload(ctx context.Context, p *Plan, part Part, pods *pods, rec *histo
 	}
 }
 
-func newRecorder(p *Plan, part Part) (*history.Recorder, error) {
-	if part.History != "" {
-		if err := safefile.MkdirAll(filepath.Dir(part.History)); err != nil {
-			return nil, fmt.Errorf("harness: %w", err)
-		}
-	}
-	var kinds []string
-	for _, f := range p.Scenario.Faults {
-		kinds = append(kinds, f.Kind)
-	}
-	floor := p.Floor
-	rec, err := history.NewRecorder(part.History, history.Header{Scenario: p.Scenario.Name, Lock: p.Lock.Name, Seed: p.RunSeed,
-		Clients: p.Scenario.Clients, Keys: p.Keys, Fencing: string(p.Fencing), InProcess: p.Lock.Nodes == 0,
-		Faults: kinds, TTL: p.Scenario.TTL, Floor: &floor, Nodes: p.Nodes, Backend: p.Backend.Name(), Simulated: p.Simulated(),
-		LockNodes: p.Lock.Nodes, RecoverWithin: p.RecoverWithin, AcquireWithin: p.AcquireWithin,
-		Extra: map[string]string{"ttl": p.Scenario.TTL.String(), "cell_seed": fmt.Sprint(p.CellSeed), "topology": string(p.Topology),
-			"part":        fmt.Sprintf("%d of %d", part.Index+1, len(p.Parts)),
-			"expectation": string(p.Expect.Safety), "liveness_expectation": string(p.Expect.Liveness),
-			"backend": p.Backend.Name(), "lock_traits": p.Lock.Describe(), "witness": witnessWord(p)}})
-	if err != nil {
-		return nil, fmt.Errorf("harness: %w", err)
-	}
-	return rec, nil
-}
-
 // schedule builds the cell's fault schedule from its specs.
 func (p *Plan) schedule() (faults.Schedule, error) {
 	s := faults.Schedule{First: p.Scenario.FirstFault, GapMin: p.Scenario.GapMin, GapMax: p.Scenario.GapMax, Max: MaxFaultWindows}
@@ -417,13 +335,4 @@ func (p *Plan) schedule() (faults.Schedule, error) {
 		s.Faults = append(s.Faults, f)
 	}
 	return s, nil
-}
-
-// faultWindows records each fault window in the history as it opens and
-// closes.
-func faultWindows(rec *history.Recorder) func(string, history.Hit) func() {
-	return func(name string, hit history.Hit) func() {
-		op := rec.Invoke(history.Event{Kind: history.Fault, Client: -1, Window: history.FaultWindow(name, hit)})
-		return func() { op.Return(history.Result{Outcome: history.Ok}) }
-	}
 }

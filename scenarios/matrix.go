@@ -128,15 +128,7 @@ type MatrixOptions struct {
 // RunMatrix runs cells (each Repeat times) with Parallel at once. Results
 // come back in cell order, repeats of a cell together.
 func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.Cell {
-	if mo.Parallel <= 0 {
-		mo.Parallel = DefaultParallel()
-	}
-	if mo.Repeat <= 0 {
-		mo.Repeat = 1
-	}
-	if mo.Seed == 0 {
-		mo.Seed = 1
-	}
+	mo = mo.withDefaults()
 	repeats := mo.Repeat
 	if mo.SameSeed {
 		repeats = 1
@@ -156,15 +148,7 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 		go func() {
 			defer wg.Done()
 			for j := range jobs {
-				opts := mo.Options
-				opts.Seed = mo.Seed + int64(j.rep)
-				if mo.Repeat > 1 {
-					opts.HistoryName = fmt.Sprintf("history-seed%d.jsonl", opts.Seed)
-				}
-				if mo.SameSeed {
-					opts.Seed = mo.Seed
-					opts.HistoryName = fmt.Sprintf("history-run%d.jsonl", j.rep+1)
-				}
+				opts := mo.runOptions(j.rep)
 				if mo.Started != nil {
 					mu.Lock()
 					mo.Started(cells[j.cell].Name(), opts.Seed)
@@ -198,6 +182,36 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 	close(jobs)
 	wg.Wait()
 	return out
+}
+
+// withDefaults fills the zero fields: one cell per core, one run, seed 1.
+func (mo MatrixOptions) withDefaults() MatrixOptions {
+	if mo.Parallel <= 0 {
+		mo.Parallel = DefaultParallel()
+	}
+	if mo.Repeat <= 0 {
+		mo.Repeat = 1
+	}
+	if mo.Seed == 0 {
+		mo.Seed = 1
+	}
+	return mo
+}
+
+// runOptions are the options of a cell's rep-th run: the next seed (or
+// the same one) and, when a cell runs more than once, a history file per
+// run.
+func (mo MatrixOptions) runOptions(rep int) Options {
+	opts := mo.Options
+	opts.Seed = mo.Seed + int64(rep)
+	if mo.Repeat > 1 {
+		opts.HistoryName = fmt.Sprintf("history-seed%d.jsonl", opts.Seed)
+	}
+	if mo.SameSeed {
+		opts.Seed = mo.Seed
+		opts.HistoryName = fmt.Sprintf("history-run%d.jsonl", rep+1)
+	}
+	return opts
 }
 
 // dropMetHistory deletes the history file of a run that met its

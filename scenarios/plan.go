@@ -9,7 +9,6 @@ import (
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/deployment"
-	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -188,27 +187,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	if be == nil {
 		be = noBackend{} // the plan is in error: see below
 	}
-	sc := cell.Scenario.WithDefaults()
-	if opts.Duration > 0 {
-		sc.Duration = opts.Duration
-	}
-	if opts.Clients > 0 {
-		sc.Clients = opts.Clients
-	}
-	needs := sc.needs()
-	scale := opts.TimeScale
-	if scale == 0 {
-		scale = 1
-	}
-	if needs.NodeControl {
-		scale *= nodeOpScale(max(opts.NodeOpTime, be.NodeOpTime()))
-	}
-	if _, virtual := backend.Virtual(be); virtual {
-		// Virtual time: no machine, however loaded, stretches a cell, so
-		// every scenario runs exactly as designed.
-		scale = 1
-	}
-	sc = sc.scaled(scale)
+	sc, needs, scale := playedScenario(cell.Scenario, opts, be)
 	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect.Expected(), RunSeed: opts.Seed,
 		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: be, TimeScale: scale,
 		Floor: opts.Floor.Apply(sc.Floor.Apply(history.DefaultFloor))}
@@ -247,6 +226,33 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	}
 	p.Rerun = rerunLine(p, opts)
 	return p
+}
+
+// playedScenario is the scenario as the run plays it on be: its
+// defaults, the run's overrides, every duration stretched by the time
+// scale (returned, with what its faults need).
+func playedScenario(scenario Scenario, opts Options, be backend.Backend) (Scenario, backend.Needs, float64) {
+	sc := scenario.WithDefaults()
+	if opts.Duration > 0 {
+		sc.Duration = opts.Duration
+	}
+	if opts.Clients > 0 {
+		sc.Clients = opts.Clients
+	}
+	needs := sc.needs()
+	scale := opts.TimeScale
+	if scale == 0 {
+		scale = 1
+	}
+	if needs.NodeControl {
+		scale *= nodeOpScale(max(opts.NodeOpTime, be.NodeOpTime()))
+	}
+	if _, virtual := backend.Virtual(be); virtual {
+		// Virtual time: no machine, however loaded, stretches a cell, so
+		// every scenario runs exactly as designed.
+		scale = 1
+	}
+	return sc.scaled(scale), needs, scale
 }
 
 // planFiles resolves the history's path and the parts, and the first
@@ -329,61 +335,6 @@ func parts(p *Plan, opts Options) []Part {
 // holder is still holding when a kill or a failover completes.
 func nodeOpScale(op time.Duration) float64 {
 	return max(1, min(float64(op)/float64(process.Backend{}.NodeOpTime()), 6))
-}
-
-// topologyFor decides the deployment from what the lock and the faults
-// need, or says why they cannot share one.
-func topologyFor(sc Scenario, lock lockimpl.Spec, needs backend.Needs) (deployment.Topology, int, string) {
-	faultsNeeding := func(pred func(backend.Needs) bool) string {
-		var names []string
-		for _, f := range sc.Faults {
-			if k, err := faults.LookupKind(f.Kind); err == nil && pred(k.Needs) {
-				names = append(names, f.Kind)
-			}
-		}
-		if len(names) == 0 {
-			return "the scenario"
-		}
-		return strings.Join(names, ", ")
-	}
-	switch {
-	case lock.Nodes > 1 && (needs.Replica || needs.Sentinel):
-		return "", 0, fmt.Sprintf("not applicable: %s needs a primary with a replica; %s needs %d independent nodes",
-			faultsNeeding(func(n backend.Needs) bool { return n.Replica || n.Sentinel }), lock.Name, lock.Nodes)
-	case lock.Nodes > 1:
-		return deployment.Independent, lock.Nodes, ""
-	case needs.Nodes > 1:
-		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent nodes; %s uses %s",
-			faultsNeeding(func(n backend.Needs) bool { return n.Nodes > 1 }), needs.Nodes, lock.Name, lock.Describe())
-	case lock.NeedsReplica && !needs.Replica && !needs.Sentinel:
-		return "", 0, fmt.Sprintf("not applicable: %s needs a replica behind its node; %s runs a single node", lock.Name, sc.Name)
-	case needs.Sentinel && needs.Replica:
-		return "", 0, fmt.Sprintf("not applicable: %s fails over by the harness's hand; under Sentinel the Sentinels fail over",
-			faultsNeeding(func(n backend.Needs) bool { return n.Replica }))
-	case needs.Sentinel:
-		return deployment.Sentinel, 2, ""
-	case needs.Replica:
-		return deployment.PrimaryReplica, 2, ""
-	}
-	return deployment.Single, 1, ""
-}
-
-// unsupported says why the backend cannot run the planned cell, or "":
-// the backend's own answer (Supports) to what the faults and the lock
-// need, then what no backend gives a lock that brings its own client.
-func unsupported(p *Plan, needs backend.Needs, b backend.Backend) string {
-	needs.RealTime = p.Lock.OutOfProcess
-	if p.Topology == deployment.Independent {
-		needs.Nodes = max(needs.Nodes, p.Nodes)
-	}
-	if err := b.Supports(needs); err != nil {
-		return "skipped: " + backend.Reason(err)
-	}
-	if needs.Sentinel && p.Lock.BringsClient {
-		return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; behind Sentinel " +
-			"the harness hands out go-redis failover clients (driver protocol v1 has no Sentinel addresses)"
-	}
-	return ""
 }
 
 // rerunLine is the command that reruns the planned cell alone. The

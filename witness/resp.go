@@ -57,51 +57,63 @@ func readFrame(r *bufio.Reader) (frame, error) {
 	case '#', ',', '(':
 		return frame{str: body}, nil
 	case '$', '=', '!':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return frame{}, fmt.Errorf("%w: length %q", errProtocol, body)
-		}
-		if n < 0 {
-			return frame{null: true}, nil
-		}
-		buf := make([]byte, n+2)
-		if _, err := io.ReadFull(r, buf); err != nil {
-			return frame{}, err
-		}
-		s := string(buf[:n])
-		if kind == '=' && len(s) >= 4 {
-			s = s[4:] // "txt:" and the like
-		}
-		if kind == '!' {
-			return frame{err: s}, nil
-		}
-		return frame{str: s}, nil
+		return readBlob(r, kind, body)
 	case '*', '~', '>', '%', '|':
-		n, err := strconv.Atoi(body)
-		if err != nil {
-			return frame{}, fmt.Errorf("%w: count %q", errProtocol, body)
-		}
-		if n < 0 {
-			return frame{null: true}, nil
-		}
-		if kind == '%' || kind == '|' {
-			n *= 2
-		}
-		f := frame{push: kind == '>', items: make([]frame, 0, n)}
-		for range n {
-			it, err := readFrame(r)
-			if err != nil {
-				return frame{}, err
-			}
-			f.items = append(f.items, it)
-		}
-		if kind == '|' {
-			// An attribute describes the next value: skip it.
-			return readFrame(r)
-		}
-		return f, nil
+		return readAggregate(r, kind, body)
 	}
 	return frame{}, fmt.Errorf("%w: type %q", errProtocol, kind)
+}
+
+// readBlob reads the rest of a length-prefixed frame: a bulk string, a
+// verbatim string (its "txt:" dropped) or a bulk error.
+func readBlob(r *bufio.Reader, kind byte, body string) (frame, error) {
+	n, err := strconv.Atoi(body)
+	if err != nil {
+		return frame{}, fmt.Errorf("%w: length %q", errProtocol, body)
+	}
+	if n < 0 {
+		return frame{null: true}, nil
+	}
+	buf := make([]byte, n+2)
+	if _, err := io.ReadFull(r, buf); err != nil {
+		return frame{}, err
+	}
+	s := string(buf[:n])
+	if kind == '=' && len(s) >= 4 {
+		s = s[4:] // "txt:" and the like
+	}
+	if kind == '!' {
+		return frame{err: s}, nil
+	}
+	return frame{str: s}, nil
+}
+
+// readAggregate reads the items of an array, set, push or map (a map's
+// keys and values in turn); an attribute is read and skipped.
+func readAggregate(r *bufio.Reader, kind byte, body string) (frame, error) {
+	n, err := strconv.Atoi(body)
+	if err != nil {
+		return frame{}, fmt.Errorf("%w: count %q", errProtocol, body)
+	}
+	if n < 0 {
+		return frame{null: true}, nil
+	}
+	if kind == '%' || kind == '|' {
+		n *= 2
+	}
+	f := frame{push: kind == '>', items: make([]frame, 0, n)}
+	for range n {
+		it, err := readFrame(r)
+		if err != nil {
+			return frame{}, err
+		}
+		f.items = append(f.items, it)
+	}
+	if kind == '|' {
+		// An attribute describes the next value: skip it.
+		return readFrame(r)
+	}
+	return f, nil
 }
 
 // appendCommand appends args as a RESP array of bulk strings.

@@ -76,44 +76,8 @@ func (n *Node) start(ctx context.Context) error {
 		if err := old.Start(sctx); err != nil {
 			return fmt.Errorf("%w: node %s: restart container: %w", backend.ErrNodeStart, n.cfg.Name, err)
 		}
-	} else {
-		if old != nil {
-			_ = testcontainers.TerminateContainer(old)
-		}
-		var env map[string]string
-		var binds []string
-		if n.cfg.Clock {
-			e, bind, err := n.clockSetup()
-			if err != nil {
-				return err
-			}
-			env, binds = e, []string{bind}
-		}
-		ctr, err := tcredis.Run(sctx, n.b.image,
-			testcontainers.WithCmd(n.args()...),
-			testcontainers.WithEnv(env),
-			testcontainers.WithLabels(map[string]string{labelManaged: "true", labelOwner: n.b.owner,
-				labelPIDSpace: backend.PIDSpace(), "org.lockchaos.node": n.cfg.Name}),
-			testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
-				// Host network: the node listens on loopback, the proxies
-				// and the replication link work exactly as for a process.
-				hc.NetworkMode = "host"
-				hc.Binds = append(hc.Binds, binds...)
-				hc.PortBindings = nil
-				hc.PublishAllPorts = false
-			}),
-			testcontainers.WithExposedPorts(),
-			testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(n.cfg.StartTimeout)),
-		)
-		if err != nil {
-			if ctr != nil {
-				_ = testcontainers.TerminateContainer(ctr)
-			}
-			return fmt.Errorf("%w: node %s (image %s): %w", backend.ErrNodeStart, n.cfg.Name, n.b.image, err)
-		}
-		n.mu.Lock()
-		n.ctr = ctr
-		n.mu.Unlock()
+	} else if err := n.runContainer(sctx, old); err != nil {
+		return err
 	}
 	n.mu.Lock()
 	n.state = backend.NodeRunning
@@ -131,6 +95,49 @@ func (n *Node) start(ctx context.Context) error {
 			return fmt.Errorf("%w (image %s)", err, n.b.image)
 		}
 	}
+	return nil
+}
+
+// runContainer replaces the node's container (the old one, if any, goes)
+// by a fresh one on the host network, with the clock shim when asked.
+func (n *Node) runContainer(sctx context.Context, old *tcredis.RedisContainer) error {
+	if old != nil {
+		_ = testcontainers.TerminateContainer(old)
+	}
+	var env map[string]string
+	var binds []string
+	if n.cfg.Clock {
+		e, bind, err := n.clockSetup()
+		if err != nil {
+			return err
+		}
+		env, binds = e, []string{bind}
+	}
+	ctr, err := tcredis.Run(sctx, n.b.image,
+		testcontainers.WithCmd(n.args()...),
+		testcontainers.WithEnv(env),
+		testcontainers.WithLabels(map[string]string{labelManaged: "true", labelOwner: n.b.owner,
+			labelPIDSpace: backend.PIDSpace(), "org.lockchaos.node": n.cfg.Name}),
+		testcontainers.WithHostConfigModifier(func(hc *container.HostConfig) {
+			// Host network: the node listens on loopback, the proxies
+			// and the replication link work exactly as for a process.
+			hc.NetworkMode = "host"
+			hc.Binds = append(hc.Binds, binds...)
+			hc.PortBindings = nil
+			hc.PublishAllPorts = false
+		}),
+		testcontainers.WithExposedPorts(),
+		testcontainers.WithWaitStrategy(wait.ForLog("Ready to accept connections").WithStartupTimeout(n.cfg.StartTimeout)),
+	)
+	if err != nil {
+		if ctr != nil {
+			_ = testcontainers.TerminateContainer(ctr)
+		}
+		return fmt.Errorf("%w: node %s (image %s): %w", backend.ErrNodeStart, n.cfg.Name, n.b.image, err)
+	}
+	n.mu.Lock()
+	n.ctr = ctr
+	n.mu.Unlock()
 	return nil
 }
 

@@ -146,49 +146,14 @@ func (n *Node) start(ctx context.Context) error {
 		n.mu.Unlock()
 		return err
 	}
-	if !n.cfg.Persistence {
-		// A replica keeps the RDB it received from its primary as dump.rdb,
-		// and redis-server loads dump.rdb at start even with --save "".
-		// Remove it so that a restart really comes back empty.
-		_ = os.Remove(filepath.Join(n.dir, "dump.rdb"))
+	if err := n.prepareDir(); err != nil {
+		n.mu.Unlock()
+		return err
 	}
-	if n.cfg.SentinelConf != "" {
-		if _, err := os.Stat(n.sentinelConfPath()); errors.Is(err, os.ErrNotExist) {
-			if err := os.WriteFile(n.sentinelConfPath(), []byte(n.cfg.SentinelConf), 0o644); err != nil {
-				n.mu.Unlock()
-				return fmt.Errorf("process: sentinel %s: config: %w", n.cfg.Name, err)
-			}
-		}
-	}
-	logf, err := os.OpenFile(n.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	cmd, logf, err := n.command()
 	if err != nil {
 		n.mu.Unlock()
-		return fmt.Errorf("process: node %s: log file: %w", n.cfg.Name, err)
-	}
-	cmd := exec.Command(n.cfg.Binary, n.args()...)
-	cmd.Dir = n.dir
-	if n.cfg.Clock {
-		if n.clock == nil {
-			if n.clock, err = clockshim.NewClock(n.cfg.Name); err != nil {
-				n.mu.Unlock()
-				logf.Close()
-				return err
-			}
-		}
-		if err := n.clock.Preload(cmd); err != nil {
-			n.mu.Unlock()
-			logf.Close()
-			return err
-		}
-	}
-	cmd.Stdout, cmd.Stderr = logf, logf
-	cmd.SysProcAttr = &syscall.SysProcAttr{
-		// Own process group: a Ctrl-C at the terminal reaches the harness,
-		// which then kills the nodes itself, in order.
-		Setpgid: true,
-		// If the harness dies without cleaning up (SIGKILL, crash), the
-		// kernel kills redis-server too.
-		Pdeathsig: syscall.SIGKILL,
+		return err
 	}
 	if err := cmd.Start(); err != nil {
 		n.mu.Unlock()
@@ -219,6 +184,57 @@ func (n *Node) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// prepareDir readies the node's directory for a start; n.mu is held.
+func (n *Node) prepareDir() error {
+	if !n.cfg.Persistence {
+		// A replica keeps the RDB it received from its primary as dump.rdb,
+		// and redis-server loads dump.rdb at start even with --save "".
+		// Remove it so that a restart really comes back empty.
+		_ = os.Remove(filepath.Join(n.dir, "dump.rdb"))
+	}
+	if n.cfg.SentinelConf != "" {
+		if _, err := os.Stat(n.sentinelConfPath()); errors.Is(err, os.ErrNotExist) {
+			if err := os.WriteFile(n.sentinelConfPath(), []byte(n.cfg.SentinelConf), 0o644); err != nil {
+				return fmt.Errorf("process: sentinel %s: config: %w", n.cfg.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// command builds the redis-server command for a start, its output going
+// to the node's log file (returned open); n.mu is held.
+func (n *Node) command() (*exec.Cmd, *os.File, error) {
+	logf, err := os.OpenFile(n.logPath(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, nil, fmt.Errorf("process: node %s: log file: %w", n.cfg.Name, err)
+	}
+	cmd := exec.Command(n.cfg.Binary, n.args()...)
+	cmd.Dir = n.dir
+	if n.cfg.Clock {
+		if n.clock == nil {
+			if n.clock, err = clockshim.NewClock(n.cfg.Name); err != nil {
+				logf.Close()
+				return nil, nil, err
+			}
+		}
+		if err := n.clock.Preload(cmd); err != nil {
+			logf.Close()
+			return nil, nil, err
+		}
+	}
+	cmd.Stdout, cmd.Stderr = logf, logf
+	cmd.SysProcAttr = &syscall.SysProcAttr{
+		// Own process group: a Ctrl-C at the terminal reaches the harness,
+		// which then kills the nodes itself, in order.
+		Setpgid: true,
+		// If the harness dies without cleaning up (SIGKILL, crash), the
+		// kernel kills redis-server too.
+		Pdeathsig: syscall.SIGKILL,
+	}
+	return cmd, logf, nil
 }
 
 // Kill sends SIGKILL (a paused node dies too) and waits until it is reaped.

@@ -53,33 +53,54 @@ func serve(name string) error {
 	if err != nil {
 		return err
 	}
-	pod, _ := strconv.Atoi(os.Getenv("LOCKCHAOS_POD"))
-	addrs := strings.Split(os.Getenv("LOCKCHAOS_ADDRS"), ",")
-	ttl, call := envMS("LOCKCHAOS_TTL_MS"), envMS("LOCKCHAOS_CALL_TIMEOUT_MS")
-	if os.Getenv("LOCKCHAOS_ADDRS") == "" || ttl <= 0 {
-		return errors.New("LOCKCHAOS_ADDRS and LOCKCHAOS_TTL_MS must be set: run me from lockchaos")
+	env, err := envFromHarness()
+	if err != nil {
+		return err
 	}
-	env := lockimpl.Env{Pod: pod, Addrs: addrs, TTL: ttl, CallTimeout: call}
-	var rdbs []*redis.Client
-	defer func() {
-		for _, rdb := range rdbs {
-			rdb.Close()
-		}
-	}()
-	for _, a := range addrs {
-		rdb, err := lockimpl.NewRedisClient(a, lockimpl.ClientConfig{ReadTimeout: call, WriteTimeout: call})
-		if err != nil {
-			return err
-		}
-		rdbs = append(rdbs, rdb)
-		env.Clients = append(env.Clients, redis.UniversalClient(rdb))
-	}
+	defer closeAll(env.Clients)
 	locker, err := spec.Build(env)
 	if err != nil {
 		return err
 	}
 	out := &writer{f: os.Stdout}
 	out.hello("lockchaos " + name)
+	err = answer(locker, out)
+	if c, ok := locker.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+	return err
+}
+
+// envFromHarness builds the lock's environment from what lockchaos passes
+// in the environment: the pod, the nodes (one client each), the TTL and
+// the call timeout.
+func envFromHarness() (lockimpl.Env, error) {
+	pod, _ := strconv.Atoi(os.Getenv("LOCKCHAOS_POD"))
+	addrs := strings.Split(os.Getenv("LOCKCHAOS_ADDRS"), ",")
+	ttl, call := envMS("LOCKCHAOS_TTL_MS"), envMS("LOCKCHAOS_CALL_TIMEOUT_MS")
+	if os.Getenv("LOCKCHAOS_ADDRS") == "" || ttl <= 0 {
+		return lockimpl.Env{}, errors.New("LOCKCHAOS_ADDRS and LOCKCHAOS_TTL_MS must be set: run me from lockchaos")
+	}
+	env := lockimpl.Env{Pod: pod, Addrs: addrs, TTL: ttl, CallTimeout: call}
+	for _, a := range addrs {
+		rdb, err := lockimpl.NewRedisClient(a, lockimpl.ClientConfig{ReadTimeout: call, WriteTimeout: call})
+		if err != nil {
+			closeAll(env.Clients)
+			return lockimpl.Env{}, err
+		}
+		env.Clients = append(env.Clients, redis.UniversalClient(rdb))
+	}
+	return env, nil
+}
+
+func closeAll(clients []redis.UniversalClient) {
+	for _, c := range clients {
+		_ = c.Close()
+	}
+}
+
+// answer serves the requests on stdin until it closes, one at a time.
+func answer(locker lockimpl.Locker, out *writer) error {
 	leases := map[int64]lockimpl.Lease{}
 	var next int64
 	in := bufio.NewScanner(os.Stdin)
@@ -115,9 +136,6 @@ func serve(name string) error {
 			out.answer(r.ID, errors.New("unknown op "+r.Op), nil)
 		}
 		cancel()
-	}
-	if c, ok := locker.(interface{ Close() error }); ok {
-		_ = c.Close()
 	}
 	return in.Err()
 }

@@ -84,12 +84,8 @@ func serve() error {
 		return err
 	}
 	defer locker.Close()
-	var mu sync.Mutex
-	enc := json.NewEncoder(os.Stdout)
-	send := func(v any) { mu.Lock(); defer mu.Unlock(); _ = enc.Encode(v) }
-	send(map[string]any{"hello": "lockchaos-driver", "version": 1, "name": "rueidislock v1.0.79"})
-	leases := map[int64]held{}
-	var next int64
+	s := &server{locker: locker, enc: json.NewEncoder(os.Stdout), leases: map[int64]held{}}
+	s.send(map[string]any{"hello": "lockchaos-driver", "version": 1, "name": "rueidislock v1.0.79"})
 	in := bufio.NewScanner(os.Stdin)
 	for in.Scan() {
 		var r request
@@ -98,46 +94,66 @@ func serve() error {
 		}
 		switch r.Op {
 		case "acquire":
-			// A long-lived context: rueidislock caps a lock's validity to
-			// its context's deadline.
-			ctx, cancel, err := locker.TryWithContext(context.Background(), r.Key)
-			switch {
-			case errors.Is(err, rueidislock.ErrNotLocked):
-				send(map[string]any{"id": r.ID, "result": "refused"})
-			case err != nil:
-				send(map[string]any{"id": r.ID, "result": "error", "error": err.Error()})
-			default:
-				next++
-				id := next
-				mu.Lock()
-				leases[id] = held{ctx: ctx, cancel: cancel}
-				mu.Unlock()
-				send(map[string]any{"id": r.ID, "result": "ok", "lease": id})
-				go func() {
-					<-ctx.Done()
-					mu.Lock()
-					_, held := leases[id] // released by us: already removed
-					mu.Unlock()
-					if held {
-						send(map[string]any{"lost": id})
-					}
-				}()
-			}
+			s.acquire(r)
 		case "release":
-			mu.Lock()
-			h, ok := leases[r.Lease]
-			delete(leases, r.Lease)
-			mu.Unlock()
-			if !ok || h.ctx.Err() != nil {
-				// Lost before release: the lock was not ours any more.
-				send(map[string]any{"id": r.ID, "result": "refused"})
-				continue
-			}
-			h.cancel() // rueidislock deletes its key
-			send(map[string]any{"id": r.ID, "result": "ok"})
+			s.release(r)
 		default:
-			send(map[string]any{"id": r.ID, "result": "error", "error": "unknown op " + r.Op})
+			s.send(map[string]any{"id": r.ID, "result": "error", "error": "unknown op " + r.Op})
 		}
 	}
 	return in.Err()
+}
+
+// server answers requests; mu guards leases and the output, which the
+// lost-lease watchers write to as well.
+type server struct {
+	locker rueidislock.Locker
+	mu     sync.Mutex
+	enc    *json.Encoder
+	leases map[int64]held
+	next   int64
+}
+
+func (s *server) send(v any) { s.mu.Lock(); defer s.mu.Unlock(); _ = s.enc.Encode(v) }
+
+func (s *server) acquire(r request) {
+	// A long-lived context: rueidislock caps a lock's validity to
+	// its context's deadline.
+	ctx, cancel, err := s.locker.TryWithContext(context.Background(), r.Key)
+	switch {
+	case errors.Is(err, rueidislock.ErrNotLocked):
+		s.send(map[string]any{"id": r.ID, "result": "refused"})
+	case err != nil:
+		s.send(map[string]any{"id": r.ID, "result": "error", "error": err.Error()})
+	default:
+		s.next++
+		id := s.next
+		s.mu.Lock()
+		s.leases[id] = held{ctx: ctx, cancel: cancel}
+		s.mu.Unlock()
+		s.send(map[string]any{"id": r.ID, "result": "ok", "lease": id})
+		go func() {
+			<-ctx.Done()
+			s.mu.Lock()
+			_, held := s.leases[id] // released by us: already removed
+			s.mu.Unlock()
+			if held {
+				s.send(map[string]any{"lost": id})
+			}
+		}()
+	}
+}
+
+func (s *server) release(r request) {
+	s.mu.Lock()
+	h, ok := s.leases[r.Lease]
+	delete(s.leases, r.Lease)
+	s.mu.Unlock()
+	if !ok || h.ctx.Err() != nil {
+		// Lost before release: the lock was not ours any more.
+		s.send(map[string]any{"id": r.ID, "result": "refused"})
+		return
+	}
+	h.cancel() // rueidislock deletes its key
+	s.send(map[string]any{"id": r.ID, "result": "ok"})
 }
