@@ -115,13 +115,27 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	if st, ok := readStat(p.cmd.Process.Pid); ok {
 		p.start = st.start
 	}
-	go func() { _ = p.cmd.Wait(); stdout.Close(); close(p.exited) }()
+	go func() {
+		_ = p.cmd.Wait()
+		close(p.exited)
+		// Its stdout ends by itself once every process holding the write
+		// end is gone; it is closed under the reader only when something
+		// (a grandchild) keeps it open. Closed at once, it raced the
+		// reader, which then said "file already closed" instead of how the
+		// driver exited, and lost the driver's last lines.
+		select {
+		case <-p.done:
+		case <-time.After(exitGrace):
+		}
+		stdout.Close()
+	}()
 	lines := bufio.NewScanner(stdout)
 	lines.Buffer(make([]byte, 64<<10), maxLine)
 	if err := p.hello(lines); err != nil {
 		_ = p.stdin.Close()
 		_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
 		reap(p.tag, p.start, nil)
+		close(p.done) // no reader will run: stdout may be closed at once
 		<-p.exited
 		p.stderr.Close()
 		return nil, err
