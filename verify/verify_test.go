@@ -130,3 +130,31 @@ func TestReaderIsFile(t *testing.T) {
 			file.Summary)
 	}
 }
+
+// A history with witness events verified in chunks (File, Reader) gives
+// what it gives held whole (History): a failover's replica keeps an old
+// holder's value across the cuts while the primary takes new ones.
+func TestChunksAgreeWithWholeOnWitnessHistories(t *testing.T) {
+	path := filepath.Join("..", "checker", "testdata", "formats", "format4-failover.jsonl")
+	h, err := history.LoadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole := verify.History(context.Background(), h, checker.Options{}).Report
+	for _, chunk := range []int{1, 7, 13} {
+		res, err := verify.File(context.Background(), path, verify.Options{ChunkEvents: chunk})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Summary.Chunks < 2 {
+			t.Errorf("chunks of %d: read in %d", chunk, res.Summary.Chunks)
+		}
+		for _, w := range whole.Results {
+			got := res.Report.Result(w.Property)
+			if got.Shown() != w.Shown() || got.ViolationCount != w.ViolationCount || got.Note != w.Note {
+				t.Errorf("chunks of %d: %s %s (%d, %q); whole %s (%d, %q)", chunk, w.Property, got.Shown(), got.ViolationCount,
+					got.Note, w.Shown(), w.ViolationCount, w.Note)
+			}
+		}
+	}
+}
