@@ -3,8 +3,9 @@
 // last ones, or every one of a history from before judgments), a history
 // with no events is unknown, a long file is checked in chunks, and the
 // server's own events are kept for its view. `lockchaos check`, `lockchaos
-// report` and its pages, a run's cells and lockchaostest all come here,
-// so they cannot disagree on the same history.
+// report` and its pages, a run's cells (History, or Reader for a long
+// cell's continuous part, followed as it is written) and lockchaostest
+// all come here, so they cannot disagree on the same history.
 //
 // It sits just above checker and faults (it needs faults' dangerous
 // moments to judge a window, which checker must not import) and below
