@@ -30,6 +30,11 @@ import (
 // one heard after a cut is judged as written by no acquire.
 const PhantomLease Property = "phantom-lease"
 
+// noHolderToken is phantom-lease's note before the witness has seen a
+// holder's token: a later chunk of the history that sees one judges, and
+// its note stands for the whole (Report.merge).
+const noHolderToken = "not judged: the witness saw no holder's token on the server"
+
 // phantomSlack is how long a lease may outlive its writer's refusal
 // unjudged: a lock that gives up on a write it made (Redlock, short of
 // its quorum in time) deletes it before answering, and the witness hears
@@ -70,7 +75,7 @@ func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hol
 		}
 	}
 	if len(lockKeys) == 0 {
-		r.Note = "not judged: the witness saw no holder's token on the server"
+		r.Note = noHolderToken
 		return r
 	}
 	judged, doubted := df.Judged, 0
@@ -83,7 +88,7 @@ func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hol
 	}
 	var pending []lease
 	for _, l := range ls {
-		if !lockKeys[l.serverKey] || l.found {
+		if !lockKeys[l.serverKey] || l.found || srv.ph.carriesHeld(l) {
 			continue
 		}
 		if !tokens[l.value] && srv.ph != nil && l.ended == history.LeaseLive {

@@ -22,14 +22,15 @@ type phantomCarry struct {
 	sight []history.Event
 	// pending are the witness and acquire events of the phantoms still
 	// live at the last cut, by call.
-	pending []history.Event
-	hdr     history.Header
+	pending  []history.Event
+	spanning // the other leases that span a cut (serverchunk.go)
+	hdr      history.Header
 }
 
-// view is a chunk's server view: its witness events, the sight so far and
-// the carried phantoms' writes.
+// view is a chunk's server view: its witness events, the sight so far,
+// the carried phantoms' writes and the other leases carried over the cut.
 func (p *phantomCarry) view(evs []history.Event, end int64) *history.ServerView {
-	ws := append(slices.Clip(p.sight), p.pending...)
+	ws := p.carriedIn()
 	for i := range evs {
 		if e := &evs[i]; e.Kind == history.Witness {
 			ws = append(ws, *e)
@@ -38,7 +39,9 @@ func (p *phantomCarry) view(evs []history.Event, end int64) *history.ServerView 
 			}
 		}
 	}
-	return history.ServerViewOf(ws, end)
+	v := history.ServerViewOf(ws, end)
+	p.keepSpanning(v, ws)
+	return v
 }
 
 // carried are the carried phantoms' events (nil-safe: a whole history).

@@ -286,7 +286,7 @@ func (r *Report) merge(o *Report, maxViolations int) {
 		case a.Status == Unknown || b.Status == Unknown:
 			a.Status = Unknown
 		}
-		if a.Note == "" {
+		if a.Note == "" || a.Note == noHolderToken {
 			a.Note = b.Note
 		}
 		for _, v := range b.Violations {

@@ -141,7 +141,7 @@ func RunScenario(t testing.TB, lock lockimpl.Spec, sc scenarios.Scenario, expect
 	dir := outputDir(t, o)
 	test := t.Name()
 	res := scenarios.Run(context.Background(), sc, lock, expect, scenarios.Options{Seed: seed, OutDir: dir,
-		Duration: o.Duration, Backend: o.Backend, TimeScale: on.scale, NodeOpTime: on.nodeOp,
+		Duration: o.Duration, Backend: o.Backend, TimeScale: on.Scale, NodeOpTime: on.NodeOp,
 		Rerun: func(p *scenarios.Plan) string {
 			return fmt.Sprintf("%s=%d go test -run '^%s$'", SeedEnv, p.RunSeed, regexp.QuoteMeta(test))
 		}})

@@ -4,18 +4,9 @@ import (
 	"context"
 	"sync"
 	"testing"
-	"time"
 
-	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
-
-// timing is how a Run's cells stretch: the factor and the node restart
-// time scenarios that kill nodes stretch by (0: the backend's figure).
-type timing struct {
-	scale  float64
-	nodeOp time.Duration
-}
 
 // calibrations holds one measurement per backend for the test binary: the
 // CLI measures once per run, and a test binary is one run; measuring again
@@ -27,22 +18,23 @@ var calibrations struct {
 
 type calibration struct {
 	once sync.Once
-	cal  scenarios.Calibration
+	on   scenarios.Timing
 	err  error
 }
 
-// timingFor resolves Options.TimeScale: virtual time needs no stretching;
-// a given factor is used as it is; 0 measures the machine as the CLI does
-// (scenarios.Calibrate: a proxied round trip and timer lateness, p99 over
-// 5 ms), once per backend for the test binary, and logs the measurement.
-func timingFor(t testing.TB, o Options) timing {
+// timingFor resolves Options.TimeScale as the CLI does
+// (scenarios.MeasureTiming: virtual time needs no stretching, a given
+// factor is used as it is, 0 measures the machine), measuring once per
+// backend for the test binary, and logs a measurement.
+func timingFor(t testing.TB, o Options) scenarios.Timing {
 	t.Helper()
 	be := o.Backend
-	if _, virtual := backend.Virtual(be); virtual {
-		return timing{scale: 1}
-	}
-	if o.TimeScale != 0 {
-		return timing{scale: o.TimeScale}
+	if o.TimeScale != 0 { // nothing to measure
+		on, err := scenarios.MeasureTiming(context.Background(), be, o.TimeScale)
+		if err != nil {
+			t.Fatalf("lockchaostest: %v", err)
+		}
+		return on
 	}
 	calibrations.Lock()
 	if calibrations.byBackend == nil {
@@ -54,10 +46,13 @@ func timingFor(t testing.TB, o Options) timing {
 		calibrations.byBackend[be.Name()] = c
 	}
 	calibrations.Unlock()
-	c.once.Do(func() { c.cal, c.err = scenarios.Calibrate(context.Background(), be) })
+	c.once.Do(func() { c.on, c.err = scenarios.MeasureTiming(context.Background(), be, 0) })
 	if c.err != nil {
 		t.Fatalf("lockchaostest: measuring the machine for the time scale (pass Options{TimeScale: 1} to skip it): %v", c.err)
 	}
-	t.Logf("lockchaostest: %s (measured once for this test binary; Options{TimeScale: %.2f} pins it)", c.cal, c.cal.Scale)
-	return timing{scale: c.cal.Scale, nodeOp: c.cal.NodeOp}
+	if c.on.Measured {
+		t.Logf("lockchaostest: %s (measured once for this test binary; Options{TimeScale: %.2f} pins it)", c.on.Calibration,
+			c.on.Scale)
+	}
+	return c.on
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/history"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // A long cell runs as one continuous history (Part.Continuous). Nothing
@@ -17,8 +18,9 @@ import (
 // stretch in memory; a judge rules on each fault window once its effects
 // have had time to show, into the history itself; a checker follows the
 // file as it grows and checks it in chunks cut where each key is quiet
-// (checker.CheckReader). Memory stays that of the recent stretch and one
-// chunk, however long the cell runs.
+// (verify.Reader, by the rules of every other reader of a history).
+// Memory stays that of the recent stretch and one chunk, however long the
+// cell runs.
 
 // streamChunkEvents is the follower's chunk size: about a minute of a
 // busy cell, so a violation stops the cell soon after it happens.
@@ -58,10 +60,16 @@ func startStreamer(ctx context.Context, p *Plan, part Part, rec *history.Recorde
 	go func() {
 		defer close(s.done)
 		defer f.Close()
-		rep, sum, err := checker.CheckReader(context.WithoutCancel(ctx), history.Follow(f, s.written, 200*time.Millisecond), part.History,
-			checker.FileOptions{Options: checker.Options{Budget: p.Budget}, ChunkEvents: streamChunkEvents, Checked: s.checked})
+		// verify.Reader: the rules every reader of a history applies (an
+		// empty part is unknown), without the witness events a long cell
+		// would otherwise gather.
+		res, err := verify.Reader(context.WithoutCancel(ctx), history.Follow(f, s.written, 200*time.Millisecond), part.History,
+			verify.Options{Options: checker.Options{Budget: p.Budget}, ChunkEvents: streamChunkEvents, Checked: s.checked,
+				NoWitness: true})
 		s.mu.Lock()
-		s.rep, s.sum, s.err = rep, sum, err
+		if s.err = err; err == nil {
+			s.rep, s.sum = res.Report, res.Summary
+		}
 		s.mu.Unlock()
 	}()
 	go s.judgeLoop()

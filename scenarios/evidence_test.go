@@ -13,6 +13,7 @@ import (
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/verify"
 )
 
 // A cell too short to do anything passes nothing: it is inconclusive, with
@@ -124,8 +125,8 @@ func TestLongCellRunsInParts(t *testing.T) {
 
 // TestLongCellRunsAsOneHistoryCheckedAsItGrows: by default a long cell is
 // one history, judged window by window as they close and checked in
-// chunks as it grows. What it reports is what checking the finished file
-// gives, and its judgments are those of the whole history.
+// chunks as it grows. What it reports is what verifying the finished file
+// gives (verify.File), and its judgments are those of the whole history.
 func TestLongCellRunsAsOneHistoryCheckedAsItGrows(t *testing.T) {
 	defer scenarios.SetStreamChunkEvents(500)()
 	for _, c := range []struct {
@@ -144,10 +145,11 @@ func TestLongCellRunsAsOneHistoryCheckedAsItGrows(t *testing.T) {
 			if res.Outcome != results.Met {
 				t.Fatalf("%s", res.Summary())
 			}
-			rep, sum, err := checker.CheckFile(context.Background(), p.History, checker.FileOptions{})
+			v, err := verify.File(context.Background(), p.History, verify.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
+			rep, sum := v.Report, v.Summary
 			got, want := res.Evidence, rep.Evidence
 			if res.Verdict != rep.Verdict || res.Violations != countDecisive(rep) || got.Fired != want.Fired ||
 				got.Judged != want.Judged || got.Exercised != want.Exercised || got.Cycles != want.Cycles || got.Fired == 0 {

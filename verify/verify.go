@@ -3,8 +3,9 @@
 // last ones, or every one of a history from before judgments), a history
 // with no events is unknown, a long file is checked in chunks, and the
 // server's own events are kept for its view. `lockchaos check`, `lockchaos
-// report` and its pages, a run's cells and lockchaostest all come here,
-// so they cannot disagree on the same history.
+// report` and its pages, a run's cells (History, or Reader for a long
+// cell's continuous part, followed as it is written) and lockchaostest
+// all come here, so they cannot disagree on the same history.
 //
 // It sits just above checker and faults (it needs faults' dangerous
 // moments to judge a window, which checker must not import) and below
@@ -15,6 +16,7 @@ package verify
 
 import (
 	"context"
+	"io"
 
 	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/history"
@@ -29,6 +31,14 @@ type Options struct {
 	// appended, in Result.History (a cell page draws it): memory then
 	// follows the file, not its chunks.
 	KeepHistory bool
+	// NoWitness keeps no witness events in Result.Witness: a history
+	// followed for hours (Reader) then holds one chunk, not a share of
+	// the file.
+	NoWitness bool
+	// Checked, if set, is called after each chunk is checked
+	// (checker.FileOptions.Checked): a history followed as it grows
+	// stops at its first violation.
+	Checked func(chunk *history.History, sofar *checker.Report)
 }
 
 // Result is a verified history.
@@ -50,18 +60,36 @@ type Result struct {
 // unjudged windows are judged on its own events, and those the file never
 // judges are appended to its last chunk.
 func File(ctx context.Context, path string, opts Options) (*Result, error) {
+	return chunks(opts, func(fo checker.FileOptions) (*checker.Report, checker.FileSummary, error) {
+		return checker.CheckFile(ctx, path, fo)
+	})
+}
+
+// Reader is File over a reader named name: a history still being
+// written, read through history.Follow, is verified as it grows (a
+// continuous part of a long cell) by the same rules as a saved one.
+func Reader(ctx context.Context, r io.Reader, name string, opts Options) (*Result, error) {
+	return chunks(opts, func(fo checker.FileOptions) (*checker.Report, checker.FileSummary, error) {
+		return checker.CheckReader(ctx, r, name, fo)
+	})
+}
+
+// chunks verifies what check reads in chunks, File's and Reader's way.
+func chunks(opts Options, check func(checker.FileOptions) (*checker.Report, checker.FileSummary, error)) (*Result, error) {
 	res := &Result{}
 	j := newJudge()
 	keep := &kept{}
-	fo := checker.FileOptions{Options: opts.Options, ChunkEvents: opts.ChunkEvents,
+	fo := checker.FileOptions{Options: opts.Options, ChunkEvents: opts.ChunkEvents, Checked: opts.Checked,
 		Prepare: func(h *history.History, last bool) {
 			j.prepare(h, last)
-			res.addWitness(h.Events)
+			if !opts.NoWitness {
+				res.addWitness(h.Events)
+			}
 			if opts.KeepHistory {
 				keep.add(h, last)
 			}
 		}}
-	rep, sum, err := checker.CheckFile(ctx, path, fo)
+	rep, sum, err := check(fo)
 	if err != nil {
 		return nil, err
 	}

@@ -53,8 +53,9 @@ func verdictFrom(rep *checker.Report) verdictOf {
 // of a line with its last windows unjudged; one with no events; one
 // checked in chunks) give the same verdict, per group and per property,
 // through every entry point: verify.File, `lockchaos check`, the cell
-// page `lockchaos report` writes, and verify.History, what a run calls
-// on the history it holds.
+// page `lockchaos report` writes, verify.History, what a run calls on
+// the history it holds, and verify.Reader, what a continuous part follows
+// its file with as it is written.
 func TestEveryEntryPointAgreesOnASavedHistory(t *testing.T) {
 	checkChunkEvents = agreeChunk
 	defer func() { checkChunkEvents = 0 }()
@@ -69,8 +70,9 @@ func TestEveryEntryPointAgreesOnASavedHistory(t *testing.T) {
 			}
 			return verdictFrom(res.Report)
 		},
-		"check":  checkEntry,
-		"report": reportEntry,
+		"continuous (verify.Reader)": readerEntry,
+		"check":                      checkEntry,
+		"report":                     reportEntry,
 		"run (verify.History)": func(t *testing.T, path string) verdictOf {
 			h, err := history.LoadFile(path)
 			if err != nil {
@@ -99,6 +101,24 @@ func TestEveryEntryPointAgreesOnASavedHistory(t *testing.T) {
 			}
 		})
 	}
+}
+
+// readerEntry follows the file as a continuous part of a run does
+// (history.Follow, the recorder already closed), in chunks.
+func readerEntry(t *testing.T, path string) verdictOf {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	written := make(chan struct{})
+	close(written)
+	res, err := verify.Reader(context.Background(), history.Follow(f, written, time.Millisecond), path,
+		verify.Options{ChunkEvents: agreeChunk, NoWitness: true})
+	if err != nil {
+		return verdictOf{bad: true}
+	}
+	return verdictFrom(res.Report)
 }
 
 func checkEntry(t *testing.T, path string) verdictOf {
