@@ -115,20 +115,7 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 	if st, ok := readStat(p.cmd.Process.Pid); ok {
 		p.start = st.start
 	}
-	go func() {
-		_ = p.cmd.Wait()
-		close(p.exited)
-		// Its stdout ends by itself once every process holding the write
-		// end is gone; it is closed under the reader only when something
-		// (a grandchild) keeps it open. Closed at once, it raced the
-		// reader, which then said "file already closed" instead of how the
-		// driver exited, and lost the driver's last lines.
-		select {
-		case <-p.done:
-		case <-time.After(exitGrace):
-		}
-		stdout.Close()
-	}()
+	go p.reap(stdout)
 	lines := bufio.NewScanner(stdout)
 	lines.Buffer(make([]byte, 64<<10), maxLine)
 	if err := p.hello(lines); err != nil {
@@ -247,6 +234,22 @@ func (p *proc) exitStatus() string {
 	case <-time.After(exitGrace):
 		return "its stdout closed"
 	}
+}
+
+// reap waits for the driver's process, then closes stdout. Its stdout
+// ends by itself once every process holding the write end is gone; it is
+// closed under the reader only when something (a grandchild) keeps it
+// open. Closed at once, it raced the reader, which then said "file already
+// closed" instead of how the driver exited, and lost the driver's last
+// lines.
+func (p *proc) reap(stdout *os.File) {
+	_ = p.cmd.Wait()
+	close(p.exited)
+	select {
+	case <-p.done:
+	case <-time.After(exitGrace):
+	}
+	stdout.Close()
 }
 
 // stop and cont freeze and thaw the driver's whole process group.

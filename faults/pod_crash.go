@@ -32,7 +32,7 @@ func (p PodCrashParams) Validate() error { return nonNegative("pod-crash", p.Res
 func (p PodCrashParams) Scaled(k float64) Params { p.Restart = scale(p.Restart, k); return p }
 
 // Build implements Params.
-func (p PodCrashParams) Build(time.Duration) Fault { return PodCrash{Restart: p.Restart} }
+func (p PodCrashParams) Build(time.Duration) Fault { return PodCrash(p) }
 
 // minAlive is how many pods a fault that kills or hangs one leaves alive:
 // one to hold the key, one to keep trying for it.
