@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lockchaos/lockchaos/internal/outdir"
 )
 
 // cli is what every command shares: where it writes, and the command line
@@ -161,4 +163,14 @@ func newVersionCmd(cl *cli) *cobra.Command {
 		},
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+}
+
+// claimOut claims dir as the command's output directory (outdir.Claim),
+// its errors named by the flag.
+func claimOut(dir string) (release func(), err error) {
+	release, err = outdir.Claim(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--out %w", err)
+	}
+	return release, nil
 }

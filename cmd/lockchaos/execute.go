@@ -38,7 +38,7 @@ type session struct {
 
 // execute runs the selected cells on the backend, replays their findings,
 // writes every report and returns the exit code.
-// The output directory was made and checked before (claimOut). An
+// The output directory was made and checked before (claimOut, outdir.Claim). An
 // interrupt (SIGINT, SIGTERM) at any point, calibration included, ends in
 // the summary of what ran and exit 130 or 143.
 func (s *session) execute() int {
