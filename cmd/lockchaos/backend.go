@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/process"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 
 	"github.com/lockchaos/lockchaos/backend/docker"
 	"github.com/lockchaos/lockchaos/backend/sim"
@@ -114,28 +113,11 @@ or start Docker and build the image with "make redis-image"`))
 // closing, and the run's own handler, which writes partial results,
 // comes later.
 func untilSignal(limit time.Duration) (context.Context, func()) {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	var caught os.Signal
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case caught = <-ch:
-			cancel()
-		case <-stop:
-		}
-	}()
+	ctx, done := interrupt.Bounded(limit)
 	return ctx, func() {
-		signal.Stop(ch)
-		close(stop)
-		<-stopped
-		cancel()
-		if sig, ok := caught.(syscall.Signal); ok {
-			name := map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]
-			fmt.Fprintf(os.Stderr, "lockchaos: interrupted (%s) while choosing the backend; nothing had started\n", name)
-			os.Exit(128 + int(sig))
+		if code := interrupt.Code(done()); code != 0 {
+			fmt.Fprintf(os.Stderr, "lockchaos: interrupted (%s) while choosing the backend; nothing had started\n", interrupt.Name(code))
+			os.Exit(code)
 		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/verify"
 )
@@ -94,31 +95,20 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 // SIGINT ignored (a script's background job) still hears it. The check
 // writes nothing, so nothing is left half done.
 func verifyFile(path string, opts checker.Options, stderr io.Writer) (*verify.Result, int) {
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
-	type verified struct {
-		res *verify.Result
-		err error
-	}
-	done := make(chan verified, 1)
-	go func() {
-		res, err := verify.File(ctx, path, verify.Options{Options: opts, ChunkEvents: checkChunkEvents})
-		done <- verified{res, err}
-	}()
-	var v verified
-	select {
-	case v = <-done:
-	case <-ctx.Done():
-	}
-	if code := interruptCode(caught()); code != 0 {
-		fmt.Fprintf(stderr, "lockchaos check: interrupted (%s): no verdict\n", signalName(code))
+	res, err := interrupt.Await(ctx, 0, func() (*verify.Result, error) {
+		return verify.File(ctx, path, verify.Options{Options: opts, ChunkEvents: checkChunkEvents})
+	})
+	if code := interrupt.Code(caught()); code != 0 {
+		fmt.Fprintf(stderr, "lockchaos check: interrupted (%s): no verdict\n", interrupt.Name(code))
 		return nil, code
 	}
-	if v.err != nil {
-		fmt.Fprintf(stderr, "lockchaos check: %v\n", v.err)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
 		return nil, exitUsage
 	}
-	return v.res, exitOK
+	return res, exitOK
 }
 
 // checkChunkEvents is the chunk size of check (0: verify's default, a

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
@@ -42,7 +43,7 @@ type session struct {
 // interrupt (SIGINT, SIGTERM) at any point, calibration included, ends in
 // the summary of what ran and exit 130 or 143.
 func (s *session) execute() int {
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
 	// Last line of defence: whatever happens, no redis-server outlives us.
 	defer backend.KillAll()

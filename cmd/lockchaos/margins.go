@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -131,7 +132,7 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	}
 	// One signal context from the calibration to the last file: SIGINT
 	// or SIGTERM at any point ends the search promptly, with 130 or 143.
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
 	// Last line of defence, as run's: whatever happens, no redis-server
 	// outlives the search.
@@ -220,10 +221,10 @@ func (c marginsConfig) searchConfig() (margins.Config, error) {
 // interrupted says which signal cut the search short, and returns its
 // exit code (0: none did).
 func interrupted(sig os.Signal, stderr io.Writer) int {
-	code := interruptCode(sig)
+	code := interrupt.Code(sig)
 	if code != 0 {
 		fmt.Fprintf(stderr, "lockchaos margins: interrupted (%s); what was found before it is written\n",
-			signalName(code))
+			interrupt.Name(code))
 	}
 	return code
 }

@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 
 	"github.com/lockchaos/lockchaos/margins"
 )
@@ -90,22 +88,4 @@ func (c marginsConfig) checkMarkdown() error {
 		return fmt.Errorf("--markdown %s: %w", c.markdown, err)
 	}
 	return nil
-}
-
-// interruptCode is the exit code of a command a signal cut short: 130
-// for SIGINT, 143 for SIGTERM (128 + the signal's number, as a shell
-// reports it); 0 for none.
-func interruptCode(sig os.Signal) int {
-	switch sig {
-	case syscall.SIGINT:
-		return 130
-	case syscall.SIGTERM:
-		return 143
-	}
-	return 0
-}
-
-// signalName names the signal behind an interrupt's exit code.
-func signalName(code int) string {
-	return map[int]string{130: "SIGINT", 143: "SIGTERM"}[code]
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/verify"
 )
@@ -141,31 +142,16 @@ func writeMarkdown(merged *reports.Summary, markdown string, stdout, stderr io.W
 // FIFO nobody writes) is given a grace period, then left: an interrupt is
 // never ignored.
 func writePages(out string, merged *reports.Summary, allPages bool, stderr io.Writer) (res *reports.HTMLResult, code int, err error) {
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
-	type written struct {
-		res *reports.HTMLResult
-		err error
-	}
-	done := make(chan written, 1)
-	go func() {
-		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx,
+	res, err = interrupt.Await(ctx, reportGrace, func() (*reports.HTMLResult, error) {
+		return reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx,
 			Verify: verify.Options{ChunkEvents: checkChunkEvents}.ForPages})
-		done <- written{res, err}
-	}()
-	var w written
-	select {
-	case w = <-done:
-	case <-ctx.Done():
-		select {
-		case w = <-done:
-		case <-time.After(reportGrace):
-		}
-	}
-	if code := interruptCode(caught()); code != 0 {
+	})
+	if code := interrupt.Code(caught()); code != 0 {
 		fmt.Fprintf(stderr, "lockchaos report: interrupted (%s): the pages finished before it were written, no index\n",
-			signalName(code))
+			interrupt.Name(code))
 		return nil, code, nil
 	}
-	return w.res, 0, w.err
+	return res, 0, err
 }

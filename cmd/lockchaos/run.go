@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -213,40 +210,4 @@ func runExit(s *reports.Summary) int {
 		return exitInconclusive
 	}
 	return exitOK
-}
-
-// signalContext is cancelled on SIGINT or SIGTERM; caught reports which.
-func signalContext() (context.Context, func(), func() os.Signal) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	var got os.Signal
-	done := make(chan struct{})
-	go func() {
-		select {
-		case got = <-ch:
-			cancel()
-		case <-done:
-		}
-	}()
-	stop := func() {
-		signal.Stop(ch)
-		select {
-		case <-done:
-		default:
-			close(done)
-		}
-		cancel()
-	}
-	caught := func() os.Signal {
-		if ctx.Err() == nil {
-			return nil
-		}
-		select {
-		case <-done:
-		default:
-		}
-		return got
-	}
-	return ctx, stop, caught
 }
