@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
+	"github.com/lockchaos/lockchaos/internal/progress"
 
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
@@ -32,7 +33,7 @@ type session struct {
 	replay         backend.Backend // --replay-on, or nil
 	replayVersion  string
 	stdout, stderr io.Writer
-	progress       *progress
+	progress       *progress.Progress
 	stream         *reports.Stream // --json, or nil
 	notStarted     int             // runs an interrupt kept from starting
 }
@@ -98,7 +99,7 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 	runs := len(s.cells) * c.repeat
 	// No more goroutines than runs: --parallel 1000 for one cell is one.
 	parallel := max(1, min(c.parallel, runs))
-	s.progress = newProgress(s.stderr, runs)
+	s.progress = progress.New(s.stderr, runs)
 	if c.asJSON {
 		s.stream = reports.NewStream(s.stdout)
 	}
@@ -117,11 +118,11 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 			if ctx.Err() != nil {
 				return // it will not start (notStarted)
 			}
-			s.progress.started(name, seed)
+			s.progress.Started(name, seed)
 			s.stream.Emit(reports.StreamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
 		},
 	})
-	s.progress.done()
+	s.progress.Done()
 	return ran
 }
 
@@ -134,10 +135,10 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 func (s *session) finished(r *results.Cell, done, total int) {
 	if r.NotStarted() {
 		s.notStarted++
-		s.progress.forget(r)
+		s.progress.Forget(r)
 		return
 	}
-	s.progress.cell(r, done, total)
+	s.progress.Cell(r, done, total)
 	s.stream.Emit(reports.StreamEvent{
 		Type: "cell-finished", Cell: r.Name(), RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
 	})
