@@ -4,9 +4,10 @@ import (
 	"errors"
 	"strings"
 
-	"github.com/lockchaos/lockchaos/internal/suggest"
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+
+	"github.com/lockchaos/lockchaos/internal/suggest"
 )
 
 // longFlags rewrites single-dash long flags (-json, -seed=5) as pflag

@@ -9,12 +9,11 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/docker"
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/process"
-	"github.com/lockchaos/lockchaos/internal/interrupt"
-
-	"github.com/lockchaos/lockchaos/backend/docker"
 	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 )
 
 // redisImageUsage is the help of --redis-image, which chooseBackend hands

@@ -10,6 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -27,8 +28,8 @@ type runConfig struct {
 	// Which cells: scenarios and locks (default all), the files and
 	// driver locks that add to them, the expectations kept, the shard
 	// (default: from the CI's environment, see selectCells).
-	scen, locks, files, expects stringList
-	lockDrivers                 multiList
+	scen, locks, files, expects flagvalue.List
+	lockDrivers                 flagvalue.Multi
 	shard                       string
 
 	// How often: the run seed, runs per cell, cells at once.
@@ -40,7 +41,7 @@ type runConfig struct {
 	// image and addresses, and the real backend that replays simulated
 	// findings.
 	backend, image, replayOn string
-	addrs                    stringList
+	addrs                    flagvalue.List
 
 	// Each cell's options (cellOptions). timeScale 0 measures the machine.
 	duration, budget, maxDuration, partLength time.Duration

@@ -14,7 +14,6 @@ import (
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/internal/progress"
-
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"

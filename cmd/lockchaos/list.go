@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -19,8 +20,8 @@ Examples:
   lockchaos list --json | jq '.scenarios[].name'`
 
 func newListCmd(cl *cli) *cobra.Command {
-	var files stringList
-	var lockDrivers multiList
+	var files flagvalue.List
+	var lockDrivers flagvalue.Multi
 	var asJSON bool
 	c := &cobra.Command{
 		Use: "list", Short: "scenarios, locks, expectations, fault kinds", Long: listUsage,

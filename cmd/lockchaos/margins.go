@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
@@ -81,9 +82,9 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 		lockimpl.NameRedlock, lockimpl.NameFenced}, "locks to search, comma separated")
 	fs.StringSliceVar(&c.families, "family", nil,
 		"fault families, comma separated (default: all: "+strings.Join(familyNames(), ", ")+")")
-	fs.Var((*multiList)(&c.lockDrivers), "lock-driver",
+	fs.Var((*flagvalue.Multi)(&c.lockDrivers), "lock-driver",
 		"a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
-	fs.Var((*multiList)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
+	fs.Var((*flagvalue.Multi)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
 		"searched on real Redis")
 	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+

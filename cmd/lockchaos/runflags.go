@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -23,9 +24,9 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"unsafe, either, n/a; liveness: live, stuck), e.g. --expect safe for a false-positive soak")
 	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule; "+
 		"with --repeat K the runs take seeds N..N+K-1, which must not pass the largest int64 nor 0")
-	fs.Var(positiveDuration{&c.duration}, "duration", "override each scenario's duration (positive, at most 720h; "+
+	fs.Var(flagvalue.PositiveDuration(&c.duration), "duration", "override each scenario's duration (positive, at most 720h; "+
 		"default: each scenario's own)")
-	fs.Var(positiveInt{&c.clients, scenarios.MaxClients}, "clients", fmt.Sprintf("override each scenario's number of clients, "+
+	fs.Var(flagvalue.PositiveInt(&c.clients, scenarios.MaxClients), "clients", fmt.Sprintf("override each scenario's number of clients, "+
 		"1..%d (default: each scenario's own)", scenarios.MaxClients))
 	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), "+
 		"process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
@@ -52,13 +53,13 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch every scenario time by this factor "+
 		"(0: measure the machine and choose; 1: as designed)")
-	fs.Var(positiveDuration{&c.maxDuration}, "max-duration", "how long a cell below its evidence floor may run on "+
+	fs.Var(flagvalue.PositiveDuration(&c.maxDuration), "max-duration", "how long a cell below its evidence floor may run on "+
 		"(default 5x its duration); at least every selected cell's duration, and raised to a cell's duration "+
 		"where the time scale stretches that further")
-	fs.Var(positiveDuration{&c.recoverWithin}, "recover-within", "deadlock-free's recovery bound for every cell: after a holder "+
+	fs.Var(flagvalue.PositiveDuration(&c.recoverWithin), "recover-within", "deadlock-free's recovery bound for every cell: after a holder "+
 		"crashes, hangs or is cut off, another pod must acquire its key within it (default: each scenario's recover_within, "+
 		"else twice its TTL plus 60ms of retry slack)")
-	fs.Var(positiveDuration{&c.partLength}, "part-length", "a cell longer than this is long: "+
+	fs.Var(flagvalue.PositiveDuration(&c.partLength), "part-length", "a cell longer than this is long: "+
 		"one history, judged and checked in chunks as it grows, in flat memory (default 2m; 100ms or more, "+
 		"at most 100000 parts a cell)")
 	fs.BoolVar(&c.noWitness, "no-witness", false, "run without the witness on the servers (to measure what it costs): "+
@@ -67,10 +68,10 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"each with its own pods, history and check, a TTL's pause between")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run "+
 		"to this `file` (go tool pprof), e.g. to see what a simulated sweep spends its time on")
-	fs.Var(optInt{&c.floor.MinExercised}, "min-exercised", "evidence floor: "+
+	fs.Var(flagvalue.OptInt(&c.floor.MinExercised), "min-exercised", "evidence floor: "+
 		"fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
-	fs.Var(optInt{&c.floor.MinCycles}, "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
-	fs.Var(optFloat{&c.floor.MaxIndefinite}, "max-indefinite", "evidence floor: "+
+	fs.Var(flagvalue.OptInt(&c.floor.MinCycles), "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
+	fs.Var(flagvalue.OptFloat(&c.floor.MaxIndefinite), "max-indefinite", "evidence floor: "+
 		"largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
 }
 

@@ -11,9 +11,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockchaos/lockchaos/results"
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/lockchaos/lockchaos/results"
 )
 
 // Progress shows a bar on a terminal, naming the cells running now with
