@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/verify"
@@ -49,7 +50,7 @@ func newCheckCmd(cl *cli) *cobra.Command {
 	fs.DurationVar(&budget, "budget", 30*time.Second, "porcupine search budget per property; running out gives inconclusive, never pass")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.IntVar(&maxV, "max-violations", 20, "violations to print per property (all are counted)")
-	noCompletionForTheRest(c)
+	cobrakit.NoFilesForTheRest(c)
 	return c
 }
 

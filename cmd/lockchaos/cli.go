@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/outdir"
 )
 
@@ -114,7 +115,7 @@ func (cl *cli) exitFor(root, cmd *cobra.Command, err error) int {
 		return int(code)
 	case errors.As(err, &flagErr):
 		name := flagErr.cmd.CommandPath()
-		fmt.Fprintf(cl.stderr, "%s: %v%s\nRun '%s --help' for its flags.\n", name, flagErr.err, suggestFlag(flagErr.cmd, flagErr.err), name)
+		fmt.Fprintf(cl.stderr, "%s: %v%s\nRun '%s --help' for its flags.\n", name, flagErr.err, cobrakit.SuggestFlag(flagErr.cmd, flagErr.err), name)
 	case cmd == nil || cmd == root:
 		// At the root the only other failure is cobra's Find: the first
 		// argument names no command.

@@ -1,11 +1,9 @@
 package main
 
 import (
-	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -79,65 +77,4 @@ func backendChoices() []cobra.Completion {
 		out = append(out, cobra.CompletionWithDesc(b.name, b.doc))
 	}
 	return out
-}
-
-// choiceCompletion offers the values that start with what is typed.
-func choiceCompletion(choices func() []cobra.Completion) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		var out []cobra.Completion
-		for _, c := range choices() {
-			if name, _, _ := strings.Cut(c, "\t"); strings.HasPrefix(name, toComplete) {
-				out = append(out, c)
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// listCompletion completes the last item of a comma-separated flag value
-// (--scenario baseline,gc<TAB>), leaving out the items already listed;
-// each candidate repeats the typed head, as the shell replaces the word.
-func listCompletion(choices func() []cobra.Completion) cobra.CompletionFunc {
-	return func(_ *cobra.Command, _ []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
-		head, last := "", toComplete
-		if i := strings.LastIndex(toComplete, ","); i >= 0 {
-			head, last = toComplete[:i+1], toComplete[i+1:]
-		}
-		listed := strings.Split(head, ",")
-		var out []cobra.Completion
-		for _, c := range choices() {
-			name, _, _ := strings.Cut(c, "\t")
-			if strings.HasPrefix(name, last) && !slices.Contains(listed, name) {
-				out = append(out, head+c)
-			}
-		}
-		return out, cobra.ShellCompDirectiveNoFileComp
-	}
-}
-
-// noCompletionForTheRest keeps the shell from offering file names for a
-// flag whose value is a number, a duration or a name we cannot list: a
-// flag with neither a completion function nor a file or directory mark
-// completes to nothing.
-func noCompletionForTheRest(c *cobra.Command) {
-	c.Flags().VisitAll(func(f *pflag.Flag) {
-		if _, ok := c.GetFlagCompletionFunc(f.Name); ok || f.NoOptDefVal != "" {
-			return
-		}
-		if _, ok := f.Annotations[cobra.BashCompFilenameExt]; ok {
-			return
-		}
-		if _, ok := f.Annotations[cobra.BashCompSubdirsInDir]; ok {
-			return
-		}
-		must(c.RegisterFlagCompletionFunc(f.Name, cobra.NoFileCompletions))
-	})
-}
-
-// must panics on an error that only a mistake in this package can cause
-// (registering completion for a flag that does not exist, or twice).
-func must(err error) {
-	if err != nil {
-		panic(err)
-	}
 }

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 )
 
 const completionUsage = `Prints the shell completion script: commands, flags and their values
@@ -26,27 +29,6 @@ In every new shell:
   fish        lockchaos completion fish > ~/.config/fish/completions/lockchaos.fish
   PowerShell  add the source line above to your $PROFILE`
 
-// shells write cobra's completion script for each shell it supports.
-var shells = []struct {
-	name  string
-	write func(root *cobra.Command, w io.Writer, descriptions bool) error
-}{
-	{"bash", func(r *cobra.Command, w io.Writer, d bool) error { return r.GenBashCompletionV2(w, d) }},
-	{"zsh", func(r *cobra.Command, w io.Writer, d bool) error {
-		if d {
-			return r.GenZshCompletion(w)
-		}
-		return r.GenZshCompletionNoDesc(w)
-	}},
-	{"fish", func(r *cobra.Command, w io.Writer, d bool) error { return r.GenFishCompletion(w, d) }},
-	{"powershell", func(r *cobra.Command, w io.Writer, d bool) error {
-		if d {
-			return r.GenPowerShellCompletionWithDesc(w)
-		}
-		return r.GenPowerShellCompletion(w)
-	}},
-}
-
 func newCompletionCmd(cl *cli) *cobra.Command {
 	var noDesc bool
 	c := &cobra.Command{
@@ -59,7 +41,7 @@ func newCompletionCmd(cl *cli) *cobra.Command {
 			if len(args) > 0 {
 				return nil, cobra.ShellCompDirectiveNoFileComp
 			}
-			return strings.Split(shellNames(), ", "), cobra.ShellCompDirectiveNoFileComp
+			return strings.Split(cobrakit.ShellNames(), ", "), cobra.ShellCompDirectiveNoFileComp
 		},
 	}
 	c.Flags().BoolVar(&noDesc, "no-descriptions", false, "leave out the one-line description of each value")
@@ -69,26 +51,16 @@ func newCompletionCmd(cl *cli) *cobra.Command {
 func cmdCompletion(root *cobra.Command, args []string, descriptions bool, stdout, stderr io.Writer) int {
 	if len(args) != 1 {
 		fmt.Fprintf(stderr, "lockchaos completion: name one shell: %s\n"+
-			"Run 'lockchaos completion --help' for how to load it.\n", shellNames())
+			"Run 'lockchaos completion --help' for how to load it.\n", cobrakit.ShellNames())
 		return exitUsage
 	}
-	for _, s := range shells {
-		if s.name == args[0] {
-			if err := s.write(root, stdout, descriptions); err != nil {
-				fmt.Fprintf(stderr, "lockchaos completion: %v\n", err)
-				return exitHarness
-			}
-			return exitOK
-		}
+	switch err := cobrakit.WriteScript(root, args[0], stdout, descriptions); {
+	case err == nil:
+		return exitOK
+	case !errors.Is(err, cobrakit.ErrUnknownShell):
+		fmt.Fprintf(stderr, "lockchaos completion: %v\n", err)
+		return exitHarness
 	}
-	fmt.Fprintf(stderr, "lockchaos completion: unknown shell %q (valid: %s)\n", args[0], shellNames())
+	fmt.Fprintf(stderr, "lockchaos completion: unknown shell %q (valid: %s)\n", args[0], cobrakit.ShellNames())
 	return exitUsage
-}
-
-func shellNames() string {
-	names := make([]string, len(shells))
-	for i, s := range shells {
-		names[i] = s.name
-	}
-	return strings.Join(names, ", ")
 }

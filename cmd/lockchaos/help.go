@@ -5,7 +5,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
+
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 )
 
 // The one help of every command: its usage line, its text, and its flags
@@ -36,14 +37,14 @@ func (cl *cli) helpText(c *cobra.Command) string {
 		}
 		fmt.Fprintf(&b, "\n%s\n", rootText)
 	} else {
-		fmt.Fprintf(&b, "Usage: %s\n", useLine(c))
+		fmt.Fprintf(&b, "Usage: %s\n", cobrakit.UseLine(c))
 		if long := strings.TrimSpace(c.Long); long != "" {
 			fmt.Fprintf(&b, "\n%s\n", long)
 		}
 	}
 	// cobra adds --help as it executes c, not when "help c" asks.
 	c.InitDefaultHelpFlag()
-	fmt.Fprintf(&b, "\nFlags:\n%s", flagUsages(c.Flags()))
+	fmt.Fprintf(&b, "\nFlags:\n%s", cobrakit.FlagUsages(c.Flags()))
 	return b.String()
 }
 
@@ -58,52 +59,10 @@ func (cl *cli) commandLines(root *cobra.Command) ([]*cobra.Command, []string, in
 		if err != nil || sub == root || sub.Hidden {
 			continue
 		}
-		cmds, lines = append(cmds, sub), append(lines, useLine(sub))
+		cmds, lines = append(cmds, sub), append(lines, cobrakit.UseLine(sub))
 		width = max(width, len(lines[len(lines)-1]))
 	}
 	return cmds, lines, width
-}
-
-// useLine is c's command path with its arguments, "[flags]" after the
-// name when it has flags of its own beyond --help and its Use does not
-// spell them out.
-func useLine(c *cobra.Command) string {
-	_, args, _ := strings.Cut(c.Use, " ")
-	line := c.CommandPath()
-	if !strings.Contains(args, "--") && !strings.Contains(args, "[flags]") && ownFlags(c) {
-		line += " [flags]"
-	}
-	if args != "" {
-		line += " " + args
-	}
-	return line
-}
-
-// ownFlags says whether c has a flag other than --help.
-func ownFlags(c *cobra.Command) bool {
-	own := false
-	c.Flags().VisitAll(func(f *pflag.Flag) { own = own || (f.Name != "help" && !f.Hidden) })
-	return own
-}
-
-// unshownDefault hides a flag's default from pflag's list: pflag shows no
-// default for a value type it does not know whose default is "".
-type unshownDefault struct{ pflag.Value }
-
-// flagUsages is pflag's list of fs's flags with each default said once:
-// a flag whose usage already says its default ("default: one per core")
-// does not also get pflag's "(default 2)". A bool keeps its own
-// rendering (its false default is never shown).
-func flagUsages(fs *pflag.FlagSet) string {
-	shown := pflag.NewFlagSet("", pflag.ContinueOnError)
-	fs.VisitAll(func(f *pflag.Flag) {
-		g := *f
-		if f.Value.Type() != "bool" && strings.Contains(f.Usage, "default") {
-			g.Value, g.DefValue = unshownDefault{f.Value}, ""
-		}
-		shown.AddFlag(&g)
-	})
-	return shown.FlagUsages()
 }
 
 // newHelpCmd is "lockchaos help [COMMAND]": cobra's prints the root's

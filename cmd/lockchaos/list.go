@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -37,8 +38,8 @@ func newListCmd(cl *cli) *cobra.Command {
 	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); "+
 		"runs only when named in --lock, then in every scenario, reported as either (not gated)")
 	fs.BoolVar(&asJSON, "json", false, "print the listing as one JSON document")
-	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	noCompletionForTheRest(c)
+	cobrakit.Must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	cobrakit.NoFilesForTheRest(c)
 	return c
 }
 

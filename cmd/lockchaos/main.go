@@ -22,6 +22,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 )
 
 // Exit codes, documented above and in the README.
@@ -46,7 +48,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, cl.helpText(root))
 		return exitUsage
 	}
-	cl.args = longFlags(root, args)
+	cl.args = cobrakit.LongFlags(root, args)
 	root.SetArgs(cl.args)
 	cmd, err := root.ExecuteC()
 	return cl.exitFor(root, cmd, err)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -86,7 +87,7 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 		"a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
 	fs.Var((*flagvalue.Multi)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
 		"searched on real Redis")
-	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	cobrakit.Must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
 		"to the machine's load, as run does; the simulation never stretches)")
 	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+

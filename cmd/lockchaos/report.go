@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/verify"
@@ -53,8 +54,8 @@ func newReportCmd(cl *cli) *cobra.Command {
 		"into this Markdown file's markers (- for stdout) instead of HTML")
 	fs.BoolVar(&allPages, "all-pages", false, "a page for every run of a sweep, "+
 		"not only for the runs that missed their expectation and the first of each cell")
-	must(c.MarkFlagDirname("out"))
-	must(c.MarkFlagFilename("markdown", "md"))
+	cobrakit.Must(c.MarkFlagDirname("out"))
+	cobrakit.Must(c.MarkFlagFilename("markdown", "md"))
 	return c
 }
 

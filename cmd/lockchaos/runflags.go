@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -80,15 +81,15 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 // already typed), file and directory names where a flag takes one, and
 // nothing (rather than file names) for the other flags.
 func (c *runConfig) complete(cmd *cobra.Command) {
-	must(cmd.RegisterFlagCompletionFunc("scenario", listCompletion(func() []cobra.Completion { return scenarioChoices(c.files) })))
-	must(cmd.RegisterFlagCompletionFunc("lock", listCompletion(func() []cobra.Completion { return lockChoices(c.files, c.lockDrivers) })))
-	must(cmd.RegisterFlagCompletionFunc("expect", listCompletion(expectationChoices)))
-	must(cmd.RegisterFlagCompletionFunc("backend", choiceCompletion(backendChoices)))
-	must(cmd.RegisterFlagCompletionFunc("replay-on", choiceCompletion(func() []cobra.Completion {
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("scenario", cobrakit.List(func() []cobra.Completion { return scenarioChoices(c.files) })))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("lock", cobrakit.List(func() []cobra.Completion { return lockChoices(c.files, c.lockDrivers) })))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("expect", cobrakit.List(expectationChoices)))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("backend", cobrakit.Choices(backendChoices)))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("replay-on", cobrakit.Choices(func() []cobra.Completion {
 		return []cobra.Completion{"process", "docker", "auto"}
 	})))
-	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	must(cmd.MarkFlagDirname("out"))
-	must(cmd.MarkFlagFilename("cpuprofile"))
-	noCompletionForTheRest(cmd)
+	cobrakit.Must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	cobrakit.Must(cmd.MarkFlagDirname("out"))
+	cobrakit.Must(cmd.MarkFlagFilename("cpuprofile"))
+	cobrakit.NoFilesForTheRest(cmd)
 }
