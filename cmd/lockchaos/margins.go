@@ -18,7 +18,6 @@ import (
 	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
-	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 const marginsUsage = `Finds how far each lock bends before it breaks: for each fault family with a
@@ -82,7 +81,7 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.StringSliceVar(&c.locks, "lock", []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameTokenWatchdog,
 		lockimpl.NameRedlock, lockimpl.NameFenced}, "locks to search, comma separated")
 	fs.StringSliceVar(&c.families, "family", nil,
-		"fault families, comma separated (default: all: "+strings.Join(familyNames(), ", ")+")")
+		"fault families, comma separated (default: all: "+strings.Join(margins.FamilyNames(), ", ")+")")
 	fs.Var((*flagvalue.Multi)(&c.lockDrivers), "lock-driver",
 		"a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
 	fs.Var((*flagvalue.Multi)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
@@ -178,7 +177,11 @@ func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout,
 		defer closeBackend(conf)
 		cfg.Confirm = conf
 	}
-	if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
+	on, calibration, err := margins.Calibrate(ctx, &cfg, c.timeScale)
+	if calibration != "" {
+		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", on.Name(), calibration)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return exitHarness // the caller says which signal and exits with its code
 		}
@@ -231,39 +234,16 @@ func interrupted(sig os.Signal, stderr io.Writer) int {
 	return code
 }
 
-// calibrate stretches the runs on real Redis for the machine's load, as
-// run does: a loaded machine's boundaries are then read at the same TTL
-// multiples as a quiet one's. The real backend is the search's or, when
-// that is the simulation, the confirming one.
-func calibrate(ctx context.Context, cfg *margins.Config, given float64, stderr io.Writer) error {
-	be := cfg.Backend
-	if _, virtual := backend.Virtual(be); virtual {
-		be = cfg.Confirm
-	}
-	if be == nil {
-		return nil
-	}
-	t, err := scenarios.MeasureTiming(ctx, be, given)
-	if err != nil {
-		return err
-	}
-	cfg.TimeScale, cfg.NodeOpTime = t.Scale, t.NodeOp
-	if t.Calibration != "" {
-		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", be.Name(), t.Calibration)
-	}
-	return nil
-}
-
 func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	start := time.Now()
-	cfg.Progress = func(p margins.Probe) { showProbe(stderr, p) }
+	cfg.Progress = func(p margins.Probe) { fmt.Fprintf(stderr, "  %s\n", p) }
 	rep, err := margins.Run(ctx, cfg, margins.LivenessTTLs(c.ttl, c.recoveryTTLs), func(found []margins.Margin) {
 		replayCommands(found, c)
 	})
 	if c.asJSON {
 		_ = rep.WriteJSON(stdout)
 	} else {
-		printMargins(stdout, rep)
+		rep.WriteText(stdout)
 	}
 	wrote, werr := rep.WriteFiles(c.out)
 	// An interrupted search's table is partial: the file it would replace
@@ -285,45 +265,4 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 		return exitViolation
 	}
 	return exitOK
-}
-
-// showProbe shows a probe as it finishes.
-func showProbe(stderr io.Writer, p margins.Probe) {
-	if p.Runs > 0 && p.Skipped == p.Runs {
-		fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
-		return
-	}
-	// "0 of 4 broke" of 4 inconclusive runs is no hold: say so.
-	undecided := ""
-	if n := p.Runs - p.Decisive(); n > 0 {
-		undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
-	}
-	fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend,
-		p.Broke, p.Runs, undecided)
-}
-
-// printMargins writes the table, the sentence per lock and the command
-// that replays each boundary's smallest breaking schedule (the one
-// found.yaml holds) on real Redis.
-func printMargins(w io.Writer, rep *margins.Report) {
-	rep.WriteTable(w)
-	fmt.Fprintln(w)
-	for _, s := range rep.Sentences() {
-		fmt.Fprintln(w, s)
-	}
-	if replays := rep.Replays(); len(replays) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Replay a boundary's smallest breaking schedule (found.yaml) on real Redis:")
-		for _, r := range replays {
-			fmt.Fprintf(w, "  %s\n", r)
-		}
-	}
-}
-
-func familyNames() []string {
-	names := make([]string, len(margins.Families))
-	for i, f := range margins.Families {
-		names[i] = f.Name
-	}
-	return names
 }
