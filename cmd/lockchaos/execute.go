@@ -8,7 +8,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -77,7 +76,7 @@ func (s *session) execute() int {
 		replays = s.replayFindings(ctx, ran)
 	}
 	sum := s.summary(on, started, matrixTime, ran, replays, ctx.Err() != nil)
-	reportErr := s.report(sum, ran)
+	reportErr := s.report(sum)
 	return s.exit(caught(), sum, reportErr)
 }
 
@@ -181,7 +180,7 @@ func (s *session) rerunAll(on target) string {
 // report writes summary.json, junit.xml and the HTML pages, and shows the
 // outcome: the table on stdout, or the summary line of the JSON stream. It
 // names only the files it wrote, and returns why any other was not.
-func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
+func (s *session) report(sum *reports.Summary) error {
 	out := s.cfg.out
 	wrote, html, err := reports.WriteAll(out, sum, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
@@ -197,9 +196,9 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 		return err
 	}
 	w := s.stdout
-	reports.WriteText(w, sum, useColour(w))
+	reports.WriteText(w, sum, reports.UseColour(w))
 	if html != nil {
-		wrote = append(wrote, pagesNote(html, ran, out))
+		wrote = append(wrote, pagesNote(html, sum, out))
 	}
 	if len(wrote) > 0 {
 		fmt.Fprintf(w, "\nwrote %s\n", strings.Join(wrote, ", "))
@@ -209,9 +208,9 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 
 // pagesNote is what the run says of the HTML it wrote: the index, how
 // many cell pages, and why some runs have none.
-func pagesNote(html *reports.HTMLResult, ran []*results.Cell, out string) string {
+func pagesNote(html *reports.HTMLResult, sum *reports.Summary, out string) string {
 	note := fmt.Sprintf("%s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
-	if dropped := droppedHistories(ran); html.Unpaged > 0 && dropped > 0 {
+	if dropped := sum.DroppedHistories(); html.Unpaged > 0 && dropped > 0 {
 		note += fmt.Sprintf("; %d met runs without one, %d of whose histories were not kept: --keep-histories", html.Unpaged, dropped)
 	} else if html.Unpaged > 0 {
 		note += fmt.Sprintf("; %d met runs without one: lockchaos report --all-pages %s", html.Unpaged, out)
@@ -220,50 +219,25 @@ func pagesNote(html *reports.HTMLResult, ran []*results.Cell, out string) string
 }
 
 // exit is the run's exit code: the signal's that interrupted it, else
-// its outcomes', where a report that could not be written is a harness
-// error (3) unless a worse outcome (a violation) already fails the run:
-// a run whose reports are missing never exits 0; else inconclusive when
-// every cell was skipped.
+// its outcomes' (reports.Summary.ExitCode).
 func (s *session) exit(sig os.Signal, sum *reports.Summary, reportErr error) int {
 	written := "partial results written"
 	if reportErr != nil {
 		written = "partial results not all written (see above)"
 	}
-	switch sig {
-	case syscall.SIGINT:
+	switch code := interrupt.Code(sig); code {
+	case 130:
 		fmt.Fprintf(s.stderr, "lockchaos run: interrupted (SIGINT); every node stopped, %s\n", written)
-		return 130
-	case syscall.SIGTERM:
+		return code
+	case 143:
 		fmt.Fprintf(s.stderr, "lockchaos run: terminated (SIGTERM); every node stopped, %s\n", written)
-		return 143
-	}
-	code := runExit(sum)
-	if reportErr != nil && code != exitViolation {
-		return exitHarness
-	}
-	if code != exitOK || !nothingRan(sum) {
 		return code
 	}
-	// A gate that ran nothing must not look green: a backend that cannot
-	// run a shard's cells, or a selection of n/a cells only, tested nothing.
-	fmt.Fprintf(s.stderr, "lockchaos run: inconclusive: every cell was skipped (%d), nothing was tested; "+
-		"the table says why each was\n", len(sum.Cells))
-	return exitInconclusive
-}
-
-// nothingRan says no cell of the run ran: each was skipped.
-func nothingRan(sum *reports.Summary) bool {
-	return sum.Totals[string(results.Skipped)] == len(sum.Cells)
-}
-
-// droppedHistories counts the met runs of a simulated sweep whose history
-// files were deleted (scenarios.MatrixOptions.DropMetHistories).
-func droppedHistories(ran []*results.Cell) int {
-	n := 0
-	for _, r := range ran {
-		if r.HistoryDropped {
-			n++
-		}
+	if reportErr == nil && sum.NothingRan() {
+		// A backend that cannot run a shard's cells, or a selection of
+		// n/a cells only, tested nothing.
+		fmt.Fprintf(s.stderr, "lockchaos run: inconclusive: every cell was skipped (%d), nothing was tested; "+
+			"the table says why each was\n", len(sum.Cells))
 	}
-	return n
+	return sum.ExitCode(reportErr == nil)
 }

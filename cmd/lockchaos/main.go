@@ -24,15 +24,16 @@ import (
 	"os"
 
 	"github.com/lockchaos/lockchaos/internal/cobrakit"
+	"github.com/lockchaos/lockchaos/reports"
 )
 
-// Exit codes, documented above and in the README.
+// Exit codes, documented above and in the README: reports'.
 const (
-	exitOK           = 0
-	exitViolation    = 1
-	exitUsage        = 2
-	exitHarness      = 3
-	exitInconclusive = 4
+	exitOK           = reports.ExitOK
+	exitViolation    = reports.ExitViolation
+	exitUsage        = reports.ExitUsage
+	exitHarness      = reports.ExitHarness
+	exitInconclusive = reports.ExitInconclusive
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }

@@ -200,29 +200,6 @@ func TestFlagsGoAnywhereAndTyposGetASuggestion(t *testing.T) {
 	}
 }
 
-func TestOutcomeColourOnlyWhenAskedFor(t *testing.T) {
-	// The colours themselves: reports' TestOutcomeColours.
-	// A buffer is no terminal; on a terminal, NO_COLOR or TERM=dumb turn
-	// colour off.
-	if useColour(&strings.Builder{}) {
-		t.Fatal("colour for a buffer")
-	}
-	for _, c := range []struct {
-		terminal bool
-		getenv   func(string) string
-		want     bool
-	}{
-		{true, envOf("", ""), true},
-		{true, envOf("NO_COLOR", "1"), false},
-		{true, envOf("TERM", "dumb"), false},
-		{false, envOf("", ""), false},
-	} {
-		if got := colourFor(c.terminal, c.getenv); got != c.want {
-			t.Errorf("terminal %v, NO_COLOR %q, TERM %q: colour %v, want %v", c.terminal, c.getenv("NO_COLOR"), c.getenv("TERM"), got, c.want)
-		}
-	}
-}
-
 // envOf is a getenv over these key, value pairs.
 func envOf(kv ...string) func(string) string {
 	m := map[string]string{}

@@ -14,8 +14,6 @@ import (
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/reports"
-	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -197,17 +195,4 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 		fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", c.shard)
 	}
 	return cells, nil
-}
-
-// runExit maps outcomes to the documented exit codes, worst first.
-func runExit(s *reports.Summary) int {
-	switch {
-	case s.Totals[string(results.Regression)]+s.Totals[string(results.Missed)] > 0:
-		return exitViolation
-	case s.Totals[string(results.HarnessError)] > 0:
-		return exitHarness
-	case s.Totals[string(results.Unknown)]+s.Totals[string(results.Inconclusive)] > 0:
-		return exitInconclusive
-	}
-	return exitOK
 }
