@@ -15,26 +15,12 @@ import (
 	"github.com/lockchaos/lockchaos/verify"
 )
 
-const checkUsage = `Re-checks a history recorded by lockchaos (a crashed run's history too: its
-operations with no return count as indefinite) and prints the verdict and
-every violation in plain words.
-
-Examples:
-  lockchaos check out/chaos/slow-holder/naive/history.jsonl
-  lockchaos check --budget 2m --json history.jsonl > verdict.json
-
-Exit codes: 0 pass, 1 violation, 2 bad input (the file and line at fault:
-the header must be the first line, no line may pass 1 MiB, a client must be
-one of the header's), 4 inconclusive (a checker ran out of budget, a pass
-below the evidence floor the history records, or a history with no events:
-verdict unknown, nothing was checked).`
-
 func newCheckCmd(cl *cli) *cobra.Command {
 	var budget time.Duration
 	var asJSON bool
 	var maxV int
 	c := &cobra.Command{
-		Use: "check HISTORY.jsonl", Short: "re-check a recorded history", Long: checkUsage,
+		Use: "check HISTORY.jsonl", Short: "re-check a recorded history", Long: usage("check"),
 		Args: cobra.ArbitraryArgs, // check words its own "want exactly one history file"
 		RunE: func(_ *cobra.Command, files []string) error {
 			return done(cmdCheck(files, budget, asJSON, maxV, cl.stdout, cl.stderr))

@@ -150,12 +150,9 @@ func (cl *cli) unknownName(root *cobra.Command, who, name string) {
 	fmt.Fprintln(cl.stderr)
 }
 
-const versionUsage = `Prints the version of this build and the Go it was built with (the same
-as lockchaos --version).`
-
 func newVersionCmd(cl *cli) *cobra.Command {
 	return &cobra.Command{
-		Use: "version", Short: "the version of this build", Long: versionUsage,
+		Use: "version", Short: "the version of this build", Long: usage("version"),
 		// Arguments were ignored before cobra; they still are.
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, _ []string) error {

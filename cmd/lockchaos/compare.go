@@ -10,22 +10,9 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 )
 
-const compareUsage = `Prints two runs' outcomes side by side, cell by cell (each DIR holds a
-summary.json): what each found, and whether they agree. Made for the
-simulation against real Redis (make chaos-sim-vs-process), any two runs do.
-A cell agrees when both runs found the same thing: a violation in some run,
-a pass in every decisive run, or nothing decisive (skipped, inconclusive).
-
-Exit codes: 0 every cell that ran on both agrees; 1 some cell differs;
-2 usage or unreadable summaries.
-
-Example:
-  lockchaos compare out/sim out/process
-`
-
 func newCompareCmd(cl *cli) *cobra.Command {
 	return &cobra.Command{
-		Use: "compare DIR_A DIR_B", Short: "two runs' outcomes side by side (sim vs process)", Long: compareUsage,
+		Use: "compare DIR_A DIR_B", Short: "two runs' outcomes side by side (sim vs process)", Long: usage("compare"),
 		Args: cobra.ArbitraryArgs, // compare words its own "want two result directories"
 		RunE: func(_ *cobra.Command, dirs []string) error {
 			return done(cmdCompare(dirs, cl.stdout, cl.stderr))

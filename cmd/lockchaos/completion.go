@@ -11,28 +11,10 @@ import (
 	"github.com/lockchaos/lockchaos/internal/cobrakit"
 )
 
-const completionUsage = `Prints the shell completion script: commands, flags and their values
-(scenarios, locks, backends and expectations, with those of a
---scenarios-file already typed; YAML, history and directory names where a
-flag or argument takes one).
-
-In the current shell:
-  bash        source <(lockchaos completion bash)
-  zsh         source <(lockchaos completion zsh)      (after compinit)
-  fish        lockchaos completion fish | source
-  PowerShell  lockchaos completion powershell | Out-String | Invoke-Expression
-
-In every new shell:
-  bash        lockchaos completion bash > /etc/bash_completion.d/lockchaos
-              (needs the bash-completion package)
-  zsh         lockchaos completion zsh > "${fpath[1]}/_lockchaos"
-  fish        lockchaos completion fish > ~/.config/fish/completions/lockchaos.fish
-  PowerShell  add the source line above to your $PROFILE`
-
 func newCompletionCmd(cl *cli) *cobra.Command {
 	var noDesc bool
 	c := &cobra.Command{
-		Use: "completion SHELL", Short: "shell completion (bash, zsh, fish, powershell)", Long: completionUsage,
+		Use: "completion SHELL", Short: "shell completion (bash, zsh, fish, powershell)", Long: usage("completion"),
 		Args: cobra.ArbitraryArgs, // an unknown shell is a usage error worded below
 		RunE: func(c *cobra.Command, args []string) error {
 			return done(cmdCompletion(c.Root(), args, !noDesc, cl.stdout, cl.stderr))

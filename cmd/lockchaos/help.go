@@ -14,18 +14,6 @@ import (
 // goes to stdout (lockchaos run --help | less); a usage error stays on
 // stderr with exit 2.
 
-// rootText is what the root command says between its usage lines and its
-// flags.
-const rootText = `Run "lockchaos COMMAND --help" for a command's flags and examples.
-Completion in bash: source <(lockchaos completion bash)
-
-Exit codes: 0 pass, 1 violation, 2 usage or bad input, 3 harness could not run,
-4 inconclusive (a checker ran out of budget, too little evidence, or nothing
-ran), 130/143 interrupted.`
-
-const helpUsage = `Prints lockchaos's usage, or COMMAND's flags and examples (the same as
-lockchaos COMMAND --help). An unknown COMMAND is a usage error (exit 2).`
-
 // helpText is c's help: the root's lists every command.
 func (cl *cli) helpText(c *cobra.Command) string {
 	var b strings.Builder
@@ -35,7 +23,7 @@ func (cl *cli) helpText(c *cobra.Command) string {
 		for i, sub := range cmds {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, lines[i], sub.Short)
 		}
-		fmt.Fprintf(&b, "\n%s\n", rootText)
+		fmt.Fprintf(&b, "\n%s\n", usage("root"))
 	} else {
 		fmt.Fprintf(&b, "Usage: %s\n", cobrakit.UseLine(c))
 		if long := strings.TrimSpace(c.Long); long != "" {
@@ -69,7 +57,7 @@ func (cl *cli) commandLines(root *cobra.Command) ([]*cobra.Command, []string, in
 // usage and exits 0 for a topic it does not know.
 func newHelpCmd(cl *cli) *cobra.Command {
 	return &cobra.Command{
-		Use: "help [COMMAND]", Short: "this text, or a command's flags and examples", Long: helpUsage,
+		Use: "help [COMMAND]", Short: "this text, or a command's flags and examples", Long: usage("help"),
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			target, rest, err := c.Root().Find(args)

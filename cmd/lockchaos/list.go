@@ -11,21 +11,12 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-const listUsage = `Lists the scenarios with their faults and expectations per lock (safety and
-liveness: "unsafe/live"), the locks and the fault kinds. With --json, one
-JSON document with the same content (format 2: {"format", "scenarios",
-"locks", "fault_kinds"}; each expectation {"safety", "liveness", "unsafe"}).
-
-Examples:
-  lockchaos list --scenarios-file my.yaml
-  lockchaos list --json | jq '.scenarios[].name'`
-
 func newListCmd(cl *cli) *cobra.Command {
 	var files flagvalue.List
 	var lockDrivers flagvalue.Multi
 	var asJSON bool
 	c := &cobra.Command{
-		Use: "list", Short: "scenarios, locks, expectations, fault kinds", Long: listUsage,
+		Use: "list", Short: "scenarios, locks, expectations, fault kinds", Long: usage("list"),
 		Args: cobra.ArbitraryArgs, // list says itself that it takes no arguments
 		RunE: func(_ *cobra.Command, rest []string) error {
 			return done(cmdList(rest, files, lockDrivers, asJSON, cl.stdout, cl.stderr))

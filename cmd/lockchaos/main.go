@@ -19,6 +19,7 @@
 package main
 
 import (
+	"embed"
 	"fmt"
 	"io"
 	"os"
@@ -53,4 +54,19 @@ func run(args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(cl.args)
 	cmd, err := root.ExecuteC()
 	return cl.exitFor(root, cmd, err)
+}
+
+// The commands' help texts, one file each under usage/: the words a
+// user reads, kept apart from the code that wires the flags.
+//
+//go:embed usage/*.txt
+var usageFiles embed.FS
+
+// usage is the help text of the command (or "root") name.
+func usage(name string) string {
+	b, err := usageFiles.ReadFile("usage/" + name + ".txt")
+	if err != nil {
+		panic(err) // a mistake in this package: every name has its file
+	}
+	return string(b)
 }

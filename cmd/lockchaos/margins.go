@@ -20,36 +20,6 @@ import (
 	"github.com/lockchaos/lockchaos/margins"
 )
 
-const marginsUsage = `Finds how far each lock bends before it breaks: for each fault family with a
-magnitude (pause, slow-holder, slow-reply, one-way-loss, latency, replica-lag,
-clock-jump), the smallest magnitude at which two pods hold the lock at once,
-at your TTL; for restart-delay, the longest a node may stay down and still
-come back empty under a holder. A bisection over magnitudes, each probe a
-batch of seeds, in the simulation (virtual time: a 10 s TTL costs what 300 ms
-does); then a batch on real Redis just below and just above each boundary.
-What the simulation cannot run (replication lag, a driver process) is
-searched on the --confirm-on Redis instead, with fewer, wider probes. Beside
-each boundary, the one the lock's design predicts. Then the liveness
-margins at each --recovery-ttl: how long a crashed holder's key stays taken,
-and, for a lock on several nodes, how long a free key waits while one node
-is silently gone. Writes margins.json (docs/schema/margins.v1.json),
-margins.md, margins.html (the table and every plot, self-contained), one SVG
-plot per family and found.yaml (each boundary's smallest breaking schedule)
-under --out.
-
-Examples:
-  lockchaos margins                                  # the built-in locks, every family, TTL 300ms
-  lockchaos margins --lock token --ttl 10s           # your TTL
-  lockchaos margins --family pause --confirm-on none # simulation only
-  lockchaos margins --lock-driver 'mine=./my-driver' --lock mine   # searched on real Redis
-  lockchaos margins --scenarios-file my-locks.yaml --lock mine
-
-Exit codes: 0 every measured boundary agrees with its prediction (and with
-real Redis, where confirmed); 1 a disagreement (a finding about the lock or
-the harness: the table says which); 2 usage (every flag is checked before
-the search); 3 the harness could not run; 130/143 interrupted by SIGINT or
-SIGTERM (what was found before it is written).`
-
 type marginsConfig struct {
 	locks, families     []string
 	lockDrivers, files  []string
@@ -70,7 +40,7 @@ type marginsConfig struct {
 func newMarginsCmd(cl *cli) *cobra.Command {
 	c := &marginsConfig{}
 	cmd := &cobra.Command{
-		Use: "margins", Short: "find each lock's breaking point per fault family, checked against the theory", Long: marginsUsage,
+		Use: "margins", Short: "find each lock's breaking point per fault family, checked against the theory", Long: usage("margins"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.seedsSet, c.resSet = cmd.Flags().Changed("seeds"), cmd.Flags().Changed("resolution")
@@ -111,7 +81,7 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 }
 
 func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
-	usage := func(format string, a ...any) int {
+	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lockchaos margins: "+format+"\n", a...)
 		return exitUsage
 	}
@@ -125,11 +95,11 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 		}
 	}
 	if err := c.check(); err != nil {
-		return usage("%v", err)
+		return usageErr("%v", err)
 	}
 	cfg, err := c.searchConfig()
 	if err != nil {
-		return usage("%v", err)
+		return usageErr("%v", err)
 	}
 	// One signal context from the calibration to the last file: SIGINT
 	// or SIGTERM at any point ends the search promptly, with 130 or 143.

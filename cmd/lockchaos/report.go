@@ -14,32 +14,11 @@ import (
 	"github.com/lockchaos/lockchaos/verify"
 )
 
-const reportUsage = `Rebuilds the HTML reports (index.html and a page per cell) from saved
-results: each DIR holds a summary.json and the cells' histories. Several
-DIRs (the shards of one run) are merged into one matrix.
-
-With --markdown, writes instead a Markdown table (a row per lock, a column
-per scenario, each cell's expectation and how many runs failed; beside it a
-liveness column where liveness was judged or expected other than live:
-how many runs found the lock stuck) between the lines
-<!-- lockchaos:table --> and <!-- /lockchaos:table --> of FILE, or to
-standard output with "-". Summaries of format 1 (before liveness) are read
-as safety alone.
-
-Exit codes: 0 written; 2 usage, an unreadable summary, or a cell page
-whose history could not be read (each named with why, every other page
-written); 3 a report could not be written.
-
-Examples:
-  lockchaos report out/chaos
-  lockchaos report --out out/all out/shard1 out/shard2 out/shard3
-  lockchaos report --markdown docs/libraries.md out/chaos-libs`
-
 func newReportCmd(cl *cli) *cobra.Command {
 	var out, markdown string
 	var allPages bool
 	c := &cobra.Command{
-		Use: "report DIR...", Short: "rebuild the HTML reports (merging shards)", Long: reportUsage,
+		Use: "report DIR...", Short: "rebuild the HTML reports (merging shards)", Long: usage("report"),
 		Args: cobra.ArbitraryArgs, // report words its own "want at least one results directory"
 		RunE: func(_ *cobra.Command, dirs []string) error {
 			return done(cmdReport(dirs, out, markdown, allPages, cl.stdout, cl.stderr))

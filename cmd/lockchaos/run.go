@@ -20,32 +20,10 @@ import (
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-const runUsage = `Runs the scenario matrix (scenario x lock) on real Redis with faults (or,
-with --backend sim, simulated: miniredis in virtual time, for sweeps; never
-the gate), checks every cell's history and compares it with its
-expectation, group by group: a safe cell must pass, an unsafe cell must be
-detected; a live cell must keep working (a stopped holder's lock freed, pods
-acquiring while a majority of nodes is up), a stuck cell must be caught
-stuck. Writes summary.json, junit.xml and each cell's history under --out.
-
-Examples:
-  lockchaos run                                   # the default matrix
-  lockchaos run --scenario gc-pause --lock token  # one cell
-  lockchaos run --seed 42 --repeat 20             # detection rate per cell
-  lockchaos run --shard 2/4 --out out/shard2      # a quarter of the cells
-  lockchaos run --scenarios-file my.yaml          # add or override scenarios
-  lockchaos run --backend sim --repeat 1000       # a simulated seed sweep
-  lockchaos run --backend sim --replay-on process # ... its findings rerun on real Redis
-
-Exit codes: 0 every cell met its expectation; 1 a safe (or live) cell failed
-or an unsafe (or stuck) cell was not detected; 2 usage or config error; 3 the harness could
-not run; 4 a cell was inconclusive, or every cell was skipped (nothing was
-tested); 130/143 interrupted (partial results are written).`
-
 func newRunCmd(cl *cli) *cobra.Command {
 	c := &runConfig{}
 	cmd := &cobra.Command{
-		Use: "run", Short: "run the scenario matrix (the CI gate)", Long: runUsage,
+		Use: "run", Short: "run the scenario matrix (the CI gate)", Long: usage("run"),
 		Args: cobra.ArbitraryArgs, // run says itself that it takes no arguments
 		RunE: func(_ *cobra.Command, rest []string) error {
 			return done(cmdRun(*c, rest, cl.argsAfter("run"), cl.stdout, cl.stderr))
