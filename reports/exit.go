@@ -6,6 +6,7 @@ import (
 
 	"github.com/mattn/go-isatty"
 
+	"github.com/lockchaos/lockchaos/checker"
 	"github.com/lockchaos/lockchaos/results"
 )
 
@@ -41,6 +42,27 @@ func (s *Summary) ExitCode(written bool) int {
 		return ExitInconclusive
 	}
 	return code
+}
+
+// CheckExitCode is the exit code of a re-check of one history: a pass
+// below the evidence floor the history records is inconclusive, never a
+// pass.
+func CheckExitCode(rep *checker.Report) int {
+	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
+		return ExitInconclusive
+	}
+	return VerdictExitCode(rep.Verdict)
+}
+
+// VerdictExitCode is a verdict's exit code: pass 0, fail 1, else 4.
+func VerdictExitCode(v checker.Status) int {
+	switch v {
+	case checker.Pass:
+		return ExitOK
+	case checker.Fail:
+		return ExitViolation
+	}
+	return ExitInconclusive
 }
 
 // NothingRan says no cell of the run ran: each was skipped.

@@ -3,6 +3,8 @@ package reports
 import (
 	"strings"
 	"testing"
+
+	"github.com/lockchaos/lockchaos/checker"
 )
 
 func TestOutcomeColourOnlyWhenAskedFor(t *testing.T) {
@@ -35,4 +37,10 @@ func envOf(kv ...string) func(string) string {
 		m[kv[i]] = kv[i+1]
 	}
 	return func(k string) string { return m[k] }
+}
+
+func TestCheckInconclusiveIsNotPass(t *testing.T) {
+	if VerdictExitCode(checker.Unknown) != ExitInconclusive || VerdictExitCode(checker.Pass) != ExitOK || VerdictExitCode(checker.Fail) != ExitViolation {
+		t.Fatal("verdict to exit code mapping is off")
+	}
 }

@@ -66,10 +66,7 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 		reports.WriteCheckText(stdout, reports.CheckText{Name: files[0], Summary: res.Summary, Report: rep,
 			Witness: res.Witness, WitnessMore: res.WitnessMore})
 	}
-	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
-		return exitInconclusive
-	}
-	return verdictExit(rep.Verdict)
+	return reports.CheckExitCode(rep)
 }
 
 // verifyFile verifies the history at path, or says why not on stderr
@@ -101,13 +98,3 @@ func verifyFile(path string, opts checker.Options, stderr io.Writer) (*verify.Re
 // checkChunkEvents is the chunk size of check (0: verify's default, a
 // million events); tests set it smaller to check a small file in chunks.
 var checkChunkEvents int
-
-func verdictExit(v checker.Status) int {
-	switch v {
-	case checker.Pass:
-		return exitOK
-	case checker.Fail:
-		return exitViolation
-	}
-	return exitInconclusive
-}

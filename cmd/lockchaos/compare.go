@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -28,14 +27,10 @@ func cmdCompare(dirs []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "lockchaos compare: want two result directories, got %d\n", len(dirs))
 		return exitUsage
 	}
-	var sums [2]*reports.Summary
-	for i, d := range dirs {
-		s, err := reports.ReadJSON(filepath.Join(d, "summary.json"))
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos compare: %v\n", err)
-			return exitUsage
-		}
-		sums[i] = s
+	sums, err := reports.ReadDirs(dirs)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos compare: %v\n", err)
+		return exitUsage
 	}
 	if reports.Compare(stdout, sums[0], sums[1]) > 0 {
 		return exitViolation

@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -47,14 +46,10 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		fmt.Fprintln(stderr, "lockchaos report: want at least one results directory\nRun 'lockchaos report --help' for its flags.")
 		return exitUsage
 	}
-	var sums []*reports.Summary
-	for _, d := range dirs {
-		s, err := reports.ReadJSON(filepath.Join(d, "summary.json"))
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
-			return exitUsage
-		}
-		sums = append(sums, s)
+	sums, err := reports.ReadDirs(dirs)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
+		return exitUsage
 	}
 	if out == "" {
 		out = dirs[0]

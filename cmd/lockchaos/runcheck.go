@@ -5,9 +5,9 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"strings"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/netfault"
@@ -125,22 +125,8 @@ func (c runConfig) checkBackendFlags() error {
 	if (c.backend == "external") != (len(c.addrs) > 0) {
 		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
 	}
-	seen := map[string]string{}
-	for _, a := range c.addrs {
-		host, port, err := net.SplitHostPort(a)
-		if err != nil {
-			return fmt.Errorf("--redis-addr %q: want host:port", a)
-		}
-		key := strings.ToLower(host) + ":" + port
-		if first, dup := seen[key]; dup {
-			as := ""
-			if first != a {
-				as = " (as " + first + ")"
-			}
-			return fmt.Errorf("--redis-addr %s given twice%s: each address must be a different server "+
-				"(a lock of 3 nodes on one server is no Redlock)", a, as)
-		}
-		seen[key] = a
+	if err := external.CheckAddrs(c.addrs); err != nil {
+		return err
 	}
 	if c.image != "" && (c.backend == "process" || c.backend == "external") {
 		return fmt.Errorf("--redis-image with --backend %s: an image is for the docker backend (--backend docker, or auto)", c.backend)
