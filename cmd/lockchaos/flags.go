@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -32,41 +33,12 @@ func commandLine(args []string) string {
 // rerunLine is the run's command line (args, after "run") with each of
 // pins (flag, value) in place of what was given for that flag: the line
 // that reruns the whole run, whose random seed, measured time scale or
-// shard from the CI's variables are nowhere in what was typed.
+// shard from the CI's variables are nowhere in what was typed. The run's
+// own flags say which take a value.
 func rerunLine(args []string, pins [][2]string) string {
-	// The run's own flags say which take a value: that value is passed
-	// through whatever it looks like (--lock-driver '--seed').
 	fs := pflag.NewFlagSet("run", pflag.ContinueOnError)
 	(&runConfig{}).bind(fs)
-	pinned := map[string]bool{}
-	for _, p := range pins {
-		pinned[p[0]] = true
-	}
-	var out, tail []string
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		if a == "--" {
-			tail = args[i:]
-			break
-		}
-		name, _, inline := strings.Cut(strings.TrimPrefix(a, "--"), "=")
-		f := fs.Lookup(name)
-		flag := strings.HasPrefix(a, "--") && f != nil
-		takesValue := flag && !inline && f.NoOptDefVal == "" && i+1 < len(args)
-		if !flag || !pinned[name] {
-			out = append(out, a)
-		}
-		if takesValue {
-			i++
-			if !pinned[name] {
-				out = append(out, args[i])
-			}
-		}
-	}
-	for _, p := range pins {
-		out = append(out, "--"+p[0], p[1])
-	}
-	return commandLine(append(out, tail...))
+	return commandLine(cobrakit.Pin(fs, args, pins))
 }
 
 // loadCatalog is scenarios.LoadCatalog, its errors named by the flags.

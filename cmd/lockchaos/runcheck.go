@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"runtime"
-	"time"
 
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/process"
@@ -17,9 +16,6 @@ import (
 // What `lockchaos run` checks before anything starts: every error names
 // the flag at fault and what it wants, and exits 2 (a usage error) before
 // a backend is chosen, a node started or the machine calibrated.
-
-// defaultBudget is --budget's default: the checker's own.
-const defaultBudget = 30 * time.Second
 
 // maxRuns bounds a run's cell runs (cells x --repeat): every run's result
 // stays in memory until summary.json is written (a --repeat 1000 sweep of
@@ -40,8 +36,8 @@ func (c runConfig) check() error {
 	// The ranges of the options are scenarios' (bind's types refuse a
 	// zero or negative --duration, --clients, --max-duration and
 	// --part-length before); each error is named by its flag.
-	opts := scenarios.Options{Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor,
-		PartLength: c.partLength, RecoverWithin: c.recoverWithin, Budget: c.budget, TimeScale: c.timeScale}
+	opts := c.settings()
+	opts.TimeScale = c.timeScale
 	if err := opts.Validate(); err != nil {
 		return namedFlag(err)
 	}

@@ -49,7 +49,7 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
 	fs.BoolVar(&c.asJSON, "json", false, "print JSON lines on stdout as the run goes: "+
 		"start, cell-started, cell-finished, summary (schema: docs/schema/run-stream.v1.json)")
-	fs.DurationVar(&c.budget, "budget", defaultBudget, "checker budget per property (positive)")
+	fs.DurationVar(&c.budget, "budget", scenarios.DefaultBudget, "checker budget per property (positive)")
 	fs.StringVar(&c.toxAPI, "toxiproxy-api", "", "serve each cell's toxiproxy HTTP API on this "+
 		"loopback address (port 0: a free one, printed), to poke a long run with toxiproxy-cli")
 	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch every scenario time by this factor "+

@@ -227,3 +227,40 @@ func ShellNames() string {
 	}
 	return strings.Join(names, ", ")
 }
+
+// Pin is a command line (args, after the command's name) with each of
+// pins (flag, value) in place of what was given for that flag, appended
+// at the end before any "--". fs, the command's flags, says which flags
+// take a value: that value is passed through whatever it looks like
+// (--lock-driver '--seed').
+func Pin(fs *pflag.FlagSet, args []string, pins [][2]string) []string {
+	pinned := map[string]bool{}
+	for _, p := range pins {
+		pinned[p[0]] = true
+	}
+	var out, tail []string
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		if a == "--" {
+			tail = args[i:]
+			break
+		}
+		name, _, inline := strings.Cut(strings.TrimPrefix(a, "--"), "=")
+		f := fs.Lookup(name)
+		flag := strings.HasPrefix(a, "--") && f != nil
+		takesValue := flag && !inline && f.NoOptDefVal == "" && i+1 < len(args)
+		if !flag || !pinned[name] {
+			out = append(out, a)
+		}
+		if takesValue {
+			i++
+			if !pinned[name] {
+				out = append(out, args[i])
+			}
+		}
+	}
+	for _, p := range pins {
+		out = append(out, "--"+p[0], p[1])
+	}
+	return append(out, tail...)
+}
