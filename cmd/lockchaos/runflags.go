@@ -81,9 +81,9 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 // already typed), file and directory names where a flag takes one, and
 // nothing (rather than file names) for the other flags.
 func (c *runConfig) complete(cmd *cobra.Command) {
-	cobrakit.Must(cmd.RegisterFlagCompletionFunc("scenario", cobrakit.List(func() []cobra.Completion { return scenarioChoices(c.files) })))
-	cobrakit.Must(cmd.RegisterFlagCompletionFunc("lock", cobrakit.List(func() []cobra.Completion { return lockChoices(c.files, c.lockDrivers) })))
-	cobrakit.Must(cmd.RegisterFlagCompletionFunc("expect", cobrakit.List(expectationChoices)))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("scenario", cobrakit.List(func() []cobra.Completion { return choices(scenarios.ScenarioChoices(c.files)) })))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("lock", cobrakit.List(func() []cobra.Completion { return choices(scenarios.LockChoices(c.files, c.lockDrivers)) })))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("expect", cobrakit.List(func() []cobra.Completion { return choices(scenarios.ExpectationChoices()) })))
 	cobrakit.Must(cmd.RegisterFlagCompletionFunc("backend", cobrakit.Choices(backendChoices)))
 	cobrakit.Must(cmd.RegisterFlagCompletionFunc("replay-on", cobrakit.Choices(func() []cobra.Completion {
 		return []cobra.Completion{"process", "docker", "auto"}
