@@ -1,10 +1,6 @@
 package main
 
 import (
-	"fmt"
-	"strconv"
-	"strings"
-
 	"github.com/spf13/pflag"
 
 	"github.com/lockchaos/lockchaos/internal/cobrakit"
@@ -13,16 +9,6 @@ import (
 )
 
 // The run command's flag helpers and the catalog it loads.
-
-func parseShard(s string) (int, int, error) {
-	a, b, ok := strings.Cut(s, "/")
-	i, err1 := strconv.Atoi(a)
-	n, err2 := strconv.Atoi(b)
-	if !ok || err1 != nil || err2 != nil {
-		return 0, 0, fmt.Errorf("--shard %q: want i/n, e.g. 1/4", s)
-	}
-	return i, n, nil
-}
 
 // commandLine is the run's command line as typed after "run", for
 // summary.json, each argument quoted for a shell (shellJoin).

@@ -134,19 +134,13 @@ func closeBackend(be backend.Backend) {
 // to this shard: --shard, else the one the CI's variables (getenv) assign,
 // which becomes c's.
 func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([]scenarios.Cell, error) {
-	catalog, err := loadCatalog(c.files, c.lockDrivers)
-	if err != nil {
-		return nil, err
-	}
-	cells, err := scenarios.Select(catalog, c.scen, c.locks)
+	sel := scenarios.Selection{Files: c.files, LockDrivers: c.lockDrivers, Scenarios: c.scen, Locks: c.locks, Expects: c.expects}
+	cells, err := sel.Cells()
 	if errors.Is(err, lockimpl.ErrUnknownLock) {
 		return nil, fmt.Errorf("%w; declare a lock of your own with --lock-driver NAME=COMMAND "+
 			"or in a --scenarios-file (docs/driver-protocol.md)", err)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if cells, err = scenarios.KeepExpected(cells, c.expects); err != nil {
 		return nil, namedFlag(err)
 	}
 	if c.shard == "" {
@@ -162,12 +156,8 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 	if c.shard == "" {
 		return cells, nil
 	}
-	i, n, err := parseShard(c.shard)
-	if err != nil {
-		return nil, err
-	}
-	if cells, err = scenarios.Shard(cells, i, n); err != nil {
-		return nil, err
+	if cells, err = scenarios.ShardOf(cells, c.shard); err != nil {
+		return nil, namedFlag(err)
 	}
 	if len(cells) == 0 {
 		fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", c.shard)
