@@ -18,6 +18,7 @@ import (
 	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 type marginsConfig struct {
@@ -62,16 +63,16 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
 		"every scenario time stretches with it)", margins.MinTTL, margins.MaxTTL))
 	fs.IntVar(&c.seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
-		"on real Redis)", maxRuns))
+		"on real Redis)", scenarios.MaxRuns))
 	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
 	fs.Float64Var(&c.resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
 		"(default 0.05 in the simulation, 0.1 on real Redis)", margins.MinResolution, margins.MaxResolution))
 	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", margins.MinCap, margins.MaxCap))
 	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process or docker (fewer, wider probes: slower)")
 	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary: process, docker, or none")
-	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", maxRuns))
+	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", scenarios.MaxRuns))
 	fs.StringVar(&c.out, "out", "out/margins", "output directory")
-	fs.IntVar(&c.parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", maxParallel()))
+	fs.IntVar(&c.parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", scenarios.MaxParallel()))
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
 	fs.StringVar(&c.markdown, "markdown", "", "also write the Markdown table between <!-- lockchaos:margins --> and "+
 		"<!-- /lockchaos:margins --> of this file (docs/margins.md's; checked before the search)")

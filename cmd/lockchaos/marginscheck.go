@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/lockchaos/lockchaos/margins"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // What `lockchaos margins` checks before anything starts, by the rules
@@ -62,12 +63,12 @@ func (c marginsConfig) checkNames() error {
 // checkRanges checks the numbers, by margins' own ranges, each error
 // named by its flag.
 func (c marginsConfig) checkRanges() error {
-	if c.parallel < 1 || c.parallel > maxParallel() {
-		return fmt.Errorf("--parallel %d: want 1..%d cells at once (more starve each other's timing)", c.parallel, maxParallel())
+	if c.parallel < 1 || c.parallel > scenarios.MaxParallel() {
+		return fmt.Errorf("--parallel %d: want 1..%d cells at once (more starve each other's timing)", c.parallel, scenarios.MaxParallel())
 	}
 	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, ConfirmSeeds: c.confirmSeeds, Resolution: c.resolution, Cap: c.capTTL,
 		TimeScale: c.timeScale}
-	if err := margins.CheckRanges(cfg, maxRuns, c.recoveryTTLs); err != nil {
+	if err := margins.CheckRanges(cfg, scenarios.MaxRuns, c.recoveryTTLs); err != nil {
 		return namedFlag(err)
 	}
 	if c.timeScale != 0 && c.backend == "sim" && c.confirmOn == "none" {

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/process"
@@ -16,17 +15,6 @@ import (
 // What `lockchaos run` checks before anything starts: every error names
 // the flag at fault and what it wants, and exits 2 (a usage error) before
 // a backend is chosen, a node started or the machine calibrated.
-
-// maxRuns bounds a run's cell runs (cells x --repeat): every run's result
-// stays in memory until summary.json is written (a --repeat 1000 sweep of
-// the default matrix, 34,000 runs, peaked at 809 MB RSS). A larger sweep
-// is several runs, by --seed or --shard. A variable for the tests.
-var maxRuns = 100_000
-
-// maxParallel bounds --parallel: each cell at once runs its own nodes,
-// proxies and pods (a dozen processes and goroutines), and more cells
-// than cores only starve each other's timing.
-func maxParallel() int { return max(256, 4*runtime.NumCPU()) }
 
 // check says what is wrong with the values before anything starts.
 func (c runConfig) check() error {
@@ -69,17 +57,8 @@ func namedFlag(err error) error {
 
 // checkCounts checks --repeat, --parallel and the seeds they make.
 func (c runConfig) checkCounts() error {
-	switch {
-	case c.repeat < 1:
-		return fmt.Errorf("--repeat %d: want 1 or more", c.repeat)
-	case c.repeat > maxRuns:
-		return fmt.Errorf("--repeat %d: at most %d runs in all (cells x --repeat); split a larger sweep by --seed or --shard",
-			c.repeat, maxRuns)
-	case c.parallel < 1:
-		return fmt.Errorf("--parallel %d: want 1 or more", c.parallel)
-	case c.parallel > maxParallel():
-		return fmt.Errorf("--parallel %d: at most %d cells at once (default: one per core; more starve each other's timing)",
-			c.parallel, maxParallel())
+	if err := scenarios.CheckRuns(c.repeat, c.parallel, 0); err != nil {
+		return namedFlag(err)
 	}
 	// Each run's seed is --seed plus its repeat (all --seed with
 	// --same-seed); 0 is a random seed, drawn small and positive later.
@@ -170,10 +149,8 @@ func (c runConfig) checkSim() error {
 // checkCells checks what depends on the selected cells: how many runs
 // they make, and that --max-duration is at least each one's duration.
 func (c runConfig) checkCells(cells []scenarios.Cell) error {
-	if runs := len(cells) * c.repeat; runs > maxRuns {
-		return fmt.Errorf("--repeat %d: %d cell(s) x %d is %d runs, more than the %d a run holds "+
-			"(every run's result stays in memory for summary.json); split the sweep by --seed or --shard",
-			c.repeat, len(cells), c.repeat, runs, maxRuns)
+	if err := scenarios.CheckRuns(c.repeat, c.parallel, len(cells)); err != nil {
+		return namedFlag(err)
 	}
 	if err := c.checkToxiproxyRuns(len(cells) * c.repeat); err != nil {
 		return err

@@ -36,7 +36,7 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.StringVar(&c.image, "redis-image", "", redisImageUsage)
 	fs.StringVar(&c.out, "out", "out/chaos", "output directory")
 	fs.IntVar(&c.repeat, "repeat", 1, fmt.Sprintf("run every cell K times (seeds N, N+1, ...) and report detection rates; "+
-		"at most %d runs in all (cells x K): split a larger sweep by --seed or --shard", maxRuns))
+		"at most %d runs in all (cells x K): split a larger sweep by --seed or --shard", scenarios.MaxRuns))
 	fs.StringVar(&c.replayOn, "replay-on", "", "with --backend sim: rerun every cell the simulation found violated on "+
 		"this real backend (process, docker or auto), same seed, one seed per cell, and report whether it reproduces")
 	fs.BoolVar(&c.keepHistories, "keep-histories", false, "with --backend sim and --repeat only: keep every run's history (default: "+
@@ -44,7 +44,7 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.BoolVar(&c.sameSeed, "same-seed", false, "with --repeat: "+
 		"give every run the seed N (the same fault schedule), to measure how often a seed reproduces its verdict")
 	fs.IntVar(&c.parallel, "parallel", scenarios.DefaultParallel(), fmt.Sprintf("cells to run at once, 1..%d, "+
-		"never more than there are runs (default: one per core; more starve each other's timing)", maxParallel()))
+		"never more than there are runs (default: one per core; more starve each other's timing)", scenarios.MaxParallel()))
 	fs.StringVar(&c.shard, "shard", "", "run shard i of n (\"i/n\") of the cells, for CI matrices (default: "+
 		"from CI_NODE_INDEX/CI_NODE_TOTAL, or JOB_COMPLETION_INDEX with LOCKCHAOS_SHARD_TOTAL)")
 	fs.BoolVar(&c.asJSON, "json", false, "print JSON lines on stdout as the run goes: "+
