@@ -59,15 +59,11 @@ func chooseBackend(name, image string, addrs []string) (backend.Backend, string,
 	ctx, done := untilSignal(30 * time.Second)
 	defer done()
 	processes := func() (backend.Backend, string, error) {
-		bin, err := process.FindRedisServer()
+		b, v, err := process.Local(ctx)
 		if err != nil {
 			return nil, "", err
 		}
-		v, err := process.RedisServerVersion(ctx, bin)
-		if err != nil {
-			return nil, "", err
-		}
-		return process.Backend{}, v, nil
+		return b, v, nil
 	}
 	containers := func() (backend.Backend, string, error) {
 		b, err := docker.NewBackend(ctx, docker.Config{Image: image})

@@ -175,21 +175,11 @@ func (c marginsConfig) searchConfig() (margins.Config, error) {
 	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
 		return cfg, err
 	}
-	for _, name := range c.locks {
-		spec, err := lockimpl.Lookup(name)
-		if err != nil {
-			return cfg, err
-		}
-		if err := margins.Searchable(spec); err != nil {
-			return cfg, err
-		}
-		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
-			return cfg, fmt.Errorf("lock %s runs in a driver process, which the simulation cannot run: its search needs "+
-				"real Redis (--backend process, or a --confirm-on other than none)", name)
-		}
-		cfg.Locks = append(cfg.Locks, spec)
+	locks, err := margins.LocksNamed(c.locks, c.backend == "sim" && c.confirmOn == "none")
+	if err != nil {
+		return cfg, err
 	}
-	var err error
+	cfg.Locks = locks
 	cfg.Families, err = margins.FamiliesNamed(c.families)
 	return cfg, err
 }
@@ -216,14 +206,7 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 	} else {
 		rep.WriteText(stdout)
 	}
-	wrote, werr := rep.WriteFiles(c.out)
-	// An interrupted search's table is partial: the file it would replace
-	// keeps its last whole one.
-	if werr == nil && c.markdown != "" && ctx.Err() == nil {
-		if werr = rep.WriteMarkdownInto(c.markdown); werr == nil {
-			wrote = append(wrote, c.markdown)
-		}
-	}
+	wrote, werr := rep.WriteAll(c.out, c.markdown, ctx.Err() == nil)
 	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(rep.Margins), time.Since(start).Round(time.Second),
 		strings.Join(wrote, ", "))
 	switch {
