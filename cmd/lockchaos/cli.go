@@ -115,7 +115,8 @@ func (cl *cli) exitFor(root, cmd *cobra.Command, err error) int {
 		return int(code)
 	case errors.As(err, &flagErr):
 		name := flagErr.cmd.CommandPath()
-		fmt.Fprintf(cl.stderr, "%s: %v%s\nRun '%s --help' for its flags.\n", name, flagErr.err, cobrakit.SuggestFlag(flagErr.cmd, flagErr.err), name)
+		fmt.Fprintf(cl.stderr, "%s: %v%s\nRun '%s --help' for its flags.\n", name, flagErr.err,
+			cobrakit.SuggestFlag(flagErr.cmd, flagErr.err), name)
 	case cmd == nil || cmd == root:
 		// At the root the only other failure is cobra's Find: the first
 		// argument names no command.

@@ -81,9 +81,14 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 // already typed), file and directory names where a flag takes one, and
 // nothing (rather than file names) for the other flags.
 func (c *runConfig) complete(cmd *cobra.Command) {
-	cobrakit.Must(cmd.RegisterFlagCompletionFunc("scenario", cobrakit.List(func() []cobra.Completion { return choices(scenarios.ScenarioChoices(c.files)) })))
-	cobrakit.Must(cmd.RegisterFlagCompletionFunc("lock", cobrakit.List(func() []cobra.Completion { return choices(scenarios.LockChoices(c.files, c.lockDrivers)) })))
-	cobrakit.Must(cmd.RegisterFlagCompletionFunc("expect", cobrakit.List(func() []cobra.Completion { return choices(scenarios.ExpectationChoices()) })))
+	list := func(names func() []scenarios.Choice) cobra.CompletionFunc {
+		return cobrakit.List(func() []cobra.Completion { return choices(names()) })
+	}
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("scenario", list(func() []scenarios.Choice { return scenarios.ScenarioChoices(c.files) })))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("lock", list(func() []scenarios.Choice {
+		return scenarios.LockChoices(c.files, c.lockDrivers)
+	})))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("expect", list(scenarios.ExpectationChoices)))
 	cobrakit.Must(cmd.RegisterFlagCompletionFunc("backend", cobrakit.Choices(backendChoices)))
 	cobrakit.Must(cmd.RegisterFlagCompletionFunc("replay-on", cobrakit.Choices(func() []cobra.Completion {
 		return []cobra.Completion{"process", "docker", "auto"}

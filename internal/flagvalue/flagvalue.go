@@ -23,7 +23,7 @@ func OptFloat(p **float64) pflag.Value { return optFloat{p} }
 // PositiveInt and PositiveDuration are override flags whose 0 would mean
 // "not given": given, they must be positive (up to max, for an int), and
 // leaving the flag out keeps the default its help names.
-func PositiveInt(p *int, max int) pflag.Value { return positiveInt{p, max} }
+func PositiveInt(p *int, most int) pflag.Value { return positiveInt{p, most} }
 
 // PositiveDuration is PositiveInt for a duration.
 func PositiveDuration(p *time.Duration) pflag.Value { return positiveDuration{p} }

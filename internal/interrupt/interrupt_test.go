@@ -23,7 +23,7 @@ func TestCodesAreTheShells(t *testing.T) {
 // once its context has ended and the grace has passed.
 func TestAwaitLeavesStuckWorkAfterTheGrace(t *testing.T) {
 	want := errors.New("done")
-	if v, err := interrupt.Await(context.Background(), 0, func() (int, error) { return 7, want }); v != 7 || err != want {
+	if v, err := interrupt.Await(context.Background(), 0, func() (int, error) { return 7, want }); v != 7 || !errors.Is(err, want) {
 		t.Fatalf("got %d, %v", v, err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
