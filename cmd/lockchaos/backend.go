@@ -14,6 +14,7 @@ import (
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // redisImageUsage is the help of --redis-image, which chooseBackend hands
@@ -23,17 +24,17 @@ const redisImageUsage = "image for the docker backend (default " + docker.Defaul
 	"with --backend auto it means docker, and with process or external it is an error"
 
 // backends are the values of --backend, with what each means.
-var backends = []struct{ name, doc string }{
-	{"auto", "process if redis-server is installed, else docker"},
-	{"process", "a redis-server process per node"},
-	{"docker", "a container per node"},
-	{"external", "your own servers, from --redis-addr"},
-	{sim.Name, "simulated: miniredis in virtual time, for fast sweeps; not real Redis"},
+var backends = []scenarios.Choice{
+	{Name: "auto", Doc: "process if redis-server is installed, else docker"},
+	{Name: "process", Doc: "a redis-server process per node"},
+	{Name: "docker", Doc: "a container per node"},
+	{Name: "external", Doc: "your own servers, from --redis-addr"},
+	{Name: sim.Name, Doc: "simulated: miniredis in virtual time, for fast sweeps; not real Redis"},
 }
 
 func isBackend(name string) bool {
 	for _, b := range backends {
-		if b.name == name {
+		if b.Name == name {
 			return true
 		}
 	}
@@ -44,7 +45,7 @@ func isBackend(name string) bool {
 func backendNames() string {
 	names := make([]string, len(backends))
 	for i, b := range backends {
-		names[i] = b.name
+		names[i] = b.Name
 	}
 	return strings.Join(names, ", ")
 }

@@ -20,11 +20,3 @@ func choices(names []scenarios.Choice) []cobra.Completion {
 	}
 	return out
 }
-
-func backendChoices() []cobra.Completion {
-	out := make([]cobra.Completion, 0, len(backends))
-	for _, b := range backends {
-		out = append(out, cobra.CompletionWithDesc(b.name, b.doc))
-	}
-	return out
-}

@@ -180,11 +180,5 @@ func (c runConfig) checkPlans(cells []scenarios.Cell) error {
 	if c.simulated() {
 		t.be = sim.New(nil) // planning enters no bubble
 	}
-	opts := c.cellOptions(t, nil)
-	for _, cell := range cells {
-		if p := scenarios.NewPlan(cell, opts); errors.Is(p.Err, scenarios.ErrTooLarge) {
-			return p.Err
-		}
-	}
-	return nil
+	return scenarios.FirstTooLarge(cells, c.cellOptions(t, nil))
 }

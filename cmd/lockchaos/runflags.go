@@ -89,7 +89,9 @@ func (c *runConfig) complete(cmd *cobra.Command) {
 		return scenarios.LockChoices(c.files, c.lockDrivers)
 	})))
 	cobrakit.Must(cmd.RegisterFlagCompletionFunc("expect", list(scenarios.ExpectationChoices)))
-	cobrakit.Must(cmd.RegisterFlagCompletionFunc("backend", cobrakit.Choices(backendChoices)))
+	cobrakit.Must(cmd.RegisterFlagCompletionFunc("backend", cobrakit.Choices(func() []cobra.Completion {
+		return choices(backends)
+	})))
 	cobrakit.Must(cmd.RegisterFlagCompletionFunc("replay-on", cobrakit.Choices(func() []cobra.Completion {
 		return []cobra.Completion{"process", "docker", "auto"}
 	})))
