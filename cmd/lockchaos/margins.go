@@ -21,21 +21,19 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
+// marginsConfig is what `lockchaos margins` was asked to do: the search's
+// numbers bind to cfg directly; its locks, families and backends are
+// looked up and chosen later (searchConfig, cmdMargins).
 type marginsConfig struct {
-	locks, families     []string
-	lockDrivers, files  []string
-	timeScale           float64
-	seedsSet, resSet    bool
-	ttl                 time.Duration
-	seeds, confirmSeeds int
-	seed                int64
-	resolution, capTTL  float64
-	backend, confirmOn  string
-	out                 string
-	parallel            int
-	asJSON              bool
-	recoveryTTLs        []time.Duration
-	markdown            string
+	cfg                margins.Config
+	locks, families    []string
+	lockDrivers, files []string
+	seedsSet, resSet   bool
+	backend, confirmOn string
+	out                string
+	asJSON             bool
+	recoveryTTLs       []time.Duration
+	markdown           string
 }
 
 func newMarginsCmd(cl *cli) *cobra.Command {
@@ -58,21 +56,21 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.Var((*flagvalue.Multi)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
 		"searched on real Redis")
 	cobrakit.Must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
+	fs.Float64Var(&c.cfg.TimeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
 		"to the machine's load, as run does; the simulation never stretches)")
-	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
+	fs.DurationVar(&c.cfg.TTL, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
 		"every scenario time stretches with it)", margins.MinTTL, margins.MaxTTL))
-	fs.IntVar(&c.seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
+	fs.IntVar(&c.cfg.Seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
 		"on real Redis)", scenarios.MaxRuns))
-	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
-	fs.Float64Var(&c.resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
+	fs.Int64Var(&c.cfg.Seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
+	fs.Float64Var(&c.cfg.Resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
 		"(default 0.05 in the simulation, 0.1 on real Redis)", margins.MinResolution, margins.MaxResolution))
-	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", margins.MinCap, margins.MaxCap))
+	fs.Float64Var(&c.cfg.Cap, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", margins.MinCap, margins.MaxCap))
 	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process or docker (fewer, wider probes: slower)")
 	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary: process, docker, or none")
-	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", scenarios.MaxRuns))
+	fs.IntVar(&c.cfg.ConfirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", scenarios.MaxRuns))
 	fs.StringVar(&c.out, "out", "out/margins", "output directory")
-	fs.IntVar(&c.parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", scenarios.MaxParallel()))
+	fs.IntVar(&c.cfg.Parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", scenarios.MaxParallel()))
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
 	fs.StringVar(&c.markdown, "markdown", "", "also write the Markdown table between <!-- lockchaos:margins --> and "+
 		"<!-- /lockchaos:margins --> of this file (docs/margins.md's; checked before the search)")
@@ -89,10 +87,10 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	if c.backend != "sim" {
 		// Real Redis: fewer, wider probes, unless asked otherwise.
 		if !c.seedsSet {
-			c.seeds = c.confirmSeeds
+			c.cfg.Seeds = c.cfg.ConfirmSeeds
 		}
 		if !c.resSet {
-			c.resolution = 0.1
+			c.cfg.Resolution = 0.1
 		}
 	}
 	if err := c.check(); err != nil {
@@ -148,7 +146,7 @@ func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout,
 		defer closeBackend(conf)
 		cfg.Confirm = conf
 	}
-	on, calibration, err := margins.Calibrate(ctx, &cfg, c.timeScale)
+	on, calibration, err := margins.Calibrate(ctx, &cfg, c.cfg.TimeScale)
 	if calibration != "" {
 		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", on.Name(), calibration)
 	}
@@ -170,8 +168,8 @@ func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout,
 // looked up (the driver locks registered first); the backends are
 // chosen later.
 func (c marginsConfig) searchConfig() (margins.Config, error) {
-	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
-		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
+	cfg := c.cfg
+	cfg.OutDir = c.out + "/probes"
 	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
 		return cfg, err
 	}
@@ -198,7 +196,7 @@ func interrupted(sig os.Signal, stderr io.Writer) int {
 func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	start := time.Now()
 	cfg.Progress = func(p margins.Probe) { fmt.Fprintf(stderr, "  %s\n", p) }
-	rep, err := margins.Run(ctx, cfg, margins.LivenessTTLs(c.ttl, c.recoveryTTLs), func(found []margins.Margin) {
+	rep, err := margins.Run(ctx, cfg, margins.LivenessTTLs(c.cfg.TTL, c.recoveryTTLs), func(found []margins.Margin) {
 		replayCommands(found, c)
 	})
 	if c.asJSON {

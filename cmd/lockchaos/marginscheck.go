@@ -63,17 +63,16 @@ func (c marginsConfig) checkNames() error {
 // checkRanges checks the numbers, by margins' own ranges, each error
 // named by its flag.
 func (c marginsConfig) checkRanges() error {
-	if c.parallel < 1 || c.parallel > scenarios.MaxParallel() {
-		return fmt.Errorf("--parallel %d: want 1..%d cells at once (more starve each other's timing)", c.parallel, scenarios.MaxParallel())
+	if c.cfg.Parallel < 1 || c.cfg.Parallel > scenarios.MaxParallel() {
+		return fmt.Errorf("--parallel %d: want 1..%d cells at once (more starve each other's timing)",
+			c.cfg.Parallel, scenarios.MaxParallel())
 	}
-	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, ConfirmSeeds: c.confirmSeeds, Resolution: c.resolution, Cap: c.capTTL,
-		TimeScale: c.timeScale}
-	if err := margins.CheckRanges(cfg, scenarios.MaxRuns, c.recoveryTTLs); err != nil {
+	if err := margins.CheckRanges(c.cfg, scenarios.MaxRuns, c.recoveryTTLs); err != nil {
 		return namedFlag(err)
 	}
-	if c.timeScale != 0 && c.backend == "sim" && c.confirmOn == "none" {
+	if c.cfg.TimeScale != 0 && c.backend == "sim" && c.confirmOn == "none" {
 		return fmt.Errorf("--time-scale %v with --backend sim and --confirm-on none: nothing runs on real Redis, "+
-			"and virtual time needs no stretching (leave it out)", c.timeScale)
+			"and virtual time needs no stretching (leave it out)", c.cfg.TimeScale)
 	}
 	return nil
 }
