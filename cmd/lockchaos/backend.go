@@ -5,17 +5,16 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/docker"
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/process"
-
-	"github.com/lockchaos/lockchaos/backend/docker"
 	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // redisImageUsage is the help of --redis-image, which chooseBackend hands
@@ -25,17 +24,17 @@ const redisImageUsage = "image for the docker backend (default " + docker.Defaul
 	"with --backend auto it means docker, and with process or external it is an error"
 
 // backends are the values of --backend, with what each means.
-var backends = []struct{ name, doc string }{
-	{"auto", "process if redis-server is installed, else docker"},
-	{"process", "a redis-server process per node"},
-	{"docker", "a container per node"},
-	{"external", "your own servers, from --redis-addr"},
-	{sim.Name, "simulated: miniredis in virtual time, for fast sweeps; not real Redis"},
+var backends = []scenarios.Choice{
+	{Name: "auto", Doc: "process if redis-server is installed, else docker"},
+	{Name: "process", Doc: "a redis-server process per node"},
+	{Name: "docker", Doc: "a container per node"},
+	{Name: "external", Doc: "your own servers, from --redis-addr"},
+	{Name: sim.Name, Doc: "simulated: miniredis in virtual time, for fast sweeps; not real Redis"},
 }
 
 func isBackend(name string) bool {
 	for _, b := range backends {
-		if b.name == name {
+		if b.Name == name {
 			return true
 		}
 	}
@@ -46,7 +45,7 @@ func isBackend(name string) bool {
 func backendNames() string {
 	names := make([]string, len(backends))
 	for i, b := range backends {
-		names[i] = b.name
+		names[i] = b.Name
 	}
 	return strings.Join(names, ", ")
 }
@@ -61,15 +60,11 @@ func chooseBackend(name, image string, addrs []string) (backend.Backend, string,
 	ctx, done := untilSignal(30 * time.Second)
 	defer done()
 	processes := func() (backend.Backend, string, error) {
-		bin, err := process.FindRedisServer()
+		b, v, err := process.Local(ctx)
 		if err != nil {
 			return nil, "", err
 		}
-		v, err := process.RedisServerVersion(ctx, bin)
-		if err != nil {
-			return nil, "", err
-		}
-		return process.Backend{}, v, nil
+		return b, v, nil
 	}
 	containers := func() (backend.Backend, string, error) {
 		b, err := docker.NewBackend(ctx, docker.Config{Image: image})
@@ -114,28 +109,11 @@ or start Docker and build the image with "make redis-image"`))
 // closing, and the run's own handler, which writes partial results,
 // comes later.
 func untilSignal(limit time.Duration) (context.Context, func()) {
-	ctx, cancel := context.WithTimeout(context.Background(), limit)
-	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	var caught os.Signal
-	stop, stopped := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(stopped)
-		select {
-		case caught = <-ch:
-			cancel()
-		case <-stop:
-		}
-	}()
+	ctx, done := interrupt.Bounded(limit)
 	return ctx, func() {
-		signal.Stop(ch)
-		close(stop)
-		<-stopped
-		cancel()
-		if sig, ok := caught.(syscall.Signal); ok {
-			name := map[syscall.Signal]string{syscall.SIGINT: "SIGINT", syscall.SIGTERM: "SIGTERM"}[sig]
-			fmt.Fprintf(os.Stderr, "lockchaos: interrupted (%s) while choosing the backend; nothing had started\n", name)
-			os.Exit(128 + int(sig))
+		if code := interrupt.Code(done()); code != 0 {
+			fmt.Fprintf(os.Stderr, "lockchaos: interrupted (%s) while choosing the backend; nothing had started\n", interrupt.Name(code))
+			os.Exit(code)
 		}
 	}
 }

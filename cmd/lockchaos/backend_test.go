@@ -12,11 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/lockchaos/lockchaos/backend/process"
-
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/backend/docker"
+	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/reports"
 )
 

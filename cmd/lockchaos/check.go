@@ -9,30 +9,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/verify"
 )
-
-const checkUsage = `Re-checks a history recorded by lockchaos (a crashed run's history too: its
-operations with no return count as indefinite) and prints the verdict and
-every violation in plain words.
-
-Examples:
-  lockchaos check out/chaos/slow-holder/naive/history.jsonl
-  lockchaos check --budget 2m --json history.jsonl > verdict.json
-
-Exit codes: 0 pass, 1 violation, 2 bad input (the file and line at fault:
-the header must be the first line, no line may pass 1 MiB, a client must be
-one of the header's), 4 inconclusive (a checker ran out of budget, a pass
-below the evidence floor the history records, or a history with no events:
-verdict unknown, nothing was checked).`
 
 func newCheckCmd(cl *cli) *cobra.Command {
 	var budget time.Duration
 	var asJSON bool
 	var maxV int
 	c := &cobra.Command{
-		Use: "check HISTORY.jsonl", Short: "re-check a recorded history", Long: checkUsage,
+		Use: "check HISTORY.jsonl", Short: "re-check a recorded history", Long: usage("check"),
 		Args: cobra.ArbitraryArgs, // check words its own "want exactly one history file"
 		RunE: func(_ *cobra.Command, files []string) error {
 			return done(cmdCheck(files, budget, asJSON, maxV, cl.stdout, cl.stderr))
@@ -48,7 +36,7 @@ func newCheckCmd(cl *cli) *cobra.Command {
 	fs.DurationVar(&budget, "budget", 30*time.Second, "porcupine search budget per property; running out gives inconclusive, never pass")
 	fs.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	fs.IntVar(&maxV, "max-violations", 20, "violations to print per property (all are counted)")
-	noCompletionForTheRest(c)
+	cobrakit.NoFilesForTheRest(c)
 	return c
 }
 
@@ -79,10 +67,7 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 		reports.WriteCheckText(stdout, reports.CheckText{Name: files[0], Summary: res.Summary, Report: rep,
 			Witness: res.Witness, WitnessMore: res.WitnessMore})
 	}
-	if rep.Verdict == checker.Pass && !rep.Evidence.Enough {
-		return exitInconclusive
-	}
-	return verdictExit(rep.Verdict)
+	return reports.CheckExitCode(rep)
 }
 
 // verifyFile verifies the history at path, or says why not on stderr
@@ -95,43 +80,22 @@ func cmdCheck(files []string, budget time.Duration, asJSON bool, maxV int, stdou
 // SIGINT ignored (a script's background job) still hears it. The check
 // writes nothing, so nothing is left half done.
 func verifyFile(path string, opts checker.Options, stderr io.Writer) (*verify.Result, int) {
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
-	type verified struct {
-		res *verify.Result
-		err error
-	}
-	done := make(chan verified, 1)
-	go func() {
-		res, err := verify.File(ctx, path, verify.Options{Options: opts, ChunkEvents: checkChunkEvents})
-		done <- verified{res, err}
-	}()
-	var v verified
-	select {
-	case v = <-done:
-	case <-ctx.Done():
-	}
-	if code := interruptCode(caught()); code != 0 {
-		fmt.Fprintf(stderr, "lockchaos check: interrupted (%s): no verdict\n", signalName(code))
+	res, err := interrupt.Await(ctx, 0, func() (*verify.Result, error) {
+		return verify.File(ctx, path, verify.Options{Options: opts, ChunkEvents: checkChunkEvents})
+	})
+	if code := interrupt.Code(caught()); code != 0 {
+		fmt.Fprintf(stderr, "lockchaos check: interrupted (%s): no verdict\n", interrupt.Name(code))
 		return nil, code
 	}
-	if v.err != nil {
-		fmt.Fprintf(stderr, "lockchaos check: %v\n", v.err)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos check: %v\n", err)
 		return nil, exitUsage
 	}
-	return v.res, exitOK
+	return res, exitOK
 }
 
 // checkChunkEvents is the chunk size of check (0: verify's default, a
 // million events); tests set it smaller to check a small file in chunks.
 var checkChunkEvents int
-
-func verdictExit(v checker.Status) int {
-	switch v {
-	case checker.Pass:
-		return exitOK
-	case checker.Fail:
-		return exitViolation
-	}
-	return exitInconclusive
-}

@@ -9,6 +9,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
+	"github.com/lockchaos/lockchaos/internal/outdir"
 )
 
 // cli is what every command shares: where it writes, and the command line
@@ -112,7 +115,8 @@ func (cl *cli) exitFor(root, cmd *cobra.Command, err error) int {
 		return int(code)
 	case errors.As(err, &flagErr):
 		name := flagErr.cmd.CommandPath()
-		fmt.Fprintf(cl.stderr, "%s: %v%s\nRun '%s --help' for its flags.\n", name, flagErr.err, suggestFlag(flagErr.cmd, flagErr.err), name)
+		fmt.Fprintf(cl.stderr, "%s: %v%s\nRun '%s --help' for its flags.\n", name, flagErr.err,
+			cobrakit.SuggestFlag(flagErr.cmd, flagErr.err), name)
 	case cmd == nil || cmd == root:
 		// At the root the only other failure is cobra's Find: the first
 		// argument names no command.
@@ -147,12 +151,9 @@ func (cl *cli) unknownName(root *cobra.Command, who, name string) {
 	fmt.Fprintln(cl.stderr)
 }
 
-const versionUsage = `Prints the version of this build and the Go it was built with (the same
-as lockchaos --version).`
-
 func newVersionCmd(cl *cli) *cobra.Command {
 	return &cobra.Command{
-		Use: "version", Short: "the version of this build", Long: versionUsage,
+		Use: "version", Short: "the version of this build", Long: usage("version"),
 		// Arguments were ignored before cobra; they still are.
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, _ []string) error {
@@ -161,4 +162,14 @@ func newVersionCmd(cl *cli) *cobra.Command {
 		},
 		ValidArgsFunction: cobra.NoFileCompletions,
 	}
+}
+
+// claimOut claims dir as the command's output directory (outdir.Claim),
+// its errors named by the flag.
+func claimOut(dir string) (release func(), err error) {
+	release, err = outdir.Claim(dir)
+	if err != nil {
+		return nil, fmt.Errorf("--out %w", err)
+	}
+	return release, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -35,7 +36,7 @@ func TestSingleDashLongFlagsStillWork(t *testing.T) {
 		t.Fatalf("-version: exit %d, %q", code, stdout)
 	}
 	root := newRoot(&cli{stdout: &strings.Builder{}, stderr: &strings.Builder{}})
-	got := longFlags(root, []string{"run", "-json", "-lock", "-x", "-h", "--seed", "5", "--", "-scenario"})
+	got := cobrakit.LongFlags(root, []string{"run", "-json", "-lock", "-x", "-h", "--seed", "5", "--", "-scenario"})
 	want := []string{"run", "--json", "--lock", "-x", "-h", "--seed", "5", "--", "-scenario"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("longFlags: %q, want %q", got, want)

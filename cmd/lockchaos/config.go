@@ -10,6 +10,7 @@ import (
 	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/drivers"
+	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -21,14 +22,14 @@ import (
 // from the command line to the cells and back.
 //
 // The defaults are the flags' (bind): --repeat 1, --parallel one per core,
-// --budget 30s (defaultBudget), --backend auto, --out out/chaos. A zero --seed is random
+// --budget 30s (scenarios.DefaultBudget), --backend auto, --out out/chaos. A zero --seed is random
 // (resolveRun chooses it); the other zero values keep each scenario's own.
 type runConfig struct {
 	// Which cells: scenarios and locks (default all), the files and
 	// driver locks that add to them, the expectations kept, the shard
 	// (default: from the CI's environment, see selectCells).
-	scen, locks, files, expects stringList
-	lockDrivers                 multiList
+	scen, locks, files, expects flagvalue.List
+	lockDrivers                 flagvalue.Multi
 	shard                       string
 
 	// How often: the run seed, runs per cell, cells at once.
@@ -40,7 +41,7 @@ type runConfig struct {
 	// image and addresses, and the real backend that replays simulated
 	// findings.
 	backend, image, replayOn string
-	addrs                    stringList
+	addrs                    flagvalue.List
 
 	// Each cell's options (cellOptions). timeScale 0 measures the machine.
 	duration, budget, maxDuration, partLength time.Duration
@@ -86,10 +87,17 @@ type target struct {
 // replaces Seed and OutDir per finding. notify gets the one-line notices
 // (where a toxiproxy API listens), or is nil.
 func (c runConfig) cellOptions(t target, notify func(string)) scenarios.Options {
-	return scenarios.Options{Seed: c.seed, OutDir: c.out, Duration: c.duration, Clients: c.clients, Budget: c.budget,
-		Backend: t.be, Rerun: c.rerun(t), ToxiproxyAPI: c.toxAPI, Notify: notify,
-		TimeScale: t.Scale, NodeOpTime: t.NodeOp, MaxDuration: c.maxDuration, Floor: c.floor, PartLength: c.partLength, InParts: c.inParts,
-		RecoverWithin: c.recoverWithin, NoWitness: c.noWitness}
+	o := c.settings()
+	o.Seed, o.OutDir, o.Backend, o.Rerun, o.ToxiproxyAPI, o.Notify = c.seed, c.out, t.be, c.rerun(t), c.toxAPI, notify
+	o.TimeScale, o.NodeOpTime = t.Scale, t.NodeOp
+	return o
+}
+
+// settings are the cell options the flags set that change what a cell
+// does, as given (zero: each scenario's own).
+func (c runConfig) settings() scenarios.Options {
+	return scenarios.Options{Duration: c.duration, Clients: c.clients, Budget: c.budget, MaxDuration: c.maxDuration,
+		Floor: c.floor, PartLength: c.partLength, InParts: c.inParts, RecoverWithin: c.recoverWithin, NoWitness: c.noWitness}
 }
 
 // rerunBackend is the --backend a rerun line of a cell run on be names:
@@ -122,9 +130,8 @@ func (c runConfig) rerun(t target) func(p *scenarios.Plan) string {
 }
 
 // rerunFlags are what every rerun line of a run on t carries besides the
-// cell and its driver: every setting that changes what a cell does, as
-// given (scenario files, duration, clients, the checker's budget, the
-// floor, max duration, parts), where Redis ran (t's backend, with its
+// cell and its driver: the scenario files, every setting that changes
+// what a cell does, as given (scenarios.Options.RunFlags), where Redis ran (t's backend, with its
 // image or addresses), and the time scale the cell ran at. rerunRoles in
 // config_test.go lists every setting's role; the test there parses the
 // lines back into c.
@@ -134,39 +141,7 @@ func (c runConfig) rerunFlags(t target) []string {
 	for _, file := range c.files {
 		add("--scenarios-file", file)
 	}
-	if c.duration > 0 {
-		add("--duration", c.duration.String())
-	}
-	if c.clients > 0 {
-		add("--clients", strconv.Itoa(c.clients))
-	}
-	if c.budget != defaultBudget {
-		add("--budget", c.budget.String())
-	}
-	if c.maxDuration > 0 {
-		add("--max-duration", c.maxDuration.String())
-	}
-	if c.partLength > 0 {
-		add("--part-length", c.partLength.String())
-	}
-	if c.recoverWithin > 0 {
-		add("--recover-within", c.recoverWithin.String())
-	}
-	if c.inParts {
-		f = append(f, "--in-parts")
-	}
-	if c.noWitness {
-		f = append(f, "--no-witness")
-	}
-	if v := c.floor.MinExercised; v != nil {
-		add("--min-exercised", strconv.Itoa(*v))
-	}
-	if v := c.floor.MinCycles; v != nil {
-		add("--min-cycles", strconv.Itoa(*v))
-	}
-	if v := c.floor.MaxIndefinite; v != nil {
-		add("--max-indefinite", strconv.FormatFloat(*v, 'g', -1, 64))
-	}
+	f = append(f, c.settings().RunFlags()...)
 	if t.named != "" {
 		add("--backend", t.named)
 	}

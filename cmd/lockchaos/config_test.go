@@ -66,7 +66,7 @@ func TestResolveRunDefaults(t *testing.T) {
 		{"--backend", "external", "--redis-addr", "127.0.0.1:6379,127.0.0.1:6380,[::1]:6379"},
 		{"--time-scale", "0.1"}, {"--time-scale", "100"},
 		{"--duration", "2s", "--max-duration", "2s"},
-		{"--clients", "256"}, {"--parallel", strconv.Itoa(maxParallel())}, {"--max-indefinite", "0"}, {"--min-cycles", "0"},
+		{"--clients", "256"}, {"--parallel", strconv.Itoa(scenarios.MaxParallel())}, {"--max-indefinite", "0"}, {"--min-cycles", "0"},
 	} {
 		resolved(t, args...)
 	}
@@ -82,7 +82,7 @@ func TestResolveRunErrorsNameTheFlag(t *testing.T) {
 	}{
 		{[]string{"--repeat", "0"}, "--repeat 0: want 1 or more"},
 		{[]string{"--repeat", "-3"}, "--repeat -3: want 1 or more"},
-		{[]string{"--repeat", strconv.Itoa(maxRuns + 1)}, "at most 100000 runs"},
+		{[]string{"--repeat", strconv.Itoa(scenarios.MaxRuns + 1)}, "at most 100000 runs"},
 		{[]string{"--parallel", "0"}, "--parallel 0: want 1 or more"},
 		{[]string{"--parallel", "1000000"}, "--parallel 1000000: at most"},
 		{[]string{"--budget", "0s"}, "--budget 0s: want a positive duration"},
@@ -182,16 +182,13 @@ func TestCheckCellsBoundsRunsAndMaxDuration(t *testing.T) {
 	token, _ := lockimpl.Lookup("token")
 	cells := []scenarios.Cell{{Scenario: base, Lock: token}, {Scenario: base, Lock: token},
 		{Scenario: scenarios.Scenario{Name: "long", Duration: 4 * time.Second}, Lock: token}}
-	defer func(n int) { maxRuns = n }(maxRuns)
-	maxRuns = 10
-	if err := resolved(t, "--repeat", "3").checkCells(cells); err != nil {
-		t.Errorf("3 cells x 3, at most 10 runs: %v", err)
+	if err := resolved(t, "--repeat", "33333").checkCells(cells); err != nil {
+		t.Errorf("3 cells x 33333, at most 100000 runs: %v", err)
 	}
-	err := resolved(t, "--repeat", "4").checkCells(cells)
-	if err == nil || !strings.Contains(err.Error(), "--repeat 4: 3 cell(s) x 4 is 12 runs, more than the 10 a run holds") {
-		t.Errorf("3 cells x 4, at most 10 runs: %v", err)
+	err := resolved(t, "--repeat", "33334").checkCells(cells)
+	if err == nil || !strings.Contains(err.Error(), "--repeat 33334: 3 cell(s) x 33334 is 100002 runs, more than the 100000 a run holds") {
+		t.Errorf("3 cells x 33334, at most 100000 runs: %v", err)
 	}
-	maxRuns = 100_000
 	for _, c := range []struct {
 		args []string
 		says string

@@ -8,11 +8,11 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
-
+	"github.com/lockchaos/lockchaos/internal/interrupt"
+	"github.com/lockchaos/lockchaos/internal/progress"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -31,18 +31,18 @@ type session struct {
 	replay         backend.Backend // --replay-on, or nil
 	replayVersion  string
 	stdout, stderr io.Writer
-	progress       *progress
+	progress       *progress.Progress
 	stream         *reports.Stream // --json, or nil
 	notStarted     int             // runs an interrupt kept from starting
 }
 
 // execute runs the selected cells on the backend, replays their findings,
 // writes every report and returns the exit code.
-// The output directory was made and checked before (claimOut). An
+// The output directory was made and checked before (claimOut, outdir.Claim). An
 // interrupt (SIGINT, SIGTERM) at any point, calibration included, ends in
 // the summary of what ran and exit 130 or 143.
 func (s *session) execute() int {
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
 	// Last line of defence: whatever happens, no redis-server outlives us.
 	defer backend.KillAll()
@@ -76,7 +76,7 @@ func (s *session) execute() int {
 		replays = s.replayFindings(ctx, ran)
 	}
 	sum := s.summary(on, started, matrixTime, ran, replays, ctx.Err() != nil)
-	reportErr := s.report(sum, ran)
+	reportErr := s.report(sum)
 	return s.exit(caught(), sum, reportErr)
 }
 
@@ -97,7 +97,7 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 	runs := len(s.cells) * c.repeat
 	// No more goroutines than runs: --parallel 1000 for one cell is one.
 	parallel := max(1, min(c.parallel, runs))
-	s.progress = newProgress(s.stderr, runs)
+	s.progress = progress.New(s.stderr, runs)
 	if c.asJSON {
 		s.stream = reports.NewStream(s.stdout)
 	}
@@ -116,11 +116,11 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 			if ctx.Err() != nil {
 				return // it will not start (notStarted)
 			}
-			s.progress.started(name, seed)
+			s.progress.Started(name, seed)
 			s.stream.Emit(reports.StreamEvent{Type: "cell-started", Cell: name, RunSeed: seed})
 		},
 	})
-	s.progress.done()
+	s.progress.Done()
 	return ran
 }
 
@@ -133,10 +133,10 @@ func (s *session) runMatrix(ctx context.Context, on target) []*results.Cell {
 func (s *session) finished(r *results.Cell, done, total int) {
 	if r.NotStarted() {
 		s.notStarted++
-		s.progress.forget(r)
+		s.progress.Forget(r)
 		return
 	}
-	s.progress.cell(r, done, total)
+	s.progress.Cell(r, done, total)
 	s.stream.Emit(reports.StreamEvent{
 		Type: "cell-finished", Cell: r.Name(), RunSeed: r.RunSeed, Result: r, Done: done, Total: total,
 	})
@@ -180,7 +180,7 @@ func (s *session) rerunAll(on target) string {
 // report writes summary.json, junit.xml and the HTML pages, and shows the
 // outcome: the table on stdout, or the summary line of the JSON stream. It
 // names only the files it wrote, and returns why any other was not.
-func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
+func (s *session) report(sum *reports.Summary) error {
 	out := s.cfg.out
 	wrote, html, err := reports.WriteAll(out, sum, reports.HTMLOptions{Verify: verify.Options{}.ForPages})
 	if err != nil {
@@ -196,9 +196,9 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 		return err
 	}
 	w := s.stdout
-	reports.WriteText(w, sum, useColour(w))
+	reports.WriteText(w, sum, reports.UseColour(w))
 	if html != nil {
-		wrote = append(wrote, pagesNote(html, ran, out))
+		wrote = append(wrote, pagesNote(html, sum, out))
 	}
 	if len(wrote) > 0 {
 		fmt.Fprintf(w, "\nwrote %s\n", strings.Join(wrote, ", "))
@@ -208,9 +208,9 @@ func (s *session) report(sum *reports.Summary, ran []*results.Cell) error {
 
 // pagesNote is what the run says of the HTML it wrote: the index, how
 // many cell pages, and why some runs have none.
-func pagesNote(html *reports.HTMLResult, ran []*results.Cell, out string) string {
+func pagesNote(html *reports.HTMLResult, sum *reports.Summary, out string) string {
 	note := fmt.Sprintf("%s (+%d cell pages, rendered in %s", html.Index, len(html.Pages), html.Elapsed.Round(time.Millisecond))
-	if dropped := droppedHistories(ran); html.Unpaged > 0 && dropped > 0 {
+	if dropped := sum.DroppedHistories(); html.Unpaged > 0 && dropped > 0 {
 		note += fmt.Sprintf("; %d met runs without one, %d of whose histories were not kept: --keep-histories", html.Unpaged, dropped)
 	} else if html.Unpaged > 0 {
 		note += fmt.Sprintf("; %d met runs without one: lockchaos report --all-pages %s", html.Unpaged, out)
@@ -219,50 +219,25 @@ func pagesNote(html *reports.HTMLResult, ran []*results.Cell, out string) string
 }
 
 // exit is the run's exit code: the signal's that interrupted it, else
-// its outcomes', where a report that could not be written is a harness
-// error (3) unless a worse outcome (a violation) already fails the run:
-// a run whose reports are missing never exits 0; else inconclusive when
-// every cell was skipped.
+// its outcomes' (reports.Summary.ExitCode).
 func (s *session) exit(sig os.Signal, sum *reports.Summary, reportErr error) int {
 	written := "partial results written"
 	if reportErr != nil {
 		written = "partial results not all written (see above)"
 	}
-	switch sig {
-	case syscall.SIGINT:
+	switch code := interrupt.Code(sig); code {
+	case 130:
 		fmt.Fprintf(s.stderr, "lockchaos run: interrupted (SIGINT); every node stopped, %s\n", written)
-		return 130
-	case syscall.SIGTERM:
+		return code
+	case 143:
 		fmt.Fprintf(s.stderr, "lockchaos run: terminated (SIGTERM); every node stopped, %s\n", written)
-		return 143
-	}
-	code := runExit(sum)
-	if reportErr != nil && code != exitViolation {
-		return exitHarness
-	}
-	if code != exitOK || !nothingRan(sum) {
 		return code
 	}
-	// A gate that ran nothing must not look green: a backend that cannot
-	// run a shard's cells, or a selection of n/a cells only, tested nothing.
-	fmt.Fprintf(s.stderr, "lockchaos run: inconclusive: every cell was skipped (%d), nothing was tested; "+
-		"the table says why each was\n", len(sum.Cells))
-	return exitInconclusive
-}
-
-// nothingRan says no cell of the run ran: each was skipped.
-func nothingRan(sum *reports.Summary) bool {
-	return sum.Totals[string(results.Skipped)] == len(sum.Cells)
-}
-
-// droppedHistories counts the met runs of a simulated sweep whose history
-// files were deleted (scenarios.MatrixOptions.DropMetHistories).
-func droppedHistories(ran []*results.Cell) int {
-	n := 0
-	for _, r := range ran {
-		if r.HistoryDropped {
-			n++
-		}
+	if reportErr == nil && sum.NothingRan() {
+		// A backend that cannot run a shard's cells, or a selection of
+		// n/a cells only, tested nothing.
+		fmt.Fprintf(s.stderr, "lockchaos run: inconclusive: every cell was skipped (%d), nothing was tested; "+
+			"the table says why each was\n", len(sum.Cells))
 	}
-	return n
+	return sum.ExitCode(reportErr == nil)
 }

@@ -5,25 +5,14 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
+
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
 )
 
 // The one help of every command: its usage line, its text, and its flags
 // under "Flags:", each flag's default said once. Help that was asked for
 // goes to stdout (lockchaos run --help | less); a usage error stays on
 // stderr with exit 2.
-
-// rootText is what the root command says between its usage lines and its
-// flags.
-const rootText = `Run "lockchaos COMMAND --help" for a command's flags and examples.
-Completion in bash: source <(lockchaos completion bash)
-
-Exit codes: 0 pass, 1 violation, 2 usage or bad input, 3 harness could not run,
-4 inconclusive (a checker ran out of budget, too little evidence, or nothing
-ran), 130/143 interrupted.`
-
-const helpUsage = `Prints lockchaos's usage, or COMMAND's flags and examples (the same as
-lockchaos COMMAND --help). An unknown COMMAND is a usage error (exit 2).`
 
 // helpText is c's help: the root's lists every command.
 func (cl *cli) helpText(c *cobra.Command) string {
@@ -34,16 +23,16 @@ func (cl *cli) helpText(c *cobra.Command) string {
 		for i, sub := range cmds {
 			fmt.Fprintf(&b, "  %-*s  %s\n", width, lines[i], sub.Short)
 		}
-		fmt.Fprintf(&b, "\n%s\n", rootText)
+		fmt.Fprintf(&b, "\n%s\n", usage("root"))
 	} else {
-		fmt.Fprintf(&b, "Usage: %s\n", useLine(c))
+		fmt.Fprintf(&b, "Usage: %s\n", cobrakit.UseLine(c))
 		if long := strings.TrimSpace(c.Long); long != "" {
 			fmt.Fprintf(&b, "\n%s\n", long)
 		}
 	}
 	// cobra adds --help as it executes c, not when "help c" asks.
 	c.InitDefaultHelpFlag()
-	fmt.Fprintf(&b, "\nFlags:\n%s", flagUsages(c.Flags()))
+	fmt.Fprintf(&b, "\nFlags:\n%s", cobrakit.FlagUsages(c.Flags()))
 	return b.String()
 }
 
@@ -58,59 +47,17 @@ func (cl *cli) commandLines(root *cobra.Command) ([]*cobra.Command, []string, in
 		if err != nil || sub == root || sub.Hidden {
 			continue
 		}
-		cmds, lines = append(cmds, sub), append(lines, useLine(sub))
+		cmds, lines = append(cmds, sub), append(lines, cobrakit.UseLine(sub))
 		width = max(width, len(lines[len(lines)-1]))
 	}
 	return cmds, lines, width
-}
-
-// useLine is c's command path with its arguments, "[flags]" after the
-// name when it has flags of its own beyond --help and its Use does not
-// spell them out.
-func useLine(c *cobra.Command) string {
-	_, args, _ := strings.Cut(c.Use, " ")
-	line := c.CommandPath()
-	if !strings.Contains(args, "--") && !strings.Contains(args, "[flags]") && ownFlags(c) {
-		line += " [flags]"
-	}
-	if args != "" {
-		line += " " + args
-	}
-	return line
-}
-
-// ownFlags says whether c has a flag other than --help.
-func ownFlags(c *cobra.Command) bool {
-	own := false
-	c.Flags().VisitAll(func(f *pflag.Flag) { own = own || (f.Name != "help" && !f.Hidden) })
-	return own
-}
-
-// unshownDefault hides a flag's default from pflag's list: pflag shows no
-// default for a value type it does not know whose default is "".
-type unshownDefault struct{ pflag.Value }
-
-// flagUsages is pflag's list of fs's flags with each default said once:
-// a flag whose usage already says its default ("default: one per core")
-// does not also get pflag's "(default 2)". A bool keeps its own
-// rendering (its false default is never shown).
-func flagUsages(fs *pflag.FlagSet) string {
-	shown := pflag.NewFlagSet("", pflag.ContinueOnError)
-	fs.VisitAll(func(f *pflag.Flag) {
-		g := *f
-		if f.Value.Type() != "bool" && strings.Contains(f.Usage, "default") {
-			g.Value, g.DefValue = unshownDefault{f.Value}, ""
-		}
-		shown.AddFlag(&g)
-	})
-	return shown.FlagUsages()
 }
 
 // newHelpCmd is "lockchaos help [COMMAND]": cobra's prints the root's
 // usage and exits 0 for a topic it does not know.
 func newHelpCmd(cl *cli) *cobra.Command {
 	return &cobra.Command{
-		Use: "help [COMMAND]", Short: "this text, or a command's flags and examples", Long: helpUsage,
+		Use: "help [COMMAND]", Short: "this text, or a command's flags and examples", Long: usage("help"),
 		Args: cobra.ArbitraryArgs,
 		RunE: func(c *cobra.Command, args []string) error {
 			target, rest, err := c.Root().Find(args)

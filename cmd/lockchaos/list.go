@@ -6,24 +6,17 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
+	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-const listUsage = `Lists the scenarios with their faults and expectations per lock (safety and
-liveness: "unsafe/live"), the locks and the fault kinds. With --json, one
-JSON document with the same content (format 2: {"format", "scenarios",
-"locks", "fault_kinds"}; each expectation {"safety", "liveness", "unsafe"}).
-
-Examples:
-  lockchaos list --scenarios-file my.yaml
-  lockchaos list --json | jq '.scenarios[].name'`
-
 func newListCmd(cl *cli) *cobra.Command {
-	var files stringList
-	var lockDrivers multiList
+	var files flagvalue.List
+	var lockDrivers flagvalue.Multi
 	var asJSON bool
 	c := &cobra.Command{
-		Use: "list", Short: "scenarios, locks, expectations, fault kinds", Long: listUsage,
+		Use: "list", Short: "scenarios, locks, expectations, fault kinds", Long: usage("list"),
 		Args: cobra.ArbitraryArgs, // list says itself that it takes no arguments
 		RunE: func(_ *cobra.Command, rest []string) error {
 			return done(cmdList(rest, files, lockDrivers, asJSON, cl.stdout, cl.stderr))
@@ -36,8 +29,8 @@ func newListCmd(cl *cli) *cobra.Command {
 	fs.Var(&lockDrivers, "lock-driver", "a lock served by a driver process, NAME=COMMAND (repeatable; docs/driver-protocol.md); "+
 		"runs only when named in --lock, then in every scenario, reported as either (not gated)")
 	fs.BoolVar(&asJSON, "json", false, "print the listing as one JSON document")
-	must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	noCompletionForTheRest(c)
+	cobrakit.Must(c.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	cobrakit.NoFilesForTheRest(c)
 	return c
 }
 

@@ -19,18 +19,22 @@
 package main
 
 import (
+	"embed"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
+	"github.com/lockchaos/lockchaos/reports"
 )
 
-// Exit codes, documented above and in the README.
+// Exit codes, documented above and in the README: reports'.
 const (
-	exitOK           = 0
-	exitViolation    = 1
-	exitUsage        = 2
-	exitHarness      = 3
-	exitInconclusive = 4
+	exitOK           = reports.ExitOK
+	exitViolation    = reports.ExitViolation
+	exitUsage        = reports.ExitUsage
+	exitHarness      = reports.ExitHarness
+	exitInconclusive = reports.ExitInconclusive
 )
 
 func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
@@ -46,8 +50,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, cl.helpText(root))
 		return exitUsage
 	}
-	cl.args = longFlags(root, args)
+	cl.args = cobrakit.LongFlags(root, args)
 	root.SetArgs(cl.args)
 	cmd, err := root.ExecuteC()
 	return cl.exitFor(root, cmd, err)
+}
+
+// The commands' help texts, one file each under usage/: the words a
+// user reads, kept apart from the code that wires the flags.
+//
+//go:embed usage/*.txt
+var usageFiles embed.FS
+
+// usage is the help text of the command (or "root") name.
+func usage(name string) string {
+	b, err := usageFiles.ReadFile("usage/" + name + ".txt")
+	if err != nil {
+		panic(err) // a mistake in this package: every name has its file
+	}
+	return string(b)
 }

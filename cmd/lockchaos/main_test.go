@@ -7,9 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
@@ -55,12 +53,6 @@ func TestCheckBadInputSaysFileAndLine(t *testing.T) {
 	}
 	if code, _, _ := runCLI("check", filepath.Join(t.TempDir(), "missing.jsonl")); code != exitUsage {
 		t.Fatalf("missing file: exit %d", code)
-	}
-}
-
-func TestCheckInconclusiveIsNotPass(t *testing.T) {
-	if verdictExit("unknown") != exitInconclusive || verdictExit("pass") != exitOK || verdictExit("fail") != exitViolation {
-		t.Fatal("verdict to exit code mapping is off")
 	}
 }
 
@@ -199,55 +191,6 @@ func TestFlagsGoAnywhereAndTyposGetASuggestion(t *testing.T) {
 	code, stdout, _ := runCLI("run", "--help")
 	if code != exitOK || !strings.Contains(stdout, "-redis-image string") {
 		t.Fatalf("run --help: exit %d, the image flag's value name is not 'string':\n%s", code, stdout)
-	}
-}
-
-func TestProgressNamesTheRunningCellsOldestFirst(t *testing.T) {
-	now := time.Now()
-	running := map[string]time.Time{
-		runKey("gc-pause/token", 5):    now.Add(-1200 * time.Millisecond),
-		runKey("baseline/naive", 5):    now.Add(-300 * time.Millisecond),
-		runKey("slow-reply/fenced", 6): now.Add(-2 * time.Second),
-	}
-	running[runKey("failover/token", 5)] = now.Add(-100 * time.Millisecond)
-	want := "running 4: slow-reply/fenced (seed 6) 2.0s, gc-pause/token (seed 5) 1.2s, baseline/naive (seed 5) 0.3s, +1 more"
-	if got := runningText(running, now); got != want {
-		t.Fatalf("got  %q\nwant %q", got, want)
-	}
-	if got := runningText(nil, now); got != "cells" {
-		t.Fatalf("nothing running: %q", got)
-	}
-	// A finished cell leaves the list.
-	var out strings.Builder
-	p := newProgress(&out, 2)
-	p.started("gc-pause/token", 5)
-	p.cell(&results.Cell{Scenario: "gc-pause", Lock: "token", RunSeed: 5, Outcome: results.Met}, 1, 2)
-	if len(p.running) != 0 || !strings.Contains(out.String(), "[1/2]") {
-		t.Fatalf("running %v, output %q", p.running, out.String())
-	}
-	p.done()
-}
-
-func TestOutcomeColourOnlyWhenAskedFor(t *testing.T) {
-	// The colours themselves: reports' TestOutcomeColours.
-	// A buffer is no terminal; on a terminal, NO_COLOR or TERM=dumb turn
-	// colour off.
-	if useColour(&strings.Builder{}) {
-		t.Fatal("colour for a buffer")
-	}
-	for _, c := range []struct {
-		terminal bool
-		getenv   func(string) string
-		want     bool
-	}{
-		{true, envOf("", ""), true},
-		{true, envOf("NO_COLOR", "1"), false},
-		{true, envOf("TERM", "dumb"), false},
-		{false, envOf("", ""), false},
-	} {
-		if got := colourFor(c.terminal, c.getenv); got != c.want {
-			t.Errorf("terminal %v, NO_COLOR %q, TERM %q: colour %v, want %v", c.terminal, c.getenv("NO_COLOR"), c.getenv("TERM"), got, c.want)
-		}
 	}
 }
 

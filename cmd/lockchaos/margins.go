@@ -13,62 +13,33 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
+	"github.com/lockchaos/lockchaos/internal/flagvalue"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
-const marginsUsage = `Finds how far each lock bends before it breaks: for each fault family with a
-magnitude (pause, slow-holder, slow-reply, one-way-loss, latency, replica-lag,
-clock-jump), the smallest magnitude at which two pods hold the lock at once,
-at your TTL; for restart-delay, the longest a node may stay down and still
-come back empty under a holder. A bisection over magnitudes, each probe a
-batch of seeds, in the simulation (virtual time: a 10 s TTL costs what 300 ms
-does); then a batch on real Redis just below and just above each boundary.
-What the simulation cannot run (replication lag, a driver process) is
-searched on the --confirm-on Redis instead, with fewer, wider probes. Beside
-each boundary, the one the lock's design predicts. Then the liveness
-margins at each --recovery-ttl: how long a crashed holder's key stays taken,
-and, for a lock on several nodes, how long a free key waits while one node
-is silently gone. Writes margins.json (docs/schema/margins.v1.json),
-margins.md, margins.html (the table and every plot, self-contained), one SVG
-plot per family and found.yaml (each boundary's smallest breaking schedule)
-under --out.
-
-Examples:
-  lockchaos margins                                  # the built-in locks, every family, TTL 300ms
-  lockchaos margins --lock token --ttl 10s           # your TTL
-  lockchaos margins --family pause --confirm-on none # simulation only
-  lockchaos margins --lock-driver 'mine=./my-driver' --lock mine   # searched on real Redis
-  lockchaos margins --scenarios-file my-locks.yaml --lock mine
-
-Exit codes: 0 every measured boundary agrees with its prediction (and with
-real Redis, where confirmed); 1 a disagreement (a finding about the lock or
-the harness: the table says which); 2 usage (every flag is checked before
-the search); 3 the harness could not run; 130/143 interrupted by SIGINT or
-SIGTERM (what was found before it is written).`
-
+// marginsConfig is what `lockchaos margins` was asked to do: the search's
+// numbers bind to cfg directly; its locks, families and backends are
+// looked up and chosen later (searchConfig, cmdMargins).
 type marginsConfig struct {
-	locks, families     []string
-	lockDrivers, files  []string
-	timeScale           float64
-	seedsSet, resSet    bool
-	ttl                 time.Duration
-	seeds, confirmSeeds int
-	seed                int64
-	resolution, capTTL  float64
-	backend, confirmOn  string
-	out                 string
-	parallel            int
-	asJSON              bool
-	recoveryTTLs        []time.Duration
-	markdown            string
+	cfg                margins.Config
+	locks, families    []string
+	lockDrivers, files []string
+	seedsSet, resSet   bool
+	backend, confirmOn string
+	out                string
+	asJSON             bool
+	recoveryTTLs       []time.Duration
+	markdown           string
 }
 
 func newMarginsCmd(cl *cli) *cobra.Command {
 	c := &marginsConfig{}
 	cmd := &cobra.Command{
-		Use: "margins", Short: "find each lock's breaking point per fault family, checked against the theory", Long: marginsUsage,
+		Use: "margins", Short: "find each lock's breaking point per fault family, checked against the theory", Long: usage("margins"),
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			c.seedsSet, c.resSet = cmd.Flags().Changed("seeds"), cmd.Flags().Changed("resolution")
@@ -79,27 +50,27 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 	fs.StringSliceVar(&c.locks, "lock", []string{lockimpl.NameNaive, lockimpl.NameToken, lockimpl.NameTokenWatchdog,
 		lockimpl.NameRedlock, lockimpl.NameFenced}, "locks to search, comma separated")
 	fs.StringSliceVar(&c.families, "family", nil,
-		"fault families, comma separated (default: all: "+strings.Join(familyNames(), ", ")+")")
-	fs.Var((*multiList)(&c.lockDrivers), "lock-driver",
+		"fault families, comma separated (default: all: "+strings.Join(margins.FamilyNames(), ", ")+")")
+	fs.Var((*flagvalue.Multi)(&c.lockDrivers), "lock-driver",
 		"a lock served by a driver process, NAME=COMMAND (repeatable); searched on real Redis")
-	fs.Var((*multiList)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
+	fs.Var((*flagvalue.Multi)(&c.files), "scenarios-file", "YAML `file` whose driver locks --lock may name (repeatable); "+
 		"searched on real Redis")
-	must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
-	fs.Float64Var(&c.timeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
+	cobrakit.Must(cmd.MarkFlagFilename("scenarios-file", "yaml", "yml"))
+	fs.Float64Var(&c.cfg.TimeScale, "time-scale", 0, "stretch the real-Redis runs by this factor, 0.1..100 (default: calibrated "+
 		"to the machine's load, as run does; the simulation never stretches)")
-	fs.DurationVar(&c.ttl, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
+	fs.DurationVar(&c.cfg.TTL, "ttl", lockimpl.DefaultTTL, fmt.Sprintf("the TTL to search at, %v..%v (your production TTL; "+
 		"every scenario time stretches with it)", margins.MinTTL, margins.MaxTTL))
-	fs.IntVar(&c.seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
-		"on real Redis)", maxRuns))
-	fs.Int64Var(&c.seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
-	fs.Float64Var(&c.resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
+	fs.IntVar(&c.cfg.Seeds, "seeds", 20, fmt.Sprintf("seeds per probe, 1..%d (default 20 in the simulation, --confirm-seeds "+
+		"on real Redis)", scenarios.MaxRuns))
+	fs.Int64Var(&c.cfg.Seed, "seed", 1, "first seed (the same seed gives the same margins in the simulation)")
+	fs.Float64Var(&c.cfg.Resolution, "resolution", 0.05, fmt.Sprintf("the search's step, as a fraction of the TTL, %v..%v "+
 		"(default 0.05 in the simulation, 0.1 on real Redis)", margins.MinResolution, margins.MaxResolution))
-	fs.Float64Var(&c.capTTL, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", margins.MinCap, margins.MaxCap))
+	fs.Float64Var(&c.cfg.Cap, "cap", 10, fmt.Sprintf("the largest magnitude tried, in TTLs, %v..%v", margins.MinCap, margins.MaxCap))
 	fs.StringVar(&c.backend, "backend", "sim", "where the search runs: sim, or process or docker (fewer, wider probes: slower)")
 	fs.StringVar(&c.confirmOn, "confirm-on", "process", "real Redis that confirms each boundary: process, docker, or none")
-	fs.IntVar(&c.confirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", maxRuns))
+	fs.IntVar(&c.cfg.ConfirmSeeds, "confirm-seeds", 5, fmt.Sprintf("seeds per confirmation batch, 1..%d", scenarios.MaxRuns))
 	fs.StringVar(&c.out, "out", "out/margins", "output directory")
-	fs.IntVar(&c.parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", maxParallel()))
+	fs.IntVar(&c.cfg.Parallel, "parallel", 2, fmt.Sprintf("cells at once, 1..%d", scenarios.MaxParallel()))
 	fs.BoolVar(&c.asJSON, "json", false, "print margins.json on stdout instead of the table")
 	fs.StringVar(&c.markdown, "markdown", "", "also write the Markdown table between <!-- lockchaos:margins --> and "+
 		"<!-- /lockchaos:margins --> of this file (docs/margins.md's; checked before the search)")
@@ -109,29 +80,29 @@ func newMarginsCmd(cl *cli) *cobra.Command {
 }
 
 func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
-	usage := func(format string, a ...any) int {
+	usageErr := func(format string, a ...any) int {
 		fmt.Fprintf(stderr, "lockchaos margins: "+format+"\n", a...)
 		return exitUsage
 	}
 	if c.backend != "sim" {
 		// Real Redis: fewer, wider probes, unless asked otherwise.
 		if !c.seedsSet {
-			c.seeds = c.confirmSeeds
+			c.cfg.Seeds = c.cfg.ConfirmSeeds
 		}
 		if !c.resSet {
-			c.resolution = 0.1
+			c.cfg.Resolution = 0.1
 		}
 	}
 	if err := c.check(); err != nil {
-		return usage("%v", err)
+		return usageErr("%v", err)
 	}
 	cfg, err := c.searchConfig()
 	if err != nil {
-		return usage("%v", err)
+		return usageErr("%v", err)
 	}
 	// One signal context from the calibration to the last file: SIGINT
 	// or SIGTERM at any point ends the search promptly, with 130 or 143.
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
 	// Last line of defence, as run's: whatever happens, no redis-server
 	// outlives the search.
@@ -175,7 +146,11 @@ func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout,
 		defer closeBackend(conf)
 		cfg.Confirm = conf
 	}
-	if err := calibrate(ctx, &cfg, c.timeScale, stderr); err != nil {
+	on, calibration, err := margins.Calibrate(ctx, &cfg, c.cfg.TimeScale)
+	if calibration != "" {
+		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", on.Name(), calibration)
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return exitHarness // the caller says which signal and exits with its code
 		}
@@ -193,26 +168,16 @@ func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout,
 // looked up (the driver locks registered first); the backends are
 // chosen later.
 func (c marginsConfig) searchConfig() (margins.Config, error) {
-	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, Seed: c.seed, Resolution: c.resolution, Cap: c.capTTL,
-		ConfirmSeeds: c.confirmSeeds, Parallel: c.parallel, OutDir: c.out + "/probes"}
+	cfg := c.cfg
+	cfg.OutDir = c.out + "/probes"
 	if _, err := loadCatalog(c.files, c.lockDrivers); err != nil {
 		return cfg, err
 	}
-	for _, name := range c.locks {
-		spec, err := lockimpl.Lookup(name)
-		if err != nil {
-			return cfg, err
-		}
-		if err := margins.Searchable(spec); err != nil {
-			return cfg, err
-		}
-		if spec.OutOfProcess && c.backend == "sim" && c.confirmOn == "none" {
-			return cfg, fmt.Errorf("lock %s runs in a driver process, which the simulation cannot run: its search needs "+
-				"real Redis (--backend process, or a --confirm-on other than none)", name)
-		}
-		cfg.Locks = append(cfg.Locks, spec)
+	locks, err := margins.LocksNamed(c.locks, c.backend == "sim" && c.confirmOn == "none")
+	if err != nil {
+		return cfg, err
 	}
-	var err error
+	cfg.Locks = locks
 	cfg.Families, err = margins.FamiliesNamed(c.families)
 	return cfg, err
 }
@@ -220,56 +185,26 @@ func (c marginsConfig) searchConfig() (margins.Config, error) {
 // interrupted says which signal cut the search short, and returns its
 // exit code (0: none did).
 func interrupted(sig os.Signal, stderr io.Writer) int {
-	code := interruptCode(sig)
+	code := interrupt.Code(sig)
 	if code != 0 {
 		fmt.Fprintf(stderr, "lockchaos margins: interrupted (%s); what was found before it is written\n",
-			signalName(code))
+			interrupt.Name(code))
 	}
 	return code
 }
 
-// calibrate stretches the runs on real Redis for the machine's load, as
-// run does: a loaded machine's boundaries are then read at the same TTL
-// multiples as a quiet one's. The real backend is the search's or, when
-// that is the simulation, the confirming one.
-func calibrate(ctx context.Context, cfg *margins.Config, given float64, stderr io.Writer) error {
-	be := cfg.Backend
-	if _, virtual := backend.Virtual(be); virtual {
-		be = cfg.Confirm
-	}
-	if be == nil {
-		return nil
-	}
-	t, err := scenarios.MeasureTiming(ctx, be, given)
-	if err != nil {
-		return err
-	}
-	cfg.TimeScale, cfg.NodeOpTime = t.Scale, t.NodeOp
-	if t.Calibration != "" {
-		fmt.Fprintf(stderr, "lockchaos margins: %s: %s\n", be.Name(), t.Calibration)
-	}
-	return nil
-}
-
 func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, stdout, stderr io.Writer) int {
 	start := time.Now()
-	cfg.Progress = func(p margins.Probe) { showProbe(stderr, p) }
-	rep, err := margins.Run(ctx, cfg, margins.LivenessTTLs(c.ttl, c.recoveryTTLs), func(found []margins.Margin) {
+	cfg.Progress = func(p margins.Probe) { fmt.Fprintf(stderr, "  %s\n", p) }
+	rep, err := margins.Run(ctx, cfg, margins.LivenessTTLs(c.cfg.TTL, c.recoveryTTLs), func(found []margins.Margin) {
 		replayCommands(found, c)
 	})
 	if c.asJSON {
 		_ = rep.WriteJSON(stdout)
 	} else {
-		printMargins(stdout, rep)
+		rep.WriteText(stdout)
 	}
-	wrote, werr := rep.WriteFiles(c.out)
-	// An interrupted search's table is partial: the file it would replace
-	// keeps its last whole one.
-	if werr == nil && c.markdown != "" && ctx.Err() == nil {
-		if werr = rep.WriteMarkdownInto(c.markdown); werr == nil {
-			wrote = append(wrote, c.markdown)
-		}
-	}
+	wrote, werr := rep.WriteAll(c.out, c.markdown, ctx.Err() == nil)
 	fmt.Fprintf(stderr, "lockchaos margins: %d margin(s) in %s; wrote %s\n", len(rep.Margins), time.Since(start).Round(time.Second),
 		strings.Join(wrote, ", "))
 	switch {
@@ -282,45 +217,4 @@ func searchAndReport(ctx context.Context, cfg margins.Config, c marginsConfig, s
 		return exitViolation
 	}
 	return exitOK
-}
-
-// showProbe shows a probe as it finishes.
-func showProbe(stderr io.Writer, p margins.Probe) {
-	if p.Runs > 0 && p.Skipped == p.Runs {
-		fmt.Fprintf(stderr, "  %s/%s on %s: skipped (%s)\n", p.Family, p.Lock, p.Backend, p.Skip)
-		return
-	}
-	// "0 of 4 broke" of 4 inconclusive runs is no hold: say so.
-	undecided := ""
-	if n := p.Runs - p.Decisive(); n > 0 {
-		undecided = fmt.Sprintf(" (%d not decisive: %d inconclusive)", n, p.Inconclusive)
-	}
-	fmt.Fprintf(stderr, "  %s/%s at %.2fx TTL on %s: %d of %d broke%s\n", p.Family, p.Lock, p.InTTL, p.Backend,
-		p.Broke, p.Runs, undecided)
-}
-
-// printMargins writes the table, the sentence per lock and the command
-// that replays each boundary's smallest breaking schedule (the one
-// found.yaml holds) on real Redis.
-func printMargins(w io.Writer, rep *margins.Report) {
-	rep.WriteTable(w)
-	fmt.Fprintln(w)
-	for _, s := range rep.Sentences() {
-		fmt.Fprintln(w, s)
-	}
-	if replays := rep.Replays(); len(replays) > 0 {
-		fmt.Fprintln(w)
-		fmt.Fprintln(w, "Replay a boundary's smallest breaking schedule (found.yaml) on real Redis:")
-		for _, r := range replays {
-			fmt.Fprintf(w, "  %s\n", r)
-		}
-	}
-}
-
-func familyNames() []string {
-	names := make([]string, len(margins.Families))
-	for i, f := range margins.Families {
-		names[i] = f.Name
-	}
-	return names
 }

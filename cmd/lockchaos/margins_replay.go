@@ -1,11 +1,7 @@
 package main
 
 import (
-	"path/filepath"
-	"slices"
-
 	"github.com/lockchaos/lockchaos/margins"
-	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // replayCommands rewrites each boundary's replay command (printed, and in
@@ -22,12 +18,5 @@ func replayCommands(found []margins.Margin, c marginsConfig) {
 	case c.backend != "sim":
 		on = c.backend
 	}
-	for i := range found {
-		s := found[i].Shrunk
-		if s == nil || s.Replay == "" {
-			continue // no schedule in found.yaml: nothing to replay
-		}
-		s.Replay = scenarios.RunLine(append(slices.Clip(c.files), filepath.Join(c.out, "found.yaml")), s.Scenario, found[i].Lock,
-			c.lockDrivers, s.Seed, on)
-	}
+	margins.RunLines(found, c.files, c.out, c.lockDrivers, on)
 }

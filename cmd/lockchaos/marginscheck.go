@@ -3,11 +3,10 @@ package main
 import (
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"syscall"
 
 	"github.com/lockchaos/lockchaos/margins"
+	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // What `lockchaos margins` checks before anything starts, by the rules
@@ -64,17 +63,16 @@ func (c marginsConfig) checkNames() error {
 // checkRanges checks the numbers, by margins' own ranges, each error
 // named by its flag.
 func (c marginsConfig) checkRanges() error {
-	if c.parallel < 1 || c.parallel > maxParallel() {
-		return fmt.Errorf("--parallel %d: want 1..%d cells at once (more starve each other's timing)", c.parallel, maxParallel())
+	if c.cfg.Parallel < 1 || c.cfg.Parallel > scenarios.MaxParallel() {
+		return fmt.Errorf("--parallel %d: want 1..%d cells at once (more starve each other's timing)",
+			c.cfg.Parallel, scenarios.MaxParallel())
 	}
-	cfg := margins.Config{TTL: c.ttl, Seeds: c.seeds, ConfirmSeeds: c.confirmSeeds, Resolution: c.resolution, Cap: c.capTTL,
-		TimeScale: c.timeScale}
-	if err := margins.CheckRanges(cfg, maxRuns, c.recoveryTTLs); err != nil {
+	if err := margins.CheckRanges(c.cfg, scenarios.MaxRuns, c.recoveryTTLs); err != nil {
 		return namedFlag(err)
 	}
-	if c.timeScale != 0 && c.backend == "sim" && c.confirmOn == "none" {
+	if c.cfg.TimeScale != 0 && c.backend == "sim" && c.confirmOn == "none" {
 		return fmt.Errorf("--time-scale %v with --backend sim and --confirm-on none: nothing runs on real Redis, "+
-			"and virtual time needs no stretching (leave it out)", c.timeScale)
+			"and virtual time needs no stretching (leave it out)", c.cfg.TimeScale)
 	}
 	return nil
 }
@@ -90,22 +88,4 @@ func (c marginsConfig) checkMarkdown() error {
 		return fmt.Errorf("--markdown %s: %w", c.markdown, err)
 	}
 	return nil
-}
-
-// interruptCode is the exit code of a command a signal cut short: 130
-// for SIGINT, 143 for SIGTERM (128 + the signal's number, as a shell
-// reports it); 0 for none.
-func interruptCode(sig os.Signal) int {
-	switch sig {
-	case syscall.SIGINT:
-		return 130
-	case syscall.SIGTERM:
-		return 143
-	}
-	return 0
-}
-
-// signalName names the signal behind an interrupt's exit code.
-func signalName(code int) string {
-	return map[int]string{130: "SIGINT", 143: "SIGTERM"}[code]
 }

@@ -1,12 +1,12 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/lockchaos/lockchaos/internal/outdir"
 	"github.com/lockchaos/lockchaos/reports"
 )
 
@@ -50,49 +50,6 @@ func foreign(t *testing.T) string {
 	return dir
 }
 
-// The --out rule: new, empty, or earlier lockchaos output (the marker, or
-// a summary.json of before it); anything else, or a link to it, refused.
-func TestOutMustBeNewEmptyOrOurs(t *testing.T) {
-	old := t.TempDir()
-	if _, err := reports.WriteJSON(old, &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos"}); err != nil {
-		t.Fatal(err)
-	}
-	marked := t.TempDir()
-	mkfile(t, filepath.Join(marked, outMarker), "")
-	mkfile(t, filepath.Join(marked, "notes.txt"), "mine")
-	emptyLinked := filepath.Join(t.TempDir(), "out")
-	mklink(t, t.TempDir(), emptyLinked)
-	for _, dir := range []string{filepath.Join(t.TempDir(), "new", "out"), t.TempDir(), old, marked, emptyLinked} {
-		release, err := claimOut(dir)
-		if err != nil {
-			t.Errorf("%s: %v", dir, err)
-			continue
-		}
-		release()
-		if !isRegular(filepath.Join(dir, outMarker)) {
-			t.Errorf("%s: no %s left for the next run", dir, outMarker)
-		}
-	}
-	etc := foreign(t)
-	etcLink := filepath.Join(t.TempDir(), "out")
-	mklink(t, etc, etcLink)
-	notOurs := t.TempDir()
-	mkfile(t, filepath.Join(notOurs, "summary.json"), `{"tool": "someone-else"}`)
-	for _, c := range []struct{ dir, says string }{
-		{etc, etc + ": not lockchaos output: it holds 1 entry (passwd)"},
-		{etcLink, etcLink + " (a link to " + etc + "): not lockchaos output"},
-		{notOurs, "choose another --out"},
-	} {
-		_, err := claimOut(c.dir)
-		if !errors.Is(err, errForeignOut) || !strings.Contains(err.Error(), c.says) {
-			t.Errorf("%s: %v; want it refused, saying %q", c.dir, err, c.says)
-		}
-	}
-	if got := names(t, etc); len(got) != 1 {
-		t.Errorf("wrote into a refused directory: %v", got)
-	}
-}
-
 // Every command that writes an output directory applies the rule, with
 // exit 2 before anything runs.
 func TestEveryCommandRefusesAForeignOut(t *testing.T) {
@@ -127,7 +84,7 @@ func oneCell(out string) (int, string, string) {
 // refused (a harness error naming it), nothing made where it points.
 func TestRunNeverWritesThroughAPlantedLink(t *testing.T) {
 	out := t.TempDir()
-	mkfile(t, filepath.Join(out, outMarker), "")
+	mkfile(t, filepath.Join(out, outdir.Marker), "")
 	victim := filepath.Join(t.TempDir(), "victim")
 	mkfile(t, victim, "precious\n")
 	mklink(t, victim, filepath.Join(out, "baseline", "token", "history.jsonl"))
@@ -142,7 +99,7 @@ func TestRunNeverWritesThroughAPlantedLink(t *testing.T) {
 	}
 
 	out = t.TempDir()
-	mkfile(t, filepath.Join(out, outMarker), "")
+	mkfile(t, filepath.Join(out, outdir.Marker), "")
 	elsewhere := t.TempDir()
 	mklink(t, elsewhere, filepath.Join(out, "baseline"))
 	code, stdout, stderr := oneCell(out)
@@ -152,4 +109,9 @@ func TestRunNeverWritesThroughAPlantedLink(t *testing.T) {
 	if got := names(t, elsewhere); len(got) != 0 {
 		t.Errorf("made %v through the linked folder", got)
 	}
+}
+
+func isRegular(path string) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular()
 }

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 
 	"github.com/lockchaos/lockchaos/backend"
-
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )

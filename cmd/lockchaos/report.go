@@ -3,41 +3,21 @@ package main
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/lockchaos/lockchaos/internal/cobrakit"
+	"github.com/lockchaos/lockchaos/internal/interrupt"
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/verify"
 )
-
-const reportUsage = `Rebuilds the HTML reports (index.html and a page per cell) from saved
-results: each DIR holds a summary.json and the cells' histories. Several
-DIRs (the shards of one run) are merged into one matrix.
-
-With --markdown, writes instead a Markdown table (a row per lock, a column
-per scenario, each cell's expectation and how many runs failed; beside it a
-liveness column where liveness was judged or expected other than live:
-how many runs found the lock stuck) between the lines
-<!-- lockchaos:table --> and <!-- /lockchaos:table --> of FILE, or to
-standard output with "-". Summaries of format 1 (before liveness) are read
-as safety alone.
-
-Exit codes: 0 written; 2 usage, an unreadable summary, or a cell page
-whose history could not be read (each named with why, every other page
-written); 3 a report could not be written.
-
-Examples:
-  lockchaos report out/chaos
-  lockchaos report --out out/all out/shard1 out/shard2 out/shard3
-  lockchaos report --markdown docs/libraries.md out/chaos-libs`
 
 func newReportCmd(cl *cli) *cobra.Command {
 	var out, markdown string
 	var allPages bool
 	c := &cobra.Command{
-		Use: "report DIR...", Short: "rebuild the HTML reports (merging shards)", Long: reportUsage,
+		Use: "report DIR...", Short: "rebuild the HTML reports (merging shards)", Long: usage("report"),
 		Args: cobra.ArbitraryArgs, // report words its own "want at least one results directory"
 		RunE: func(_ *cobra.Command, dirs []string) error {
 			return done(cmdReport(dirs, out, markdown, allPages, cl.stdout, cl.stderr))
@@ -52,8 +32,8 @@ func newReportCmd(cl *cli) *cobra.Command {
 		"into this Markdown file's markers (- for stdout) instead of HTML")
 	fs.BoolVar(&allPages, "all-pages", false, "a page for every run of a sweep, "+
 		"not only for the runs that missed their expectation and the first of each cell")
-	must(c.MarkFlagDirname("out"))
-	must(c.MarkFlagFilename("markdown", "md"))
+	cobrakit.Must(c.MarkFlagDirname("out"))
+	cobrakit.Must(c.MarkFlagFilename("markdown", "md"))
 	return c
 }
 
@@ -66,14 +46,10 @@ func cmdReport(dirs []string, out, markdown string, allPages bool, stdout, stder
 		fmt.Fprintln(stderr, "lockchaos report: want at least one results directory\nRun 'lockchaos report --help' for its flags.")
 		return exitUsage
 	}
-	var sums []*reports.Summary
-	for _, d := range dirs {
-		s, err := reports.ReadJSON(filepath.Join(d, "summary.json"))
-		if err != nil {
-			fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
-			return exitUsage
-		}
-		sums = append(sums, s)
+	sums, err := reports.ReadDirs(dirs)
+	if err != nil {
+		fmt.Fprintf(stderr, "lockchaos report: %v\n", err)
+		return exitUsage
 	}
 	if out == "" {
 		out = dirs[0]
@@ -141,31 +117,16 @@ func writeMarkdown(merged *reports.Summary, markdown string, stdout, stderr io.W
 // FIFO nobody writes) is given a grace period, then left: an interrupt is
 // never ignored.
 func writePages(out string, merged *reports.Summary, allPages bool, stderr io.Writer) (res *reports.HTMLResult, code int, err error) {
-	ctx, stop, caught := signalContext()
+	ctx, stop, caught := interrupt.Context()
 	defer stop()
-	type written struct {
-		res *reports.HTMLResult
-		err error
-	}
-	done := make(chan written, 1)
-	go func() {
-		res, err := reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx,
+	res, err = interrupt.Await(ctx, reportGrace, func() (*reports.HTMLResult, error) {
+		return reports.WriteHTML(out, merged, reports.HTMLOptions{AllPages: allPages, Context: ctx,
 			Verify: verify.Options{ChunkEvents: checkChunkEvents}.ForPages})
-		done <- written{res, err}
-	}()
-	var w written
-	select {
-	case w = <-done:
-	case <-ctx.Done():
-		select {
-		case w = <-done:
-		case <-time.After(reportGrace):
-		}
-	}
-	if code := interruptCode(caught()); code != 0 {
+	})
+	if code := interrupt.Code(caught()); code != 0 {
 		fmt.Fprintf(stderr, "lockchaos report: interrupted (%s): the pages finished before it were written, no index\n",
-			signalName(code))
+			interrupt.Name(code))
 		return nil, code, nil
 	}
-	return w.res, 0, w.err
+	return res, 0, err
 }

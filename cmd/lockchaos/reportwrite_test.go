@@ -4,13 +4,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/lockchaos/lockchaos/internal/outdir"
 )
 
 // A report that cannot be written (a directory where summary.json goes)
 // is a harness error, and the run does not say it wrote it.
 func TestRunWhoseSummaryCannotBeWrittenIsNotAPass(t *testing.T) {
 	out := t.TempDir()
-	mkfile(t, filepath.Join(out, outMarker), "")
+	mkfile(t, filepath.Join(out, outdir.Marker), "")
 	mkfile(t, filepath.Join(out, "summary.json", "in-the-way"), "")
 	code, stdout, stderr := oneCell(out)
 	if code != exitHarness {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"runtime/debug"
 	"runtime/pprof"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -17,40 +14,16 @@ import (
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/lockimpl"
-	"github.com/lockchaos/lockchaos/reports"
-	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
 var version = "dev"
 
-const runUsage = `Runs the scenario matrix (scenario x lock) on real Redis with faults (or,
-with --backend sim, simulated: miniredis in virtual time, for sweeps; never
-the gate), checks every cell's history and compares it with its
-expectation, group by group: a safe cell must pass, an unsafe cell must be
-detected; a live cell must keep working (a stopped holder's lock freed, pods
-acquiring while a majority of nodes is up), a stuck cell must be caught
-stuck. Writes summary.json, junit.xml and each cell's history under --out.
-
-Examples:
-  lockchaos run                                   # the default matrix
-  lockchaos run --scenario gc-pause --lock token  # one cell
-  lockchaos run --seed 42 --repeat 20             # detection rate per cell
-  lockchaos run --shard 2/4 --out out/shard2      # a quarter of the cells
-  lockchaos run --scenarios-file my.yaml          # add or override scenarios
-  lockchaos run --backend sim --repeat 1000       # a simulated seed sweep
-  lockchaos run --backend sim --replay-on process # ... its findings rerun on real Redis
-
-Exit codes: 0 every cell met its expectation; 1 a safe (or live) cell failed
-or an unsafe (or stuck) cell was not detected; 2 usage or config error; 3 the harness could
-not run; 4 a cell was inconclusive, or every cell was skipped (nothing was
-tested); 130/143 interrupted (partial results are written).`
-
 func newRunCmd(cl *cli) *cobra.Command {
 	c := &runConfig{}
 	cmd := &cobra.Command{
-		Use: "run", Short: "run the scenario matrix (the CI gate)", Long: runUsage,
+		Use: "run", Short: "run the scenario matrix (the CI gate)", Long: usage("run"),
 		Args: cobra.ArbitraryArgs, // run says itself that it takes no arguments
 		RunE: func(_ *cobra.Command, rest []string) error {
 			return done(cmdRun(*c, rest, cl.argsAfter("run"), cl.stdout, cl.stderr))
@@ -161,19 +134,13 @@ func closeBackend(be backend.Backend) {
 // to this shard: --shard, else the one the CI's variables (getenv) assign,
 // which becomes c's.
 func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([]scenarios.Cell, error) {
-	catalog, err := loadCatalog(c.files, c.lockDrivers)
-	if err != nil {
-		return nil, err
-	}
-	cells, err := scenarios.Select(catalog, c.scen, c.locks)
+	sel := scenarios.Selection{Files: c.files, LockDrivers: c.lockDrivers, Scenarios: c.scen, Locks: c.locks, Expects: c.expects}
+	cells, err := sel.Cells()
 	if errors.Is(err, lockimpl.ErrUnknownLock) {
 		return nil, fmt.Errorf("%w; declare a lock of your own with --lock-driver NAME=COMMAND "+
 			"or in a --scenarios-file (docs/driver-protocol.md)", err)
 	}
 	if err != nil {
-		return nil, err
-	}
-	if cells, err = scenarios.KeepExpected(cells, c.expects); err != nil {
 		return nil, namedFlag(err)
 	}
 	if c.shard == "" {
@@ -189,64 +156,11 @@ func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([
 	if c.shard == "" {
 		return cells, nil
 	}
-	i, n, err := parseShard(c.shard)
-	if err != nil {
-		return nil, err
-	}
-	if cells, err = scenarios.Shard(cells, i, n); err != nil {
-		return nil, err
+	if cells, err = scenarios.ShardOf(cells, c.shard); err != nil {
+		return nil, namedFlag(err)
 	}
 	if len(cells) == 0 {
 		fmt.Fprintf(stderr, "lockchaos run: shard %s has no cells\n", c.shard)
 	}
 	return cells, nil
-}
-
-// runExit maps outcomes to the documented exit codes, worst first.
-func runExit(s *reports.Summary) int {
-	switch {
-	case s.Totals[string(results.Regression)]+s.Totals[string(results.Missed)] > 0:
-		return exitViolation
-	case s.Totals[string(results.HarnessError)] > 0:
-		return exitHarness
-	case s.Totals[string(results.Unknown)]+s.Totals[string(results.Inconclusive)] > 0:
-		return exitInconclusive
-	}
-	return exitOK
-}
-
-// signalContext is cancelled on SIGINT or SIGTERM; caught reports which.
-func signalContext() (context.Context, func(), func() os.Signal) {
-	ctx, cancel := context.WithCancel(context.Background())
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, syscall.SIGINT, syscall.SIGTERM)
-	var got os.Signal
-	done := make(chan struct{})
-	go func() {
-		select {
-		case got = <-ch:
-			cancel()
-		case <-done:
-		}
-	}()
-	stop := func() {
-		signal.Stop(ch)
-		select {
-		case <-done:
-		default:
-			close(done)
-		}
-		cancel()
-	}
-	caught := func() os.Signal {
-		if ctx.Err() == nil {
-			return nil
-		}
-		select {
-		case <-done:
-		default:
-		}
-		return got
-	}
-	return ctx, stop, caught
 }

@@ -140,7 +140,7 @@ func TestRunExitCodes(t *testing.T) {
 		{summaryOf(results.Met, results.Inconclusive), exitInconclusive},
 		{summaryOf(results.Inconclusive, results.Missed), exitViolation},
 	} {
-		if got := runExit(c.s); got != c.want {
+		if got := c.s.ExitCode(true); got != c.want {
 			t.Errorf("%v: exit %d, want %d", c.s.Totals, got, c.want)
 		}
 	}

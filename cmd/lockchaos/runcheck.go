@@ -4,10 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
-	"strings"
-	"time"
 
+	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/netfault"
@@ -18,20 +16,6 @@ import (
 // the flag at fault and what it wants, and exits 2 (a usage error) before
 // a backend is chosen, a node started or the machine calibrated.
 
-// defaultBudget is --budget's default: the checker's own.
-const defaultBudget = 30 * time.Second
-
-// maxRuns bounds a run's cell runs (cells x --repeat): every run's result
-// stays in memory until summary.json is written (a --repeat 1000 sweep of
-// the default matrix, 34,000 runs, peaked at 809 MB RSS). A larger sweep
-// is several runs, by --seed or --shard. A variable for the tests.
-var maxRuns = 100_000
-
-// maxParallel bounds --parallel: each cell at once runs its own nodes,
-// proxies and pods (a dozen processes and goroutines), and more cells
-// than cores only starve each other's timing.
-func maxParallel() int { return max(256, 4*runtime.NumCPU()) }
-
 // check says what is wrong with the values before anything starts.
 func (c runConfig) check() error {
 	if err := c.checkCounts(); err != nil {
@@ -40,8 +24,8 @@ func (c runConfig) check() error {
 	// The ranges of the options are scenarios' (bind's types refuse a
 	// zero or negative --duration, --clients, --max-duration and
 	// --part-length before); each error is named by its flag.
-	opts := scenarios.Options{Duration: c.duration, Clients: c.clients, MaxDuration: c.maxDuration, Floor: c.floor,
-		PartLength: c.partLength, RecoverWithin: c.recoverWithin, Budget: c.budget, TimeScale: c.timeScale}
+	opts := c.settings()
+	opts.TimeScale = c.timeScale
 	if err := opts.Validate(); err != nil {
 		return namedFlag(err)
 	}
@@ -73,17 +57,8 @@ func namedFlag(err error) error {
 
 // checkCounts checks --repeat, --parallel and the seeds they make.
 func (c runConfig) checkCounts() error {
-	switch {
-	case c.repeat < 1:
-		return fmt.Errorf("--repeat %d: want 1 or more", c.repeat)
-	case c.repeat > maxRuns:
-		return fmt.Errorf("--repeat %d: at most %d runs in all (cells x --repeat); split a larger sweep by --seed or --shard",
-			c.repeat, maxRuns)
-	case c.parallel < 1:
-		return fmt.Errorf("--parallel %d: want 1 or more", c.parallel)
-	case c.parallel > maxParallel():
-		return fmt.Errorf("--parallel %d: at most %d cells at once (default: one per core; more starve each other's timing)",
-			c.parallel, maxParallel())
+	if err := scenarios.CheckRuns(c.repeat, c.parallel, 0); err != nil {
+		return namedFlag(err)
 	}
 	// Each run's seed is --seed plus its repeat (all --seed with
 	// --same-seed); 0 is a random seed, drawn small and positive later.
@@ -125,22 +100,8 @@ func (c runConfig) checkBackendFlags() error {
 	if (c.backend == "external") != (len(c.addrs) > 0) {
 		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
 	}
-	seen := map[string]string{}
-	for _, a := range c.addrs {
-		host, port, err := net.SplitHostPort(a)
-		if err != nil {
-			return fmt.Errorf("--redis-addr %q: want host:port", a)
-		}
-		key := strings.ToLower(host) + ":" + port
-		if first, dup := seen[key]; dup {
-			as := ""
-			if first != a {
-				as = " (as " + first + ")"
-			}
-			return fmt.Errorf("--redis-addr %s given twice%s: each address must be a different server "+
-				"(a lock of 3 nodes on one server is no Redlock)", a, as)
-		}
-		seen[key] = a
+	if err := external.CheckAddrs(c.addrs); err != nil {
+		return err
 	}
 	if c.image != "" && (c.backend == "process" || c.backend == "external") {
 		return fmt.Errorf("--redis-image with --backend %s: an image is for the docker backend (--backend docker, or auto)", c.backend)
@@ -188,10 +149,8 @@ func (c runConfig) checkSim() error {
 // checkCells checks what depends on the selected cells: how many runs
 // they make, and that --max-duration is at least each one's duration.
 func (c runConfig) checkCells(cells []scenarios.Cell) error {
-	if runs := len(cells) * c.repeat; runs > maxRuns {
-		return fmt.Errorf("--repeat %d: %d cell(s) x %d is %d runs, more than the %d a run holds "+
-			"(every run's result stays in memory for summary.json); split the sweep by --seed or --shard",
-			c.repeat, len(cells), c.repeat, runs, maxRuns)
+	if err := scenarios.CheckRuns(c.repeat, c.parallel, len(cells)); err != nil {
+		return namedFlag(err)
 	}
 	if err := c.checkToxiproxyRuns(len(cells) * c.repeat); err != nil {
 		return err
@@ -221,11 +180,5 @@ func (c runConfig) checkPlans(cells []scenarios.Cell) error {
 	if c.simulated() {
 		t.be = sim.New(nil) // planning enters no bubble
 	}
-	opts := c.cellOptions(t, nil)
-	for _, cell := range cells {
-		if p := scenarios.NewPlan(cell, opts); errors.Is(p.Err, scenarios.ErrTooLarge) {
-			return p.Err
-		}
-	}
-	return nil
+	return scenarios.FirstTooLarge(cells, c.cellOptions(t, nil))
 }

@@ -1,4 +1,6 @@
-package main
+// Package progress shows a run's cells as they go: a bar on a terminal
+// naming the cells running now, plain lines in CI or a log.
+package progress
 
 import (
 	"fmt"
@@ -9,15 +11,16 @@ import (
 	"sync"
 	"time"
 
-	"github.com/lockchaos/lockchaos/results"
 	"github.com/mattn/go-isatty"
 	"github.com/schollz/progressbar/v3"
+
+	"github.com/lockchaos/lockchaos/results"
 )
 
-// progress shows a bar on a terminal, naming the cells running now with
+// Progress shows a bar on a terminal, naming the cells running now with
 // their elapsed time (redrawn four times a second from the start), and
 // plain lines in CI (CI set) or when stderr is not a terminal.
-type progress struct {
+type Progress struct {
 	w   io.Writer
 	bar *progressbar.ProgressBar
 
@@ -27,8 +30,9 @@ type progress struct {
 	stopped chan struct{}
 }
 
-func newProgress(w io.Writer, total int) *progress {
-	p := &progress{w: w, running: map[string]time.Time{}}
+// New shows the progress of total runs on w.
+func New(w io.Writer, total int) *Progress {
+	p := &Progress{w: w, running: map[string]time.Time{}}
 	f, ok := w.(*os.File)
 	if ok && isatty.IsTerminal(f.Fd()) && os.Getenv("CI") == "" {
 		p.bar = progressbar.NewOptions(total,
@@ -48,7 +52,7 @@ func newProgress(w io.Writer, total int) *progress {
 }
 
 // redraw names the running cells every 250 ms.
-func (p *progress) redraw() {
+func (p *Progress) redraw() {
 	defer close(p.stopped)
 	t := time.NewTicker(250 * time.Millisecond)
 	defer t.Stop()
@@ -57,7 +61,7 @@ func (p *progress) redraw() {
 		case <-p.stop:
 			return
 		case now := <-t.C:
-			// Under p.mu: cell() clears the bar and prints between two
+			// Under p.mu: Cell clears the bar and prints between two
 			// draws, and the bar's Clear does not take the bar's own lock.
 			p.mu.Lock()
 			p.bar.Describe(runningText(p.running, now))
@@ -97,16 +101,16 @@ func runningText(running map[string]time.Time, now time.Time) string {
 
 func runKey(name string, seed int64) string { return fmt.Sprintf("%s (seed %d)", name, seed) }
 
-// started records a cell run as running.
-func (p *progress) started(name string, seed int64) {
+// Started records a cell run as running.
+func (p *Progress) Started(name string, seed int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.running[runKey(name, seed)] = time.Now()
 }
 
-// forget drops a run that never ran from the running list, and from the
+// Forget drops a run that never ran from the running list, and from the
 // bar's count of runs to come.
-func (p *progress) forget(r *results.Cell) {
+func (p *Progress) Forget(r *results.Cell) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.running, runKey(r.Name(), r.RunSeed))
@@ -115,7 +119,9 @@ func (p *progress) forget(r *results.Cell) {
 	}
 }
 
-func (p *progress) cell(r *results.Cell, done, total int) {
+// Cell shows a run that finished: a line of its own in CI, and on the
+// bar a failure only.
+func (p *Progress) Cell(r *results.Cell, done, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.running, runKey(r.Name(), r.RunSeed))
@@ -130,7 +136,8 @@ func (p *progress) cell(r *results.Cell, done, total int) {
 	fmt.Fprintf(p.w, "[%d/%d] %s (%.1fs)\n", done, total, r.Summary(), r.Elapsed.Seconds())
 }
 
-func (p *progress) done() {
+// Done stops the bar.
+func (p *Progress) Done() {
 	if p.bar != nil {
 		close(p.stop)
 		<-p.stopped
