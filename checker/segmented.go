@@ -73,6 +73,12 @@ type opSource interface {
 	Build(idx []int32) []porcupine.Operation
 }
 
+// callOrdered is an opSource that knows its operations come in call
+// order, so each key's do: eachSegment then does not check.
+type callOrdered interface {
+	inCallOrder() bool
+}
+
 // oneBuilder is an opSource that builds a lone operation into memory of
 // its own that the next call reuses: a serial history has a segment per
 // operation, and building each anew was a quarter of a check's garbage.
@@ -153,10 +159,12 @@ func (sm segmentedModel) eachSegment(src opSource, carry map[string]carried, fn 
 	}
 	sort.Strings(keys)
 	byCall := func(a, b int32) int { return cmp.Compare(src.Call(int(a)), src.Call(int(b))) }
+	o, ok := src.(callOrdered)
+	ordered := ok && o.inCallOrder()
 	for _, k := range keys {
 		idx := byKey[k]
 		delete(byKey, k)
-		if !slices.IsSortedFunc(idx, byCall) {
+		if !ordered && !slices.IsSortedFunc(idx, byCall) {
 			slices.SortStableFunc(idx, byCall)
 		}
 		state := sm.model.Init()
