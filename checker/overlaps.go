@@ -57,7 +57,7 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 	)
 	wanted := limit > 0
 	for i, hi := range idx {
-		h := holds[hi]
+		h := &holds[hi] // not a copy: a serial history has a million, read for a few fields
 		for ends.Len() > 0 && ends[0].end <= h.Start {
 			e := heap.Pop(&ends).(ended)
 			own[e.client]--
@@ -73,7 +73,7 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 		}
 		n := ends.Len() - own[h.Client]
 		if h.End <= h.Start {
-			n -= startingAfter(holds, idx[:i], h)
+			n -= startingAfter(holds, idx[:i], *h)
 		}
 		count += n
 		if n > 0 {
@@ -98,7 +98,7 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 				if a.Client == h.Client || a.Start >= h.End {
 					continue
 				}
-				out = append(out, Overlap{A: a, B: h, Start: h.Start, End: min(a.End, h.End)})
+				out = append(out, Overlap{A: a, B: *h, Start: h.Start, End: min(a.End, h.End)})
 				if len(out) == limit {
 					wanted, order = false, nil
 					break
