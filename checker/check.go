@@ -202,7 +202,8 @@ func fencesChecked(mode string) bool {
 
 func openOps(evs []history.Event) int {
 	n := 0
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		if e.Open {
 			n++
 		}

@@ -33,7 +33,8 @@ type counterOne struct {
 func newCounterOps(evs []history.Event) counterOps {
 	c := counterOps{evs: evs, one: &counterOne{}, byCall: true}
 	last := int64(math.MinInt64)
-	for i, e := range evs {
+	for i := range evs {
+		e := &evs[i] // not a copy: a million events, read for a few fields
 		if _, ok := counterInputOf(e); ok {
 			c.refs = append(c.refs, int32(i))
 			c.byCall = c.byCall && e.Call >= last
@@ -47,7 +48,7 @@ func newCounterOps(evs []history.Event) counterOps {
 func (c counterOps) inCallOrder() bool { return c.byCall }
 
 // counterInputOf is the model input of e, if e is one of its operations.
-func counterInputOf(e history.Event) (counterInput, bool) {
+func counterInputOf(e *history.Event) (counterInput, bool) {
 	switch {
 	case e.Kind == history.Read && e.Outcome == history.Ok:
 		return counterInput{op: opRead, value: e.Value}, true
@@ -92,7 +93,7 @@ func (c counterOps) BuildOne(i int32) []porcupine.Operation {
 // op is operation i, its input and metadata written to in and meta.
 func (c counterOps) op(i int, in *counterInput, meta *keyed) porcupine.Operation {
 	e := c.ev(i)
-	*in, _ = counterInputOf(*e)
+	*in, _ = counterInputOf(e)
 	*meta = keyed{key: e.Key, eventID: e.ID}
 	return porcupine.Operation{ClientId: e.Client, Input: in, Call: e.Call, Return: c.Return(i), Metadata: meta}
 }

@@ -33,8 +33,9 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
 		acquires[k] = make([]acquire, 0, n) // sized: grown by appending, five times their size in garbage
 	}
-	for _, e := range evs {
-		if isAcquired(&e) {
+	for i := range evs {
+		e := &evs[i]
+		if isAcquired(e) {
 			acquires[e.Key] = append(acquires[e.Key], acquire{id: e.ID, call: e.Call, ret: e.Return, client: e.Client})
 		}
 	}
@@ -95,7 +96,8 @@ func orphanReleases(evs []history.Event, holds []Hold, srv serverFacts, opts Opt
 	}
 	open := map[ck]bool{}
 	_, byKey := holdsByKey(holds)
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		k := ck{e.Client, e.Key}
 		switch e.Kind {
 		case history.Acquire:
@@ -115,7 +117,7 @@ func orphanReleases(evs []history.Event, holds []Hold, srv serverFacts, opts Opt
 			}
 			r.Operations++
 			if o, ok := heldBy(holds, byKey[e.Key], e.Client, e.Call); ok {
-				seen, settled := srv.settle(e, o)
+				seen, settled := srv.settle(*e, o)
 				if settled != "" {
 					r.Settled = append(r.Settled, settled)
 					continue

@@ -47,11 +47,12 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carr
 	clients := map[int]bool{}
 	lat := make([]int64, 0, len(holds)) // an acquire that succeeded is a hold
 	last := -1                          // a client's operations come in runs
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		if e.Client >= 0 && e.Client != last {
 			clients[e.Client], last = true, e.Client
 		}
-		s.tally(&e)
+		s.tally(e)
 		if e.Kind == history.Acquire && e.Outcome == history.Ok {
 			lat = append(lat, e.Return-e.Call)
 		}
@@ -223,7 +224,8 @@ func tryingSpans(evs []history.Event, first, lastRet map[ck]int64) map[string][]
 	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
 		trying[k] = make([]span, 0, n+len(first))
 	}
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		if e.Kind != history.Acquire {
 			continue
 		}
