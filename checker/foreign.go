@@ -45,7 +45,8 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 			slices.SortStableFunc(as, byCall)
 		}
 	}
-	for _, h := range holds {
+	for j := range holds {
+		h := &holds[j]
 		if h.EndKind != history.Release {
 			continue
 		}

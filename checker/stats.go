@@ -63,7 +63,8 @@ func computeStats(h *history.History, evs []history.Event, holds []Hold, c *carr
 			c.clients[cl] = true
 		}
 	}
-	for _, hd := range holds {
+	for j := range holds {
+		hd := &holds[j]
 		if hd.EndKind == history.Release {
 			s.Cycles++
 		}
@@ -169,7 +170,8 @@ func longestFree(evs []history.Event, holds []Hold, end int64, c *carry) (int64,
 	for k, n := range perKey(holds, func(h *Hold) (string, bool) { return h.Key, true }) {
 		held[k] = slices.Grow(held[k], n)
 	}
-	for _, h := range holds {
+	for j := range holds {
+		h := &holds[j]
 		to := h.End
 		if to == Forever {
 			to = end
