@@ -24,27 +24,7 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 		r.Note = "not applicable: an in-process mutex has no shared lock to remove"
 		return r
 	}
-	// Only what the rule reads of each acquire, not the whole event.
-	type acquire struct {
-		id, call, ret int64
-		client        int
-	}
-	acquires := map[string][]acquire{}
-	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
-		acquires[k] = make([]acquire, 0, n) // sized: grown by appending, five times their size in garbage
-	}
-	for i := range evs {
-		e := &evs[i]
-		if isAcquired(e) {
-			acquires[e.Key] = append(acquires[e.Key], acquire{id: e.ID, call: e.Call, ret: e.Return, client: e.Client})
-		}
-	}
-	byCall := func(a, b acquire) int { return cmp.Compare(a.call, b.call) }
-	for _, as := range acquires {
-		if !slices.IsSortedFunc(as, byCall) { // evs are by call already, as a rule
-			slices.SortStableFunc(as, byCall)
-		}
-	}
+	acquires := acquiresSucceeded(evs)
 	for j := range holds {
 		h := &holds[j]
 		if h.EndKind != history.Release {
@@ -83,6 +63,33 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 		r.Status = Fail
 	}
 	return r
+}
+
+// acquire is what foreign-release reads of an acquire, not the whole event.
+type acquire struct {
+	id, call, ret int64
+	client        int
+}
+
+// acquiresSucceeded lists each key's acquires that succeeded, by call.
+func acquiresSucceeded(evs []history.Event) map[string][]acquire {
+	acquires := map[string][]acquire{}
+	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
+		acquires[k] = make([]acquire, 0, n) // sized: grown by appending, five times their size in garbage
+	}
+	for i := range evs {
+		e := &evs[i]
+		if isAcquired(e) {
+			acquires[e.Key] = append(acquires[e.Key], acquire{id: e.ID, call: e.Call, ret: e.Return, client: e.Client})
+		}
+	}
+	byCall := func(a, b acquire) int { return cmp.Compare(a.call, b.call) }
+	for _, as := range acquires {
+		if !slices.IsSortedFunc(as, byCall) { // evs are by call already, as a rule
+			slices.SortStableFunc(as, byCall)
+		}
+	}
+	return acquires
 }
 
 // orphanReleases finds releases that returned ok from a client that held
