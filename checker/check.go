@@ -76,15 +76,16 @@ func Decide(ctx context.Context, h *history.History, opts Options) Status {
 // are the carry's until the file ends).
 func properties(ctx context.Context, h *history.History, evs []history.Event, holds []Hold, opts Options,
 	c *carry) ([]Result, Liveness) {
-	// Mutual exclusion reads the holds alone: checked beside the rest, on
-	// another core. Each gets its own budget: a slow lock check must not
-	// starve the resource's.
+	// Mutual exclusion reads the holds alone, and the rules that need
+	// neither model (sideRules) nothing the resource's check writes of the
+	// carry: each checked beside the resource, on another core. Each gets
+	// its own budget: a slow lock check must not starve the resource's.
 	deadline := time.Now().Add(opts.Budget)
 	mutex := make(chan Result, 1)
 	go func() { mutex <- checkMutualExclusion(ctx, holds, h.End, opts, deadline) }()
+	side := make(chan sideRules, 1)
+	go func() { side <- sideRulesOf(h, evs, holds, opts, c) }()
 	res := checkResource(ctx, evs, holds, opts, deadline, c)
-	srv := serverFactsOf(evs, h, c)
-	fr := checkForeignRelease(evs, holds, h.Header.InProcess, srv, opts)
 	me := <-mutex
 	if f := h.Header.Fencing; fencesChecked(f) {
 		me.Decisive = false
@@ -92,13 +93,30 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 			me.Note = "the resource checks fences (" + f + "): overlapping holds are expected; the resource's check decides"
 		}
 	}
-	fo := checkFenceOrder(evs, h.Header.Fencing, opts, c)
-	df, ft, lv := checkLiveness(h, evs, opts, c)
+	s := <-side
+	return []Result{me, res, s.fr, s.fo, s.df, s.ft, s.ex, s.sb, s.pl}, s.lv
+}
+
+// sideRules are the results of the properties that read neither model:
+// foreign-release, fence-order, liveness and the server's view. Of the
+// carry they read and write only their own parts (the server's, the
+// fences, the liveness sweep), so they run beside the models' checks.
+type sideRules struct {
+	fr, fo, df, ft, ex, sb, pl Result
+	lv                         Liveness
+}
+
+func sideRulesOf(h *history.History, evs []history.Event, holds []Hold, opts Options, c *carry) sideRules {
+	var s sideRules
+	srv := serverFactsOf(evs, h, c)
+	s.fr = checkForeignRelease(evs, holds, h.Header.InProcess, srv, opts)
+	s.fo = checkFenceOrder(evs, h.Header.Fencing, opts, c)
+	s.df, s.ft, s.lv = checkLiveness(h, evs, opts, c)
 	if c == nil {
-		cutShort(&df, lv, holds, srv, h.End)
+		cutShort(&s.df, s.lv, holds, srv, h.End)
 	}
-	ex, sb, pl := checkServer(srv, evs, holds, h.Header, opts, &df)
-	return []Result{me, res, fr, fo, df, ft, ex, sb, pl}, lv
+	s.ex, s.sb, s.pl = checkServer(srv, evs, holds, h.Header, opts, &s.df)
+	return s
 }
 
 // checkLiveness judges deadlock-free and fault-tolerant: a whole history
@@ -184,7 +202,8 @@ func fencesChecked(mode string) bool {
 
 func openOps(evs []history.Event) int {
 	n := 0
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		if e.Open {
 			n++
 		}

@@ -1,6 +1,8 @@
 package checker
 
 import (
+	"math"
+
 	"github.com/anishathalye/porcupine"
 
 	"github.com/lockchaos/lockchaos/history"
@@ -15,6 +17,10 @@ type counterOps struct {
 	evs  []history.Event
 	refs []int32 // indexes of the events that are operations
 	one  *counterOne
+	// byCall says the operations come in call order (the events' own,
+	// as checks have them): each key's are then in order too, and
+	// eachSegment need not read every one's call again to see so.
+	byCall bool
 }
 
 // counterOne is the memory of BuildOne's operation.
@@ -25,17 +31,24 @@ type counterOne struct {
 }
 
 func newCounterOps(evs []history.Event) counterOps {
-	c := counterOps{evs: evs, one: &counterOne{}}
-	for i, e := range evs {
+	c := counterOps{evs: evs, one: &counterOne{}, byCall: true}
+	last := int64(math.MinInt64)
+	for i := range evs {
+		e := &evs[i] // not a copy: a million events, read for a few fields
 		if _, ok := counterInputOf(e); ok {
 			c.refs = append(c.refs, int32(i))
+			c.byCall = c.byCall && e.Call >= last
+			last = e.Call
 		}
 	}
 	return c
 }
 
+// inCallOrder implements callOrdered.
+func (c counterOps) inCallOrder() bool { return c.byCall }
+
 // counterInputOf is the model input of e, if e is one of its operations.
-func counterInputOf(e history.Event) (counterInput, bool) {
+func counterInputOf(e *history.Event) (counterInput, bool) {
 	switch {
 	case e.Kind == history.Read && e.Outcome == history.Ok:
 		return counterInput{op: opRead, value: e.Value}, true
@@ -80,7 +93,7 @@ func (c counterOps) BuildOne(i int32) []porcupine.Operation {
 // op is operation i, its input and metadata written to in and meta.
 func (c counterOps) op(i int, in *counterInput, meta *keyed) porcupine.Operation {
 	e := c.ev(i)
-	*in, _ = counterInputOf(*e)
+	*in, _ = counterInputOf(e)
 	*meta = keyed{key: e.Key, eventID: e.ID}
 	return porcupine.Operation{ClientId: e.Client, Input: in, Call: e.Call, Return: c.Return(i), Metadata: meta}
 }

@@ -139,13 +139,14 @@ func evidenceOf(h *history.History, evs []history.Event, stats Stats, floor *his
 	}
 	ev.Acquires, ev.Indefinite = acquiresOutsideFaults(evs, earlier)
 	lastMiss := ""
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		switch e.Kind {
 		case history.Fault:
 			ev.Fired++
 		case history.Exercised:
 			ev.Judged++
-			m := history.JudgmentOf(e)
+			m := history.JudgmentOf(*e)
 			if m.Exercised {
 				ev.Exercised++
 			} else {
@@ -234,7 +235,8 @@ func acquiresOutsideFaults(evs, earlier []history.Event) (all, indefinite int) {
 		}
 	}
 	w := 0
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		if e.Kind != history.Acquire {
 			continue
 		}

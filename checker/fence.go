@@ -28,10 +28,11 @@ func checkFenceOrder(evs []history.Event, mode string, opts Options, c *carry) R
 		return r
 	}
 	byKey := map[string][]history.Event{}
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		checked := e.Kind == history.Write || (e.Kind == history.Read && mode == history.FencingReadsAndWrites)
 		if checked && e.Outcome == history.Ok && e.Fence > 0 {
-			byKey[e.Key] = append(byKey[e.Key], e)
+			byKey[e.Key] = append(byKey[e.Key], *e)
 		}
 	}
 	for _, k := range sortedKeys(byKey) {

@@ -24,27 +24,9 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 		r.Note = "not applicable: an in-process mutex has no shared lock to remove"
 		return r
 	}
-	// Only what the rule reads of each acquire, not the whole event.
-	type acquire struct {
-		id, call, ret int64
-		client        int
-	}
-	acquires := map[string][]acquire{}
-	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
-		acquires[k] = make([]acquire, 0, n) // sized: grown by appending, five times their size in garbage
-	}
-	for _, e := range evs {
-		if isAcquired(&e) {
-			acquires[e.Key] = append(acquires[e.Key], acquire{id: e.ID, call: e.Call, ret: e.Return, client: e.Client})
-		}
-	}
-	byCall := func(a, b acquire) int { return cmp.Compare(a.call, b.call) }
-	for _, as := range acquires {
-		if !slices.IsSortedFunc(as, byCall) { // evs are by call already, as a rule
-			slices.SortStableFunc(as, byCall)
-		}
-	}
-	for _, h := range holds {
+	acquires := acquiresSucceeded(evs)
+	for j := range holds {
+		h := &holds[j]
 		if h.EndKind != history.Release {
 			continue
 		}
@@ -83,6 +65,33 @@ func checkForeignRelease(evs []history.Event, holds []Hold, inProcess bool, srv 
 	return r
 }
 
+// acquire is what foreign-release reads of an acquire, not the whole event.
+type acquire struct {
+	id, call, ret int64
+	client        int
+}
+
+// acquiresSucceeded lists each key's acquires that succeeded, by call.
+func acquiresSucceeded(evs []history.Event) map[string][]acquire {
+	acquires := map[string][]acquire{}
+	for k, n := range perKey(evs, func(e *history.Event) (string, bool) { return e.Key, isAcquired(e) }) {
+		acquires[k] = make([]acquire, 0, n) // sized: grown by appending, five times their size in garbage
+	}
+	for i := range evs {
+		e := &evs[i]
+		if isAcquired(e) {
+			acquires[e.Key] = append(acquires[e.Key], acquire{id: e.ID, call: e.Call, ret: e.Return, client: e.Client})
+		}
+	}
+	byCall := func(a, b acquire) int { return cmp.Compare(a.call, b.call) }
+	for _, as := range acquires {
+		if !slices.IsSortedFunc(as, byCall) { // evs are by call already, as a rule
+			slices.SortStableFunc(as, byCall)
+		}
+	}
+	return acquires
+}
+
 // orphanReleases finds releases that returned ok from a client that held
 // nothing (its acquire was refused or timed out, or it had been told its
 // lease was lost) while another client held the key: the release removed
@@ -95,7 +104,8 @@ func orphanReleases(evs []history.Event, holds []Hold, srv serverFacts, opts Opt
 	}
 	open := map[ck]bool{}
 	_, byKey := holdsByKey(holds)
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		k := ck{e.Client, e.Key}
 		switch e.Kind {
 		case history.Acquire:
@@ -115,7 +125,7 @@ func orphanReleases(evs []history.Event, holds []Hold, srv serverFacts, opts Opt
 			}
 			r.Operations++
 			if o, ok := heldBy(holds, byKey[e.Key], e.Client, e.Call); ok {
-				seen, settled := srv.settle(e, o)
+				seen, settled := srv.settle(*e, o)
 				if settled != "" {
 					r.Settled = append(r.Settled, settled)
 					continue

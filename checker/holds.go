@@ -62,7 +62,8 @@ func Overlaps(holds []Hold) []Overlap {
 func holdsByKey(holds []Hold) ([]string, map[string][]int32) {
 	byKey := map[string][]int32{}
 	var keys []string
-	for i, h := range holds {
+	for i := range holds {
+		h := &holds[i]
 		if _, ok := byKey[h.Key]; !ok {
 			keys = append(keys, h.Key)
 		}

@@ -87,14 +87,15 @@ func recoverBound(h history.Header) time.Duration {
 func (l *live) add(evs []history.Event, whole bool) {
 	start := time.Now()
 	defer func() { l.elapsed += time.Since(start) }()
-	for _, e := range evs {
+	for i := range evs {
+		e := &evs[i]
 		if e.Kind != history.Fault {
 			continue
 		}
 		_, stops := e.StoppedHolder()
 		down := len(e.DownNodes()) > 0
-		if stops || down || len(targetedPods(&e)) > 0 {
-			l.windows = append(l.windows, e)
+		if stops || down || len(targetedPods(e)) > 0 {
+			l.windows = append(l.windows, *e)
 		}
 		l.stops += b2i(stops)
 		l.downs += b2i(down)

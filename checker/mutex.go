@@ -71,7 +71,8 @@ type lockOne struct {
 
 func newLockOps(holds []Hold) lockOps {
 	l := lockOps{holds: holds, refs: make([]int32, 0, 2*len(holds)), one: &lockOne{}}
-	for i, h := range holds {
+	for i := range holds {
+		h := &holds[i]
 		l.refs = append(l.refs, int32(i)<<1)
 		if h.EndID >= 0 {
 			l.refs = append(l.refs, int32(i)<<1|1)

@@ -57,7 +57,7 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 	)
 	wanted := limit > 0
 	for i, hi := range idx {
-		h := holds[hi]
+		h := &holds[hi] // not a copy: a serial history has a million, read for a few fields
 		for ends.Len() > 0 && ends[0].end <= h.Start {
 			e := heap.Pop(&ends).(ended)
 			own[e.client]--
@@ -73,7 +73,7 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 		}
 		n := ends.Len() - own[h.Client]
 		if h.End <= h.Start {
-			n -= startingAfter(holds, idx[:i], h)
+			n -= startingAfter(holds, idx[:i], *h)
 		}
 		count += n
 		if n > 0 {
@@ -93,16 +93,9 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 			order = inForce(holds, order, h.Start)
 		}
 		if wanted && n > 0 {
-			for _, ai := range order {
-				a := holds[ai]
-				if a.Client == h.Client || a.Start >= h.End {
-					continue
-				}
-				out = append(out, Overlap{A: a, B: h, Start: h.Start, End: min(a.End, h.End)})
-				if len(out) == limit {
-					wanted, order = false, nil
-					break
-				}
+			var full bool
+			if out, full = pairsWith(holds, order, h, out, limit); full {
+				wanted, order = false, nil
 			}
 		}
 		heap.Push(&ends, ended{end: h.End, client: h.Client})
@@ -114,6 +107,23 @@ func keyOverlaps(holds []Hold, idx []int32, limit int, end int64, marks *[]mark)
 		}
 	}
 	return out, count
+}
+
+// pairsWith appends to out the overlaps of h with the holds of order (in
+// force, by start) of other clients, up to limit in all; full says out
+// reached it.
+func pairsWith(holds []Hold, order []int32, h *Hold, out []Overlap, limit int) (_ []Overlap, full bool) {
+	for _, ai := range order {
+		a := holds[ai]
+		if a.Client == h.Client || a.Start >= h.End {
+			continue
+		}
+		out = append(out, Overlap{A: a, B: *h, Start: h.Start, End: min(a.End, h.End)})
+		if len(out) == limit {
+			return out, true
+		}
+	}
+	return out, false
 }
 
 // inForce keeps the holds of order still held after t.

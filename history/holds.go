@@ -94,11 +94,12 @@ func HoldsOf(evs []Event) []Hold {
 		}
 	}
 	holds := make([]Hold, 0, n)
-	closeHold := func(i int, e Event, end int64) {
+	closeHold := func(i int, e *Event, end int64) {
 		holds[i].End, holds[i].EndID, holds[i].EndKind, holds[i].EndReturn = end, e.ID, e.Kind, e.Return
 		holds[i].EndOutcome = e.Outcome
 	}
-	for _, e := range evs {
+	for j := range evs {
+		e := &evs[j] // not a copy: a million events, read for a few fields
 		k := ck{e.Client, e.Key}
 		switch e.Kind {
 		case Acquire:

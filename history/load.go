@@ -105,7 +105,7 @@ type loader struct {
 	name     string
 	h        *History
 	byID     opIndex
-	inFlight map[int]flight
+	inFlight flights
 	nextID   int64 // past every id of the chunks read (ReadChunks)
 	earlier  idSet // the ids of the chunks read (ReadChunks)
 	// keys are the header's, when it lists them: an event on another key
@@ -117,7 +117,7 @@ type loader struct {
 // newLoader starts a loader for the file name with its header read, its
 // events sized for size.
 func newLoader(name string, header Header, size int) *loader {
-	ld := &loader{name: name, h: &History{Header: header, Events: make([]Event, 0, size)}, inFlight: map[int]flight{}}
+	ld := &loader{name: name, h: &History{Header: header, Events: make([]Event, 0, size)}}
 	if len(header.Keys) > 0 {
 		ld.keys = make(map[string]bool, len(header.Keys))
 		for _, k := range header.Keys {
@@ -226,11 +226,11 @@ func (ld *loader) applyCall(l *line, n int) error {
 		return ld.bad(n, "op %d: %v", l.Op, err)
 	}
 	if foreground(e.Kind) && l.Phase == phaseCall {
-		if f, busy := ld.inFlight[e.Client]; busy {
+		if f, busy := ld.inFlight.get(e.Client); busy {
 			return ld.bad(n, "client %d calls op %d while its op %d (line %d) is still in flight: a client does "+
 				"one operation at a time", e.Client, l.Op, f.op, f.line)
 		}
-		ld.inFlight[e.Client] = flight{op: l.Op, line: n}
+		ld.inFlight.set(e.Client, flight{op: l.Op, line: n})
 	}
 	ld.byID.put(l.Op, len(ld.h.Events))
 	ld.h.Events = append(ld.h.Events, e)
@@ -255,8 +255,8 @@ func (ld *loader) applyReturn(l *line, n int) error {
 	if l.Key != "" && l.Key != e.Key {
 		return ld.bad(n, "op %d returns on key %q, but was called on key %q", l.Op, l.Key, e.Key)
 	}
-	if f, ok := ld.inFlight[e.Client]; ok && f.op == l.Op {
-		delete(ld.inFlight, e.Client)
+	if f, ok := ld.inFlight.get(e.Client); ok && f.op == l.Op {
+		ld.inFlight.end(e.Client)
 	}
 	e.Open, e.Return, e.Outcome, e.Err = false, l.T, l.Outcome, l.Err
 	if l.Value != nil {

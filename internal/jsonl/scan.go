@@ -214,45 +214,53 @@ func (s *Scanner) String() (string, bool) {
 
 // digits reads a JSON integer's text: an optional minus (if minus allows
 // it), then 0 or a digit 1-9 and more digits; no fraction or exponent.
-func (s *Scanner) digits(minus bool) ([]byte, bool) {
+// abs is the value of its digits, computed on the way (a loader's hot
+// path: op ids, times, values, several per line), exact when they are at
+// most maxSmall (no int64 of that many overflows), meaningless beyond.
+func (s *Scanner) digits(minus bool) (d []byte, abs int64, ok bool) {
 	s.space()
 	start := s.i
 	if minus && s.i < len(s.b) && s.b[s.i] == '-' {
 		s.i++
 	}
 	first := s.i
-	for s.i < len(s.b) && s.b[s.i] >= '0' && s.b[s.i] <= '9' {
+	for s.i < len(s.b) {
+		c := s.b[s.i] - '0'
+		if c > 9 {
+			break
+		}
+		abs = abs*10 + int64(c)
 		s.i++
 	}
 	n := s.i - first
 	if n == 0 || (n > 1 && s.b[first] == '0') {
-		return nil, false
+		return nil, 0, false
 	}
 	if s.i < len(s.b) && (s.b[s.i] == '.' || s.b[s.i] == 'e' || s.b[s.i] == 'E') {
-		return nil, false
+		return nil, 0, false
 	}
-	return s.b[start:s.i], true
+	return s.b[start:s.i], abs, true
 }
 
 // Int reads an integer that fits in a signed integer of bits bits.
 func (s *Scanner) Int(bits int) (int64, bool) {
-	d, ok := s.digits(true)
+	d, abs, ok := s.digits(true)
 	if !ok {
 		return 0, false
 	}
-	// A loader's hot path (op ids, times, values: several per line): no
-	// int64 of at most maxSmall digits overflows, so no strconv.
+	// Up to maxSmall digits, abs is exact: no strconv.
 	if neg := d[0] == '-'; bits == 64 && len(d)-b2i(neg) <= maxSmall {
 		if neg {
-			return -small(d[1:]), true
+			return -abs, true
 		}
-		return small(d), true
+		return abs, true
 	}
 	n, err := strconv.ParseInt(string(d), 10, bits)
 	return n, err == nil
 }
 
-// maxSmall is the most digits small reads: 10^18-1 fits in an int64.
+// maxSmall is the most digits digits' value is exact for: 10^18-1 fits
+// in an int64.
 const maxSmall = 18
 
 func b2i(b bool) int {
@@ -262,24 +270,15 @@ func b2i(b bool) int {
 	return 0
 }
 
-// small is the value of at most maxSmall decimal digits.
-func small(d []byte) int64 {
-	var n int64
-	for _, c := range d {
-		n = n*10 + int64(c-'0')
-	}
-	return n
-}
-
 // Uint reads an integer that fits in an unsigned integer of bits bits
 // (no minus sign, as encoding/json refuses -0 for one).
 func (s *Scanner) Uint(bits int) (uint64, bool) {
-	d, ok := s.digits(false)
+	d, abs, ok := s.digits(false)
 	if !ok {
 		return 0, false
 	}
 	if len(d) <= maxSmall && bits == 64 {
-		return uint64(small(d)), true
+		return uint64(abs), true
 	}
 	n, err := strconv.ParseUint(string(d), 10, bits)
 	return n, err == nil
