@@ -60,22 +60,9 @@ type phantom struct {
 func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hold, hdr history.Header, opts Options,
 	df *Result) Result {
 	r := Result{Property: PhantomLease, Status: Pass, Decisive: true}
-	tokens := map[string]bool{}
-	for _, h := range holds {
-		if h.Token == "" {
-			r.Note = "not judged: the lock's holds carry no token, so a value on the server cannot be told to be nobody's"
-			return r
-		}
-		tokens[h.Token] = true
-	}
-	lockKeys := srv.lockKeys // with earlier chunks' over a cut
-	for _, l := range ls {
-		if tokens[l.value] {
-			lockKeys[l.serverKey] = true
-		}
-	}
-	if len(lockKeys) == 0 {
-		r.Note = noHolderToken
+	tokens, lockKeys, note := lockKeysOf(ls, srv, holds)
+	if note != "" {
+		r.Note = note
 		return r
 	}
 	judged, doubted := df.Judged, 0
@@ -123,6 +110,29 @@ func checkPhantoms(ls []lease, srv serverFacts, evs []history.Event, holds []Hol
 			"not judged", doubted)
 	}
 	return r
+}
+
+// lockKeysOf returns the holders' tokens and the server keys a holder's
+// token was written to (with earlier chunks' over a cut), or the note that
+// says why no lease can be judged.
+func lockKeysOf(ls []lease, srv serverFacts, holds []Hold) (tokens, lockKeys map[string]bool, note string) {
+	tokens = map[string]bool{}
+	for _, h := range holds {
+		if h.Token == "" {
+			return nil, nil, "not judged: the lock's holds carry no token, so a value on the server cannot be told to be nobody's"
+		}
+		tokens[h.Token] = true
+	}
+	lockKeys = srv.lockKeys
+	for _, l := range ls {
+		if tokens[l.value] {
+			lockKeys[l.serverKey] = true
+		}
+	}
+	if len(lockKeys) == 0 {
+		return nil, nil, noHolderToken
+	}
+	return tokens, lockKeys, ""
 }
 
 // acquiresByKey lists each key's acquires, by call: those carried over a

@@ -118,7 +118,7 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 		return out, marks
 	}
 	state := describeStates(s.init)
-	first, last := s.ops[0], s.ops[len(s.ops)-1]
+	first := s.ops[0]
 	if in := first.Input.(*counterInput); len(s.ops) == 1 && in.op == opWrite && !in.indefinite {
 		w := evs[ix.byID[first.Metadata.(*keyed).eventID]]
 		return []Violation{{
@@ -138,6 +138,13 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 				r.Client, r.Value, r.Key, history.Seconds(r.Call), state),
 		}}, nil
 	}
+	return []Violation{unexplained(s, state)}, nil
+}
+
+// unexplained is the one sentence on a segment no order of its reads and
+// writes explains, when no lost increment or lone stale op says why.
+func unexplained(s segment, state string) Violation {
+	first, last := s.ops[0], s.ops[len(s.ops)-1]
 	var clients []int
 	seen := map[int]bool{}
 	var ids []int64
@@ -153,12 +160,12 @@ func explainCounter(s segment, ix *writeIndex, evs, earlier []history.Event, hol
 	if endT == Forever {
 		endT = last.Call
 	}
-	return []Violation{{
+	return Violation{
 		Property: ResourceLinearizable, Key: s.key, Clients: clients, Events: ids, At: first.Call,
 		Start: first.Call, End: endT,
 		Summary: fmt.Sprintf("no order of the %d reads and writes of %s between %s and %s explains the values seen (value before them: %s)",
 			len(s.ops), s.key, history.Seconds(first.Call), history.Seconds(endT), state),
-	}}, nil
+	}
 }
 
 // describeStates renders the counter model's set of possible values.
