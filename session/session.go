@@ -24,16 +24,18 @@ import (
 
 // Options are what one run was asked to do, and where it says so.
 type Options struct {
-	Cells                        []scenarios.Cell
-	Backend                      backend.Backend
-	RedisVersion                 string
-	Replay                       backend.Backend // real Redis that replays simulated findings, or nil
-	ReplayVersion                string
-	TimeScale                    float64 // 0 measures the machine
-	Seed                         int64
-	Repeat, Parallel             int
-	SameSeed, KeepHistories      bool
-	JSON                         bool // stream JSON on Stdout instead of the table
+	Cells                   []scenarios.Cell
+	Backend                 backend.Backend
+	RedisVersion            string
+	Replay                  backend.Backend // real Redis that replays simulated findings, or nil
+	ReplayVersion           string
+	TimeScale               float64 // 0 measures the machine
+	Seed                    int64
+	Repeat, Parallel        int
+	SameSeed, KeepHistories bool
+	JSON                    bool // stream JSON on Stdout instead of the table
+	// Shard, Out (the directory, claimed before), the tool's Version and
+	// the Command line as typed go into the summary and the start line.
 	Shard, Out, Version, Command string
 
 	// CellOptions are the options of every cell run on be with timing
