@@ -135,3 +135,11 @@ func sweepContainers(stderr io.Writer) {
 		fmt.Fprintf(stderr, "lockchaos: removed %d container(s) left by lockchaos runs that were killed\n", n)
 	}
 }
+
+// replayBackend is the real backend --replay-on names, or nil without it.
+func replayBackend(name, image string) (backend.Backend, string, error) {
+	if name == "" {
+		return nil, "", nil
+	}
+	return chooseBackend(name, image, nil)
+}

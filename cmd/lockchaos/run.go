@@ -69,9 +69,7 @@ func cmdRun(flags runConfig, rest, args []string, stdout, stderr io.Writer) int 
 		defer stop()
 	}
 	return withBackends(c, stderr, func(be, replay backend.Backend, redisVersion, replayVersion string) int {
-		s := &session{cfg: c, cells: cells, args: args, be: be, redisVersion: redisVersion,
-			replay: replay, replayVersion: replayVersion, stdout: stdout, stderr: stderr}
-		return s.execute()
+		return execute(c, cells, args, be, replay, redisVersion, replayVersion, stdout, stderr)
 	})
 }
 

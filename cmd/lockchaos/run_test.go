@@ -405,63 +405,24 @@ func TestFourShardsAtOnceMergeToTheUnshardedRun(t *testing.T) {
 	}
 }
 
-// A run where every cell was skipped tested nothing: it exits 4
-// (inconclusive) and says so, never 0 (a simulated run of failover, which
-// the simulation cannot model, was all skipped and exited 0).
-func TestRunWhereEveryCellWasSkippedIsInconclusive(t *testing.T) {
-	for _, c := range []struct {
-		s    *reports.Summary
-		want int
-		says string
-	}{
-		{summaryOf(results.Skipped, results.Skipped), exitInconclusive, "inconclusive: every cell was skipped (2), nothing was tested"},
-		{summaryOf(results.Skipped, results.Met), exitOK, ""},
-		{summaryOf(results.Skipped, results.Regression), exitViolation, ""},
-	} {
-		var stderr strings.Builder
-		s := &session{stderr: &stderr}
-		if got := s.exit(nil, c.s, nil); got != c.want || !strings.Contains(stderr.String(), c.says) || (c.says == "") != (stderr.Len() == 0) {
-			t.Errorf("%v: exit %d, want %d; said %q", c.s.Totals, got, c.want, stderr.String())
-		}
-	}
-}
-
-// A run interrupted before calibration measured anything claims no time
-// scale ("time scale 1.00" was printed): the table says calibration did
-// not finish. A --time-scale given is still the one it ran at.
-func TestInterruptedCalibrationClaimsNoTimeScale(t *testing.T) {
-	if got := interruptedTiming(2.5); got.Scale != 2.5 {
-		t.Errorf("--time-scale 2.5 interrupted: scale %v", got.Scale)
-	}
-	tm := interruptedTiming(0)
-	sum := &reports.Summary{Seed: 1, Backend: "process", TimeScale: tm.Scale, Calibration: tm.Calibration}
-	sum.Tally()
-	var out strings.Builder
-	reports.WriteText(&out, sum, false)
-	if strings.Contains(out.String(), "time scale 1.00") ||
-		!strings.Contains(out.String(), "time scale not measured: the run was interrupted before calibration finished") {
-		t.Errorf("interrupted during calibration:\n%s", out.String())
-	}
-}
-
 // The line that reruns the whole run (index.html's "rerun everything")
 // is the command as typed with the seed, the time scale and the shard the
 // run had: a random seed, a measured scale and a shard from the CI's
 // variables are not in what was typed. A value given is replaced, in
 // either spelling; another flag's value is never taken for a flag.
 func TestRerunEverythingPinsSeedTimeScaleAndShard(t *testing.T) {
-	s := &session{cfg: runConfig{seed: 42, shard: "2/4"},
-		args: []string{"--scenario", "baseline", "--seed=7", "--time-scale", "0", "--json", "--lock-driver", "--seed"}}
-	on := target{Timing: scenarios.Timing{Scale: 1.5}}
+	c, args := runConfig{seed: 42, shard: "2/4"},
+		[]string{"--scenario", "baseline", "--seed=7", "--time-scale", "0", "--json", "--lock-driver", "--seed"}
 	want := "lockchaos run --scenario baseline --json --lock-driver --seed --seed 42 --time-scale 1.50 --shard 2/4"
-	if got := s.rerunAll(on); got != want {
+	if got := rerunAll(c, args, scenarios.Timing{Scale: 1.5}); got != want {
 		t.Errorf("rerun:\n got %s\nwant %s", got, want)
 	}
-	s = &session{cfg: runConfig{seed: 3}, args: []string{"--backend", "sim"}}
-	if got, want := s.rerunAll(target{Timing: scenarios.Timing{Scale: 1, Virtual: true}}), "lockchaos run --backend sim --seed 3"; got != want {
+	c, args = runConfig{seed: 3}, []string{"--backend", "sim"}
+	if got, want := rerunAll(c, args, scenarios.Timing{Scale: 1, Virtual: true}), "lockchaos run --backend sim --seed 3"; got != want {
 		t.Errorf("simulated, no shard: %s, want %s", got, want)
 	}
-	if got, want := s.rerunAll(target{Timing: interruptedTiming(0)}), "lockchaos run --backend sim --seed 3"; got != want {
+	notMeasured := scenarios.Timing{Calibration: reports.CalibrationInterrupted}
+	if got, want := rerunAll(c, args, notMeasured), "lockchaos run --backend sim --seed 3"; got != want {
 		t.Errorf("calibration interrupted (no scale): %s, want %s", got, want)
 	}
 }
