@@ -78,8 +78,10 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 	c *carry) ([]Result, Liveness) {
 	// Mutual exclusion reads the holds alone, and the rules that need
 	// neither model (sideRules) nothing the resource's check writes of the
-	// carry: each checked beside the resource, on another core. Each gets
-	// its own budget: a slow lock check must not starve the resource's.
+	// carry: each checked beside the resource, on another core. Each has
+	// the whole budget of wall time from here, as one after the other each
+	// had a fresh one; where only one core is free they share it, so a
+	// check near its budget on a loaded machine says unknown sooner.
 	deadline := time.Now().Add(opts.Budget)
 	mutex := make(chan Result, 1)
 	go func() { mutex <- checkMutualExclusion(ctx, holds, h.End, opts, deadline) }()
