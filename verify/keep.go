@@ -13,9 +13,10 @@ import (
 // unbounded file's worth.
 const MaxWitnessEvents = 1 << 20
 
-// addWitness keeps evs' witness events, copies of them: a chunk is its
-// reader's, reused once checked.
-func (r *Result) addWitness(evs []history.Event) {
+// addWitness keeps evs' witness events. A reader's chunk is reused once
+// checked, so its events are copied with their windows; held says evs
+// stay the caller's for good (a history held whole: no copy).
+func (r *Result) addWitness(evs []history.Event, held bool) {
 	for _, e := range evs {
 		if e.Kind != history.Witness {
 			continue
@@ -24,7 +25,10 @@ func (r *Result) addWitness(evs []history.Event) {
 			r.WitnessMore++
 			continue
 		}
-		r.Witness = append(r.Witness, clone(e))
+		if !held {
+			e = clone(e)
+		}
+		r.Witness = append(r.Witness, e)
 	}
 }
 

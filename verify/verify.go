@@ -83,7 +83,7 @@ func chunks(opts Options, check func(checker.FileOptions) (*checker.Report, chec
 		Prepare: func(h *history.History, last bool) {
 			j.prepare(h, last)
 			if !opts.NoWitness {
-				res.addWitness(h.Events)
+				res.addWitness(h.Events, false)
 			}
 			if opts.KeepHistory {
 				keep.add(h, last)
@@ -105,7 +105,7 @@ func History(ctx context.Context, h *history.History, opts checker.Options) *Res
 	newJudge().prepare(h, true)
 	res := &Result{History: h, Summary: checker.FileSummary{Header: h.Header, Events: len(h.Events), End: h.End,
 		Chunks: 1, LargestChunk: len(h.Events)}}
-	res.addWitness(h.Events)
+	res.addWitness(h.Events, true)
 	res.Report = checker.Check(ctx, h, opts)
 	res.emptyRule()
 	return res
