@@ -154,3 +154,20 @@ func TestNoExpiryAndLostSightSentences(t *testing.T) {
 		t.Errorf("lost sight: %+v", js)
 	}
 }
+
+// On a loaded machine the fault's goroutine can wake after the pod it
+// slowed has already released: the delete the witness saw is the
+// holder's own release, not a lease that lapsed under it (the case CI
+// hit: window 103-154.2 ms, release at 153 ms, delete seen at 153.5 ms).
+func TestAWindowThatClosesAfterTheHolderReleased(t *testing.T) {
+	js := judge(t,
+		seen(history.WitnessWatches, "node0", "", "", 0, 0),
+		tokAcquire(3, "order:1", "tokA", 100, 102), seen(history.ServerSet, "node0", "order:1", "tokA", 103, 403),
+		window("slow-holder", 103, 156, history.Hit{Pods: []int{3}}),
+		ev(history.Release, 3, "order:1", 153, 155, history.Ok), seen(history.ServerDel, "node0", "order:1", "tokA", 154, 0),
+		ev(history.Acquire, 1, "order:1", 155, 156, history.Ok),
+	)
+	if len(js) != 1 || js[0].Exercised || !strings.Contains(js[0].Detail, "the lease outlived the slow critical section") {
+		t.Fatalf("judged %+v, want not exercised: the holder released before its lease ended", js)
+	}
+}

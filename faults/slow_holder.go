@@ -65,17 +65,21 @@ func outlived(what, during string) Danger {
 		}
 		end := v.leaseEndOf(h, w.Call)
 		exp := end.at
-		if w.Return <= exp {
+		// The window ends when the fault's goroutine wakes, which on a
+		// loaded machine can be after the pod already released: a lease
+		// its holder deleted did not lapse under it.
+		stop := min(w.Return, h.End)
+		if stop <= exp {
 			if end.observed && exp == history.Forever {
 				return w.Call, fmt.Sprintf("%s: the lease outlived %s", v.lapsed(h, end), during), false
 			}
 			if end.observed {
 				return w.Call, fmt.Sprintf("%s, %s after %s ended at %s: the lease outlived %s",
-					v.lapsed(h, end), span(w.Return, exp), during, secs(w.Return), during), false
+					v.lapsed(h, end), span(stop, exp), during, secs(stop), during), false
 			}
-			return w.Call, fmt.Sprintf("%s ended at %s, before %s", during, secs(w.Return), v.lapsed(h, end)), false
+			return w.Call, fmt.Sprintf("%s ended at %s, before %s", during, secs(stop), v.lapsed(h, end)), false
 		}
-		e, ok := v.tried(h.Key, pod, max(exp, w.Call), w.Return)
+		e, ok := v.tried(h.Key, pod, max(exp, w.Call), stop)
 		if !ok {
 			return w.Call, fmt.Sprintf("%s during %s, but no other pod tried for %s before it ended",
 				v.lapsed(h, end), during, h.Key), false
