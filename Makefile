@@ -14,6 +14,14 @@ PERF_OUT     ?= out/perf
 # bound) run in make chaos-liveness. A bare `lockchaos run` runs them all.
 CHAOS_SCENARIOS := baseline,slow-holder,gc-pause,slow-reply,client-partition,failover,node-restart,node-restart-delayed
 LIVENESS        := minority-partition,pod-crash,pod-crash-restart,abandoned-lease
+# make chaos-postgres's scenarios: every one a PostgreSQL lock has an
+# expectation in.
+PG_SCENARIOS    := baseline,slow-holder,gc-pause,client-partition,client-partition-long,standby-promotion,node-restart,node-restart-delayed,pod-crash,pod-crash-restart,abandoned-lease
+# make chaos-cluster's scenarios: the Redis Cluster rows (scenarios/catalog_cluster.go).
+CLUSTER_SCENARIOS := cluster-baseline,cluster-failover,cluster-split,cluster-manual-failover,cluster-manual-failover-force,cluster-manual-failover-takeover,slot-migration
+# Cluster cells mostly wait on the cluster's own timing (node timeout,
+# elections): four at once keep the gate short on two cores.
+CLUSTER_FLAGS     ?= --parallel 4
 # The scenarios of scenarios/critiques.yaml.
 CRITIQUES    := replies-lost,requests-lost,clock-jump,replica-clock-skew,power-loss-everysec,power-loss-always,sentinel-failover,sentinel-partition
 SOAK_RUNS    ?= 40
@@ -27,8 +35,9 @@ CC := gcc
 endif
 
 .PHONY: chaos-sim chaos-sim-vs-process
-.PHONY: chaos-liveness chaos-liveness-loaded
-.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table margins margins-theory margins-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image perf detection soak
+.PHONY: chaos-cluster chaos-cluster-loaded bench-cluster
+.PHONY: chaos-liveness chaos-liveness-loaded chaos-postgres chaos-postgres-loaded ensure-postgres margins-postgres
+.PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table margins margins-theory margins-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image postgres-image perf detection soak
 
 all: test
 
@@ -37,22 +46,47 @@ all: test
 # run picks the docker backend by itself.
 chaos: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
-	bin/lockchaos run --scenario $(CHAOS_SCENARIOS) --out $(CHAOS_OUT) $(CHAOS_FLAGS)
+	bin/lockchaos run --service redis --scenario $(CHAOS_SCENARIOS) --out $(CHAOS_OUT) $(CHAOS_FLAGS)
 
 ## chaos-loaded: the same gate while CPU burners (2 per core) compete, as on a shared CI runner
 chaos-loaded: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
-	.ci/with-burners bin/lockchaos run --scenario $(CHAOS_SCENARIOS) --out $(CHAOS_OUT)-loaded $(CHAOS_FLAGS)
+	.ci/with-burners bin/lockchaos run --service redis --scenario $(CHAOS_SCENARIOS) --out $(CHAOS_OUT)-loaded $(CHAOS_FLAGS)
+
+## chaos-cluster: the Redis locks on a 3-shard Redis Cluster (a primary and a replica each): failovers the cluster decides, a primary split from the majority, manual failovers (safe, force, takeover), a slot moving under a held lock
+chaos-cluster: build
+	@.ci/ensure-redis
+	bin/lockchaos run --service redis --scenario $(CLUSTER_SCENARIOS) --out $(CHAOS_OUT)-cluster $(CLUSTER_FLAGS) $(CHAOS_FLAGS)
+
+## chaos-cluster-loaded: the same with CPU burners (2 per core) competing
+chaos-cluster-loaded: build
+	@.ci/ensure-redis
+	.ci/with-burners bin/lockchaos run --service redis --scenario $(CLUSTER_SCENARIOS) --out $(CHAOS_OUT)-cluster-loaded $(CLUSTER_FLAGS) $(CHAOS_FLAGS)
+
+## chaos-postgres: the PostgreSQL locks (row, row-outside, advisory, advisory-xact; server defaults and timeouts tuned to the TTL) under the same faults; installs PostgreSQL when it can
+chaos-postgres: build
+	@.ci/ensure-postgres
+	bin/lockchaos run --service postgres --scenario $(PG_SCENARIOS) --out $(CHAOS_OUT)-postgres $(CHAOS_FLAGS)
+
+## margins-postgres: how far the tuned PostgreSQL locks bend before they break (pause, slow-holder, one-way-loss), on real servers, with fewer, wider probes than the simulation (slow: minutes per lock and family)
+margins-postgres: build
+	@.ci/ensure-postgres
+	bin/lockchaos margins --backend process --lock pg-row-outside-tuned,pg-advisory-tuned,pg-row-tuned --family pause,slow-holder,one-way-loss --seeds 3 --resolution 0.2 --recovery-ttl 0 --out $(PERF_OUT)/margins-postgres
+
+## chaos-postgres-loaded: the same with CPU burners (2 per core) competing
+chaos-postgres-loaded: build
+	@.ci/ensure-postgres
+	.ci/with-burners bin/lockchaos run --service postgres --scenario $(PG_SCENARIOS) --out $(CHAOS_OUT)-postgres-loaded $(CHAOS_FLAGS)
 
 ## chaos-liveness: the liveness rows (minority-partition, pod-crash, pod-crash-restart, abandoned-lease): every lock with a TTL recovers, no-ttl, long-ttl and a hung watchdog are caught stuck, Redlock acquires with a node down
 chaos-liveness: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
-	bin/lockchaos run --scenario $(LIVENESS) --out $(CHAOS_OUT)-liveness $(CHAOS_FLAGS)
+	bin/lockchaos run --service redis --scenario $(LIVENESS) --out $(CHAOS_OUT)-liveness $(CHAOS_FLAGS)
 
 ## chaos-liveness-loaded: the liveness rows with CPU burners (2 per core) competing
 chaos-liveness-loaded: build
 	@.ci/ensure-redis 2>/dev/null || docker info >/dev/null 2>&1 || .ci/ensure-redis
-	.ci/with-burners bin/lockchaos run --scenario $(LIVENESS) --out $(CHAOS_OUT)-liveness-loaded $(CHAOS_FLAGS)
+	.ci/with-burners bin/lockchaos run --service redis --scenario $(LIVENESS) --out $(CHAOS_OUT)-liveness-loaded $(CHAOS_FLAGS)
 
 ## chaos-libs: the library rows (redis-py, rueidislock, a built-in lock in a driver process) as driver processes
 chaos-libs: build
@@ -99,8 +133,11 @@ chaos-sim-vs-process: build
 ensure-redis:
 	@.ci/ensure-redis
 
+ensure-postgres:
+	@.ci/ensure-postgres
+
 ## test: vet, then every test with the race detector (real redis-server processes), the deploy/ module's manifest checks
-test: ensure-redis vet test-deploy
+test: ensure-redis ensure-postgres vet test-deploy
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	# The matrix itself, one subtest per cell, at its real timing (no -race).
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestMatrix$$' ./scenarios/
@@ -124,6 +161,10 @@ $(GOLANGCI):
 redis-image: ensure-redis
 	backend/docker/build-redis-image.sh
 
+## postgres-image: a PostgreSQL 15 image built from this machine's PostgreSQL, its cluster made at build time (docker import, no registry)
+postgres-image: ensure-postgres
+	backend/docker/build-postgres-image.sh
+
 ## build: the lockchaos binary in bin/
 build:
 	$(GO) build -ldflags "-X main.version=$$(git describe --always --dirty 2>/dev/null || echo dev)" -o bin/lockchaos ./cmd/lockchaos
@@ -131,9 +172,13 @@ build:
 ## bench: every benchmark below but bench-drivers (which needs a C compiler)
 bench: bench-locks bench-checker
 
-## bench-locks: lock cycles per second, direct vs through the proxies
-bench-locks: ensure-redis
-	$(GO) test -run '^$$' -bench BenchmarkLockCycle -benchtime $(BENCHTIME) ./lockimpl/
+## bench-locks: lock cycles per second, direct vs through the proxies; one uncontended cycle of the Redis token lock and of every PostgreSQL lock beside each service's bare round trip
+bench-locks: ensure-redis ensure-postgres
+	$(GO) test -run '^$$' -bench 'BenchmarkLockCycle|BenchmarkServiceCycle' -benchtime $(BENCHTIME) ./lockimpl/
+
+## bench-cluster: a 3-shard Redis Cluster's start (target under 3 s) and its own failover time (a primary's SIGKILL to its replica taking writes) beside cluster-node-timeout
+bench-cluster: ensure-redis
+	$(GO) test -run '^$$' -bench 'BenchmarkClusterReady|BenchmarkClusterFailover' -benchtime 5x ./deployment/
 
 ## bench-drivers: a pod's cycle in process vs in a driver process, for the Go driver, the C driver (the protocol's floor with Redis) and answer-only (the pipes alone, no Redis)
 # The benchmark names its driver "driver" whichever command serves it: the

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/netfault"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Sentinel errors. Callers test them with errors.Is; the wrapping error says
@@ -83,6 +84,9 @@ type Backend interface {
 // Needs is what a cell needs of its backend: what its fault kinds need
 // (each kind registers its own) and what its lock brings.
 type Needs struct {
+	// Service is the kind of server the cell's lock runs on ("": Redis).
+	// Set by the plan from the lock, never by a fault kind.
+	Service service.Name `json:"service,omitempty"`
 	// NodeControl: it kills, restarts or promotes nodes (not possible on a
 	// user's own Redis).
 	NodeControl bool `json:"node_control,omitempty"`
@@ -100,6 +104,11 @@ type Needs struct {
 	// clients finding the primary through them (process backend; locks
 	// that take go-redis clients from the harness).
 	Sentinel bool `json:"sentinel,omitempty"`
+	// Cluster: Redis Cluster, shards of a primary and a replica that fail
+	// over on their own, every node-to-node link a proxy of the harness's
+	// (process backend: each node connects out from a loopback address of
+	// its own, bind-source-addr, Redis 7.0 or later).
+	Cluster bool `json:"cluster,omitempty"`
 	// RealTime: a part of the cell (a lock in a driver process) runs in
 	// real time, outside the harness's process. Set by the plan from the
 	// lock, never by a fault kind.
@@ -130,7 +139,7 @@ func Reason(err error) string {
 // CannotControlNodes is the reason a backend over someone else's Redis
 // gives for a cell that kills, restarts or promotes nodes.
 func CannotControlNodes(name string, n Needs) error {
-	if n.NodeControl || n.Replica || n.Sentinel {
+	if n.NodeControl || n.Replica || n.Sentinel || n.Cluster {
 		return Unsupported("this scenario kills, restarts or promotes nodes, which the %s backend cannot do "+
 			"(only network faults apply)", name)
 	}
@@ -193,6 +202,9 @@ type SentinelStarter interface {
 type NodeConfig struct {
 	// Name labels the node in errors and proxy names. Default "node".
 	Name string
+	// Service is the kind of server to start ("": Redis). For a service
+	// other than Redis, ExtraArgs are that server's command-line settings.
+	Service service.Name
 	// Binary is the redis-server to run (process backend). Default: the
 	// one on PATH, or LOCKCHAOS_REDIS_SERVER.
 	Binary string
@@ -221,6 +233,18 @@ type NodeConfig struct {
 	SentinelConf string
 }
 
+// ClusterEnabled reports whether the node runs in Redis Cluster mode
+// (--cluster-enabled yes among ExtraArgs): its nodes.conf, its identity in
+// the cluster, must survive a restart.
+func (c NodeConfig) ClusterEnabled() bool {
+	for i := 0; i+1 < len(c.ExtraArgs); i++ {
+		if c.ExtraArgs[i] == "--cluster-enabled" && c.ExtraArgs[i+1] == "yes" {
+			return true
+		}
+	}
+	return false
+}
+
 // DefaultStartTimeout is how long a node's start waits for PING unless
 // NodeConfig.StartTimeout says otherwise.
 const DefaultStartTimeout = 10 * time.Second
@@ -234,6 +258,9 @@ func (c NodeConfig) Validate() error {
 	case "", "always", "everysec":
 	default:
 		return fmt.Errorf("%w: fsync %q (valid: always, everysec)", ErrInvalidConfig, c.Fsync)
+	}
+	if err := c.Service.Validate(); err != nil {
+		return fmt.Errorf("%w: %w", ErrInvalidConfig, err)
 	}
 	if c.StartTimeout < 0 {
 		return fmt.Errorf("%w: negative node start timeout %v", ErrInvalidConfig, c.StartTimeout)
@@ -264,4 +291,14 @@ func (s NodeState) String() string {
 		return "closed"
 	}
 	return "state(" + strconv.Itoa(int(s)) + ")"
+}
+
+// RedisOnly is what a backend that starts Redis alone answers a cell on
+// another service: Unsupported, naming the service and where it runs
+// (where: "the process backend runs it"), or nil for a Redis cell.
+func RedisOnly(backendName string, n Needs, where string) error {
+	if n.Service.IsRedis() {
+		return nil
+	}
+	return Unsupported("the %s backend runs Redis only, not %s; %s", backendName, n.Service.Server(), where)
 }

@@ -1,6 +1,9 @@
 package backend
 
-import "time"
+import (
+	"context"
+	"time"
+)
 
 // KeyOp is what a server did to a key, as a witness saw it.
 type KeyOp string
@@ -45,4 +48,13 @@ type KeyChange struct {
 type ObservableNode interface {
 	RedisNode
 	ObserveKeys(match func(key string) bool, sink func(KeyChange)) (stop func())
+}
+
+// ResourceNode is a node that holds the protected resource itself (a
+// database whose locks write the resource in their own transaction):
+// ResetResource empties it before each part of a cell, as the harness's
+// own resource starts empty: the cell's, whose keys are under keyPrefix
+// ("" on a server the harness started; on a user's, the cell's schema).
+type ResourceNode interface {
+	ResetResource(ctx context.Context, keyPrefix string) error
 }

@@ -93,6 +93,10 @@ func properties(ctx context.Context, h *history.History, evs []history.Event, ho
 		me.Decisive = false
 		if me.Note == "" {
 			me.Note = "the resource checks fences (" + f + "): overlapping holds are expected; the resource's check decides"
+			if f == history.FencingTransaction {
+				me.Note = "the resource lives in the lock's transaction: a holder whose session ended believes on, " +
+					"but its commit is refused; the resource's check decides"
+			}
 		}
 	}
 	s := <-side
@@ -199,7 +203,7 @@ func check(ctx context.Context, h *history.History, opts Options, c *carry) *Rep
 // modes that say so, so a word no loader would pass (a History built in
 // memory) holds the lock to mutual exclusion rather than excuse it.
 func fencesChecked(mode string) bool {
-	return mode == history.FencingWrites || mode == history.FencingReadsAndWrites
+	return mode == history.FencingWrites || mode == history.FencingReadsAndWrites || mode == history.FencingTransaction
 }
 
 func openOps(evs []history.Event) int {

@@ -27,6 +27,11 @@ func checkFenceOrder(evs []history.Event, mode string, opts Options, c *carry) R
 		r.Note = "not applicable: the resource checks no fences"
 		return r
 	}
+	if mode == history.FencingTransaction {
+		r.Decisive = false
+		r.Note = "not applicable: the transaction fences the writes (a commit the server refused did not happen), not a number"
+		return r
+	}
 	byKey := map[string][]history.Event{}
 	for i := range evs {
 		e := &evs[i]

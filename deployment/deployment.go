@@ -1,7 +1,7 @@
 // Package deployment is the Redis deployment a cell runs against, named
 // for what it is: the nodes a backend started (one, N independent
-// primaries, a primary with a replica, or a primary and a replica under
-// three Sentinels), the network links from every pod to every node (one
+// primaries, a primary with a replica, a primary and a replica under
+// three Sentinels, or a Redis Cluster of shards), the network links from every pod to every node (one
 // per pair, so a fault can aim at one pod, one node or all), the
 // replication link, and the moves a failover makes. Faults act through it;
 // they never own it.
@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/netfault"
@@ -34,89 +33,14 @@ const (
 	// Sentinel is a primary and a replica watched by three Sentinels that
 	// fail over on their own; clients ask the Sentinels for the primary.
 	Sentinel Topology = "sentinel"
+	// Cluster is Redis Cluster: shards of a primary and a replica that
+	// fail over on their own, every node-to-node link a proxy
+	// (cluster.go); clients follow the cluster's redirects.
+	Cluster Topology = "cluster"
 )
 
 // Topologies lists the valid topologies, for error messages and help.
-var Topologies = []Topology{Single, Independent, PrimaryReplica, Sentinel}
-
-// Config describes a deployment. The zero value is one node, one client.
-type Config struct {
-	// Topology, default Single.
-	Topology Topology
-	// Nodes is the number of independent nodes for Independent (default 3).
-	// Single always has 1 and PrimaryReplica 2; a different value is an error.
-	Nodes int
-	// Clients is the number of simulated clients; each gets its own proxy to
-	// every slot. Default 1.
-	Clients int
-	// Node is the template for every node; its Name is replaced.
-	Node backend.NodeConfig
-	// Proxies configures the embedded toxiproxy.
-	Proxies netfault.ProxiesConfig
-	// SyncTimeout bounds the replica's initial sync. Default 10s.
-	SyncTimeout time.Duration
-	// Backend starts the nodes. Required: the command line and lockchaostest
-	// choose it (process.Backend, local redis-server processes, by default).
-	Backend backend.Backend
-	// Sentinel tunes the Sentinels of the Sentinel topology.
-	Sentinel SentinelConfig
-}
-
-// Validate reports a config that cannot work.
-func (c Config) Validate() error {
-	switch c.Topology {
-	case Single, "":
-		if c.Nodes > 1 {
-			return fmt.Errorf("%w: topology %s has 1 node, not %d", ErrInvalidConfig, Single, c.Nodes)
-		}
-	case PrimaryReplica, Sentinel:
-		if c.Nodes != 0 && c.Nodes != 2 {
-			return fmt.Errorf("%w: topology %s has 2 nodes, not %d", ErrInvalidConfig, c.Topology, c.Nodes)
-		}
-	case Independent:
-		if c.Nodes < 0 || c.Nodes > 15 {
-			return fmt.Errorf("%w: topology %s: nodes %d out of range 1..15", ErrInvalidConfig, Independent, c.Nodes)
-		}
-	default:
-		return fmt.Errorf("%w: unknown topology %q (valid: %v)", ErrInvalidConfig, string(c.Topology), Topologies)
-	}
-	if c.Clients < 0 || c.Clients > 1000 {
-		return fmt.Errorf("%w: clients %d out of range 1..1000", ErrInvalidConfig, c.Clients)
-	}
-	if c.SyncTimeout < 0 {
-		return fmt.Errorf("%w: negative sync timeout", ErrInvalidConfig)
-	}
-	if err := c.Node.Validate(); err != nil {
-		return err
-	}
-	if err := c.Sentinel.Validate(); err != nil {
-		return err
-	}
-	return c.Proxies.Validate()
-}
-
-func (c Config) withDefaults() Config {
-	if c.Topology == "" {
-		c.Topology = Single
-	}
-	switch c.Topology {
-	case Single:
-		c.Nodes = 1
-	case PrimaryReplica, Sentinel:
-		c.Nodes = 2
-	case Independent:
-		if c.Nodes == 0 {
-			c.Nodes = 3
-		}
-	}
-	if c.Clients == 0 {
-		c.Clients = 1
-	}
-	if c.SyncTimeout == 0 {
-		c.SyncTimeout = 10 * time.Second
-	}
-	return c
-}
+var Topologies = []Topology{Single, Independent, PrimaryReplica, Sentinel, Cluster}
 
 // Deployment is a set of nodes, the links in front of them, and the
 // replication link when there is one. A client reaches "slots": one per
@@ -131,6 +55,7 @@ type Deployment struct {
 
 	side      []*netfault.Link    // Sentinel: each data node's sentinel-side proxy
 	sentinels []backend.RedisNode // Sentinel: the Sentinel processes
+	cluster   *clusterState       // Cluster: ids, relays, the links between nodes
 }
 
 // New starts the nodes and links. On error everything already
@@ -153,12 +78,24 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 	if c.network, err = newNetwork(cfg); err != nil {
 		return nil, err
 	}
-	if cfg.Topology == Sentinel {
-		if err := c.startSentinel(ctx); err != nil {
-			return nil, err
-		}
-		return c, nil
+	switch cfg.Topology {
+	case Sentinel:
+		err = c.startSentinel(ctx)
+	case Cluster:
+		err = c.startCluster(ctx)
+	default:
+		err = c.startNodes(ctx)
 	}
+	if err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// startNodes starts the nodes of the other topologies, the pods' links
+// and, behind a replica, the replication link.
+func (c *Deployment) startNodes(ctx context.Context) error {
+	cfg := c.cfg
 	for i := range cfg.Nodes {
 		nc := cfg.Node
 		nc.Name = fmt.Sprintf("node%d", i)
@@ -167,7 +104,7 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 		}
 		n, err := cfg.Backend.StartNode(ctx, nc)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		c.nodes = append(c.nodes, n)
 	}
@@ -177,24 +114,25 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 		for s := range slots {
 			l, err := c.network.NewLink(fmt.Sprintf("client%d->%s", client, c.nodes[s].Name()), c.nodes[s].Addr())
 			if err != nil {
-				return nil, err
+				return err
 			}
 			row[s] = l
 		}
 		c.links = append(c.links, row)
 	}
 	if cfg.Topology == PrimaryReplica {
+		var err error
 		if c.repl, err = c.network.NewLink("replica->primary", c.nodes[0].Addr()); err != nil {
-			return nil, err
+			return err
 		}
 		if err := c.nodes[1].ReplicaOf(ctx, c.repl.Addr()); err != nil {
-			return nil, err
+			return err
 		}
 		if err := waitSynced(ctx, c.nodes[1], c.nodes[0], cfg.SyncTimeout); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return c, nil
+	return nil
 }
 
 // newNetwork makes the cell's network: the backend's own, else the
@@ -392,6 +330,7 @@ func (c *Deployment) Close() error {
 	if c.network != nil {
 		errs = append(errs, c.network.Close())
 	}
+	c.closeCluster()
 	for _, n := range c.nodes {
 		errs = append(errs, n.Close())
 	}

@@ -20,6 +20,11 @@ func waitSynced(ctx context.Context, replica, primary backend.RedisNode, timeout
 	if err := replica.WaitLinkUp(ctx, timeout); err != nil {
 		return err
 	}
+	// A server that does not answer WAIT (a PostgreSQL standby) waits
+	// for its own replay of what the primary has written.
+	if w, ok := replica.(backend.CatchUpWaiter); ok {
+		return w.WaitCaughtUp(ctx, primary, timeout)
+	}
 	c := backend.Admin(primary.Addr()) // one connection: WAIT counts its own writes
 	defer c.Close()
 	const probe = "lockchaos:replication-probe"

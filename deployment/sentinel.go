@@ -200,13 +200,21 @@ func (c *Deployment) SentinelRoute(client int) (SentinelRoute, bool) {
 		routes[s.Addr()] = l.Addr()
 		r.Sentinels = append(r.Sentinels, l.Addr())
 	}
-	r.Route = func(addr string) (string, error) {
+	r.Route = routeOnly(routes, "this deployment")
+	return r, true
+}
+
+// routeOnly maps an address a server reports to the pod's own way to the
+// same process (routes), and refuses any other: a connection around the
+// pod's proxies would escape its partitions and pauses. of names the
+// deployment in the error.
+func routeOnly(routes map[string]string, of string) func(string) (string, error) {
+	return func(addr string) (string, error) {
 		if to, ok := routes[addr]; ok {
 			return to, nil
 		}
-		return "", fmt.Errorf("%w: %s is not an address of this deployment; refusing to dial around the pod's proxies", ErrTopology, addr)
+		return "", fmt.Errorf("%w: %s is not an address of %s; refusing to dial around the pod's proxies", ErrTopology, addr, of)
 	}
-	return r, true
 }
 
 // SideLink returns the side proxy of node i (Sentinels and replication

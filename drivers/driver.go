@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Version is the protocol version this harness speaks.
@@ -28,11 +29,16 @@ type Driver struct {
 	// VAR=value assignments (docs/driver-protocol.md, Start).
 	Command string `yaml:"command" json:"command"`
 	// Nodes the lock needs: 1 (default) for one service address, N > 1
-	// for independent primaries. A driver lock always needs Redis.
-	Nodes       int  `yaml:"nodes,omitempty" json:"nodes,omitempty"`
-	Fencing     bool `yaml:"fencing,omitempty" json:"fencing,omitempty"`
-	Renews      bool `yaml:"renews,omitempty" json:"renews,omitempty"`
-	SignalsLoss bool `yaml:"signals_loss,omitempty" json:"signals_loss,omitempty"`
+	// for independent primaries (Redis only).
+	Nodes int `yaml:"nodes,omitempty" json:"nodes,omitempty"`
+	// Service is the lock service the driver's lock talks to: redis (the
+	// default) or postgres. The driver gets its servers' addresses in
+	// LOCKCHAOS_ADDRS (and, for PostgreSQL, connection URLs in
+	// LOCKCHAOS_POSTGRES_URLS).
+	Service     string `yaml:"service,omitempty" json:"service,omitempty"`
+	Fencing     bool   `yaml:"fencing,omitempty" json:"fencing,omitempty"`
+	Renews      bool   `yaml:"renews,omitempty" json:"renews,omitempty"`
+	SignalsLoss bool   `yaml:"signals_loss,omitempty" json:"signals_loss,omitempty"`
 	// Lease is how long the lease the driver's lock takes lasts, in the
 	// cell's TTLs, as lockimpl.Spec.Lease: 0 for one TTL (a driver that
 	// passes LOCKCHAOS_TTL_MS to its lock), more for a lock with a lease
@@ -64,6 +70,12 @@ func (d Driver) Validate() error {
 		return fmt.Errorf("%w: lock %q: negative nodes", ErrInvalid, d.Name)
 	case math.IsNaN(d.Lease) || math.IsInf(d.Lease, 0):
 		return fmt.Errorf("%w: lock %q: lease %v is not a number of TTLs", ErrInvalid, d.Name, d.Lease)
+	case d.Nodes > 1 && !service.Name(d.Service).IsRedis():
+		return fmt.Errorf("%w: lock %q: %d nodes: independent nodes are Redis's (Redlock); %s runs one server",
+			ErrInvalid, d.Name, d.Nodes, d.Service)
+	}
+	if err := service.Name(d.Service).Validate(); err != nil {
+		return fmt.Errorf("%w: lock %q: %w", ErrInvalid, d.Name, err)
 	}
 	return d.Spec().Validate()
 }
@@ -74,7 +86,8 @@ func (d Driver) Spec() lockimpl.Spec {
 	if doc == "" {
 		doc = "driver process: " + d.Command
 	}
-	return lockimpl.Spec{Name: d.Name, Doc: doc, Nodes: max(d.Nodes, 1), Fencing: d.Fencing, Renews: d.Renews,
+	return lockimpl.Spec{Name: d.Name, Doc: doc, Service: service.Name(d.Service), Nodes: max(d.Nodes, 1),
+		Fencing: d.Fencing, Renews: d.Renews,
 		SignalsLoss: d.SignalsLoss, Lease: d.Lease, BringsClient: true, OutOfProcess: true,
 		New: func(env lockimpl.Env) (lockimpl.Locker, error) { return start(d, env) }}
 }

@@ -2,6 +2,7 @@ package drivers_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -17,6 +18,7 @@ import (
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/service/postgres"
 )
 
 var goDriver string // the built lockchaos-driver binary
@@ -144,6 +146,29 @@ func TestParse(t *testing.T) {
 	for _, bad := range []string{"pylock", "=python3 x.py", "pylock=", "..=true", "../../x=true", "a b=true"} {
 		if _, err := drivers.Parse(bad); err == nil || !strings.Contains(err.Error(), "--lock-driver") {
 			t.Errorf("%q: %v, want an error naming the flag", bad, err)
+		}
+	}
+}
+
+// TestGoDriverOnPostgres: a driver declared on the postgres service gets
+// the PostgreSQL servers' addresses (LOCKCHAOS_SERVICE, _ADDRS,
+// _POSTGRES_URLS) and keeps mutual exclusion with a session advisory
+// lock; a declaration on an unknown service, or with independent nodes on
+// PostgreSQL, is refused with the valid names.
+func TestGoDriverOnPostgres(t *testing.T) {
+	if _, err := postgres.Find(); err != nil {
+		t.Skip(err)
+	}
+	d := drivers.Driver{Name: "proc-pg", Command: goDriver + " --lock pg-advisory", Service: "postgres"}
+	if res := run(t, d, "baseline", results.Safe); res.Outcome != results.Met {
+		t.Fatalf("baseline on postgres: %s", res.Summary())
+	}
+	for decl, want := range map[drivers.Driver]string{
+		{Name: "x", Command: "true", Service: "mysql"}:              `unknown lock service "mysql" (valid: redis, postgres)`,
+		{Name: "x", Command: "true", Service: "postgres", Nodes: 3}: "independent nodes are Redis's",
+	} {
+		if err := decl.Validate(); err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, drivers.ErrInvalid) {
+			t.Errorf("%+v: %v; want %q", decl, err, want)
 		}
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Timeouts of the protocol.
@@ -82,8 +83,13 @@ func start(d Driver, env lockimpl.Env) (*proc, error) {
 		"LOCKCHAOS_PROTOCOL="+strconv.Itoa(Version),
 		"LOCKCHAOS_POD="+strconv.Itoa(env.Pod),
 		"LOCKCHAOS_ADDRS="+strings.Join(env.Addrs, ","),
+		"LOCKCHAOS_SERVICE="+string(service.Name(d.Service).Or()),
 		"LOCKCHAOS_TTL_MS="+strconv.FormatInt(env.TTL.Milliseconds(), 10),
 		"LOCKCHAOS_CALL_TIMEOUT_MS="+strconv.FormatInt(max(env.CallTimeout, time.Millisecond).Milliseconds(), 10))
+	if service.Name(d.Service) == service.Postgres {
+		p.cmd.Env = append(p.cmd.Env, "LOCKCHAOS_POSTGRES_URLS="+strings.Join(lockimpl.PostgresURLs(env.Addrs, env.Postgres), ","),
+			"LOCKCHAOS_POSTGRES_ADVISORY_CLASS="+strconv.Itoa(int(env.Postgres.Class())))
+	}
 	// Its own process group: a pause stops every process of the driver;
 	// and it dies with the harness, however the harness dies.
 	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

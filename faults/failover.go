@@ -111,6 +111,10 @@ func probeKeys(env *Env, n backend.RedisNode) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
+	if p, ok := n.(backend.KeyProber); ok {
+		probeHolders(ctx, env, n.Name(), p)
+		return
+	}
 	for _, k := range env.Keys {
 		v, err := n.Do(ctx, "GET", k)
 		switch {
@@ -125,6 +129,21 @@ func probeKeys(env *Env, n backend.RedisNode) {
 				env.Probe(n.Name(), k, "", count == 1)
 			}
 		}
+	}
+}
+
+// probeHolders is probeKeys on a node that does not answer GET (a
+// PostgreSQL server): who holds each key there now, a key nobody holds
+// recorded as missing. A failed probe records nothing, as a GET that
+// failed does.
+func probeHolders(ctx context.Context, env *Env, node string, p backend.KeyProber) {
+	held, err := p.ProbeKeys(ctx, env.Keys)
+	if err != nil {
+		return
+	}
+	for _, k := range env.Keys {
+		v, ok := held[k]
+		env.Probe(node, k, v, ok)
 	}
 }
 

@@ -121,6 +121,12 @@ func (v *View) lapsed(h hold, l leaseEnd) string {
 		return fmt.Sprintf("the server still held %s's lease on %s at %s (on %s, seen by the witness)",
 			clientText(h.Client), h.Key, secs(l.at), l.where)
 	}
+	for _, c := range l.copies {
+		if c.Why != "" {
+			verb += " (" + c.Why + ")"
+			break
+		}
+	}
 	// Counted from the write the witness heard, not from the acquire's
 	// return: a late reply comes after the lease began, even after it
 	// ended.

@@ -152,35 +152,43 @@ func (f *SentinelFailover) lagReplication(ctx context.Context, env *Env) error {
 // it was granted there is lost; a lock that waits for a replica is
 // refused there). What became of a lease's key is the lock's business;
 // the sentence says whether the promoted replica had it.
-func promotedUnderLease(w history.Event, v *View) (int64, string, bool) {
-	probe, ok := firstProbe(w, v)
-	if !ok {
-		return w.Call, "the Sentinels did not promote the replica within the window", false
-	}
-	if w.Fault() == "sentinel-partition" {
-		if e, ok := askedCutOff(w, v, probe.Call); ok {
-			granted := "was refused"
-			if e.Outcome == history.Ok {
-				granted = "was granted it"
+var promotedUnderLease = promotedUnder("the Sentinels", "sentinel-partition")
+
+// promotedUnder is the danger of a failover the servers decide on their
+// own (who: "the Sentinels", "the cluster"); a window of the kind cutOff
+// cut the primary off instead of killing it ("": none does; the cluster
+// faults judge every failover by the lease taken from the old primary).
+func promotedUnder(who, cutOff string) Danger {
+	return func(w history.Event, v *View) (int64, string, bool) {
+		probe, ok := firstProbe(w, v)
+		if !ok {
+			return w.Call, who + " did not promote the replica within the window", false
+		}
+		if w.Fault() == cutOff {
+			if e, ok := askedCutOff(w, v, probe.Call); ok {
+				granted := "was refused"
+				if e.Outcome == history.Ok {
+					granted = "was granted it"
+				}
+				return probe.Call, fmt.Sprintf("%s asked the cut-off primary for %s at %s and %s; %s promoted %s at %s",
+					clientText(e.Client), e.Key, secs(e.Call), granted, who, probe.Node(), secs(probe.Call)), true
 			}
-			return probe.Call, fmt.Sprintf("%s asked the cut-off primary for %s at %s and %s; the Sentinels promoted %s at %s",
-				clientText(e.Client), e.Key, secs(e.Call), granted, probe.Node(), secs(probe.Call)), true
+			return w.Call, "no pod asked the cut-off primary for a lock before " + who + " promoted the replica", false
 		}
-		return w.Call, "no pod asked the cut-off primary for a lock before the Sentinels promoted the replica", false
+		var tokens map[string]bool
+		for _, h := range v.holdsAt(probe.Call) {
+			if h.Key != probe.Key || h.Start > w.Call || v.dueOf(h, probe.Call).at <= probe.Call {
+				continue
+			}
+			if tokens == nil {
+				tokens = v.tokens()
+			}
+			return probe.Call, fmt.Sprintf("%s promoted %s at %s while %s believed it held %s (acquired at %s, %s): %s",
+				who, probe.Node(), secs(probe.Call), clientText(h.Client), h.Key, secs(h.Start), v.dueText(h, probe.Call),
+				keyFound(probe, h, tokens)), true
+		}
+		return w.Call, "no pod held a lease from the old primary when " + who + " promoted the replica", false
 	}
-	var tokens map[string]bool
-	for _, h := range v.holdsAt(probe.Call) {
-		if h.Key != probe.Key || h.Start > w.Call || v.dueOf(h, probe.Call).at <= probe.Call {
-			continue
-		}
-		if tokens == nil {
-			tokens = v.tokens()
-		}
-		return probe.Call, fmt.Sprintf("the Sentinels promoted %s at %s while %s believed it held %s (acquired at %s, %s): %s",
-			probe.Node(), secs(probe.Call), clientText(h.Client), h.Key, secs(h.Start), v.dueText(h, probe.Call),
-			keyFound(probe, h, tokens)), true
-	}
-	return w.Call, "no pod held a lease from the old primary when the Sentinels promoted the replica", false
 }
 
 // keyFound says what the promoted replica had of h's key.

@@ -265,12 +265,14 @@ func Seconds(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
 // "660 ms", "1.590 s"; below a millisecond in µs or ns (a history built by
 // hand may count in nanoseconds).
 func Span(d time.Duration) string {
+	// Each case tests the value as it will be printed, so 999.6 ms
+	// reads "1.000 s", never "1000 ms".
 	switch {
-	case d >= time.Second:
+	case d.Round(time.Millisecond) >= time.Second:
 		return fmt.Sprintf("%.3f s", d.Seconds())
-	case d >= time.Millisecond:
+	case d.Round(time.Millisecond) >= time.Millisecond:
 		return fmt.Sprintf("%d ms", d.Round(time.Millisecond).Milliseconds())
-	case d >= time.Microsecond:
+	case d.Round(time.Microsecond) >= time.Microsecond:
 		return fmt.Sprintf("%d µs", d.Round(time.Microsecond).Microseconds())
 	}
 	return fmt.Sprintf("%d ns", d.Nanoseconds())

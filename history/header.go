@@ -19,11 +19,16 @@ const (
 	FencingOff            = "off"
 	FencingWrites         = "writes"
 	FencingReadsAndWrites = "reads-and-writes"
+	// FencingTransaction: the resource lives in the lock's own
+	// transaction (a PostgreSQL row lock and the row it protects): a
+	// write whose commit the server refused did not happen, so the
+	// resource's check decides, as with fences.
+	FencingTransaction = "transaction"
 )
 
 // FencingModes lists the modes a header may record ("" too: an older
 // history that does not say, read as off).
-var FencingModes = []string{FencingOff, FencingWrites, FencingReadsAndWrites}
+var FencingModes = []string{FencingOff, FencingWrites, FencingReadsAndWrites, FencingTransaction}
 
 // Bounds on a header's counts. A recorder writes far less (the planner
 // allows 256 clients and 15 nodes); the bounds leave room for histories

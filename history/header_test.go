@@ -45,7 +45,7 @@ func TestHeaderFieldsAreValidated(t *testing.T) {
 		return strings.Replace(validHeader, old, new, 1)
 	}
 	for name, c := range map[string]struct{ header, want string }{
-		"fencing":               {field(`"fencing":"off"`, `"fencing":"bogus"`), `unknown fencing mode "bogus" (valid: off, writes, reads-and-writes)`},
+		"fencing":               {field(`"fencing":"off"`, `"fencing":"bogus"`), `unknown fencing mode "bogus" (valid: off, writes, reads-and-writes, transaction)`},
 		"fencing case":          {field(`"fencing":"off"`, `"fencing":"Off"`), `unknown fencing mode "Off"`},
 		"ttl zero":              {field(`"ttl_ns":300000000`, `"ttl_ns":0`), "ttl_ns 0: a lease time must be positive"},
 		"ttl negative":          {field(`"ttl_ns":300000000`, `"ttl_ns":-1`), "ttl_ns -1: a lease time must be positive"},

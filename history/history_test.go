@@ -147,3 +147,21 @@ func TestTwoOperationsInFlightIsBadInput(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A span is printed in the unit its rounded value falls in: 999.6 ms is
+// a second, not "1000 ms" (a warning once read "lasted 1000 ms").
+func TestSpanRoundsBeforeItPicksTheUnit(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		999600 * time.Microsecond: "1.000 s",
+		999400 * time.Microsecond: "999 ms",
+		1590 * time.Millisecond:   "1.590 s",
+		999600 * time.Nanosecond:  "1 ms",
+		1500 * time.Nanosecond:    "2 µs",
+		999 * time.Nanosecond:     "1 µs",
+		400 * time.Nanosecond:     "400 ns",
+	} {
+		if got := history.Span(d); got != want {
+			t.Errorf("Span(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

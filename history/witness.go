@@ -75,6 +75,9 @@ type ServerLease struct {
 	End     int64  `json:"end"`
 	Removed int64  `json:"removed,omitempty"` // when the server reported the removal
 	Ended   string `json:"ended"`             // how: LeaseExpired, LeaseDeleted, ...
+	// Why is what the server said of the removal, where it says (a
+	// PostgreSQL session ended by an idle timeout): the witness event's.
+	Why string `json:"why,omitempty"`
 	// Extended counts expiry changes (a watchdog's renewals); Expiries
 	// are the deadlines it had and since when, the write's first.
 	Extended int      `json:"extended,omitempty"`
@@ -238,6 +241,7 @@ func (b *viewBuilder) add(e *Event) {
 				at = bl
 			}
 		}
+		v.Leases[i].Why = e.Err
 		b.finish(i, at, how, e.ID)
 		delete(b.live, s)
 	}

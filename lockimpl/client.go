@@ -66,24 +66,55 @@ func NewFailoverClient(master string, sentinels []string, route func(string) (st
 	}
 	Quiet()
 	o := clientOptions("", cfg)
+	return redis.NewFailoverClient(&redis.FailoverOptions{
+		MasterName: master, SentinelAddrs: sentinels,
+		Dialer:   routedDialer(route, o),
+		Protocol: o.Protocol, DisableIdentity: o.DisableIdentity, ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		MaxRetries: o.MaxRetries, DialerRetries: o.DialerRetries, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout,
+	}), nil
+}
+
+// NewClusterClient returns a go-redis cluster client that starts from
+// seeds and follows the cluster (MOVED, ASK, its slot map reloaded after
+// each), with the same choices as NewRedisClient for each node's
+// connections. Its redirects are go-redis's default (3): within them a
+// command that failed on the network is tried again on the same node, then
+// on another, as every go-redis cluster user's is; the history records the
+// whole as one call. route maps an address the cluster announces to the
+// one to dial (the pod's own proxy to that node), or refuses it; it runs
+// before cfg.Dialer.
+func NewClusterClient(seeds []string, route func(string) (string, error), cfg ClientConfig) (*redis.ClusterClient, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	Quiet()
+	o := clientOptions("", cfg)
+	return redis.NewClusterClient(&redis.ClusterOptions{
+		Addrs:    seeds,
+		Dialer:   routedDialer(route, o),
+		Protocol: o.Protocol, DisableIdentity: o.DisableIdentity, ContextTimeoutEnabled: o.ContextTimeoutEnabled,
+		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
+		MaxRetries: o.MaxRetries, DialerRetries: o.DialerRetries, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout,
+		ReadBufferSize: o.ReadBufferSize, WriteBufferSize: o.WriteBufferSize,
+	}), nil
+}
+
+// routedDialer dials the address route maps addr to (or refuses), with
+// o's dialer, or a plain one within o's dial timeout.
+func routedDialer(route func(string) (string, error), o redis.Options) func(context.Context, string, string) (net.Conn, error) {
 	dial := o.Dialer
 	if dial == nil {
 		d := &net.Dialer{Timeout: o.DialTimeout}
 		dial = d.DialContext
 	}
-	return redis.NewFailoverClient(&redis.FailoverOptions{
-		MasterName: master, SentinelAddrs: sentinels,
-		Dialer: func(ctx context.Context, network, addr string) (net.Conn, error) {
-			to, err := route(addr)
-			if err != nil {
-				return nil, err
-			}
-			return dial(ctx, network, to)
-		},
-		Protocol: o.Protocol, DisableIdentity: o.DisableIdentity, ContextTimeoutEnabled: o.ContextTimeoutEnabled,
-		DialTimeout: o.DialTimeout, ReadTimeout: o.ReadTimeout, WriteTimeout: o.WriteTimeout,
-		MaxRetries: o.MaxRetries, DialerRetries: o.DialerRetries, PoolSize: o.PoolSize, PoolTimeout: o.PoolTimeout,
-	}), nil
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		to, err := route(addr)
+		if err != nil {
+			return nil, err
+		}
+		return dial(ctx, network, to)
+	}
 }
 
 func clientOptions(addr string, cfg ClientConfig) redis.Options {

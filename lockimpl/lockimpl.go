@@ -74,6 +74,24 @@ type Lease interface {
 	Release(ctx context.Context) error
 }
 
+// TxLease is a lease whose protected resource lives in the lock's own
+// transaction (PostgreSQL's row lock with the resource's row beside it,
+// Spec.InTransaction): the workload reads and writes the resource through
+// it, and the write commits the transaction, which also releases the lock.
+// A holder whose session the server ended (a timeout, a disconnect) has
+// its commit refused: the transaction fences the write, for a resource in
+// the same database only. Release after CommitWrite has nothing left to do.
+type TxLease interface {
+	Lease
+	// ReadResource reads key's counter inside the transaction.
+	ReadResource(ctx context.Context, key string) (int64, error)
+	// CommitWrite writes value for key and commits. nil: committed.
+	// ErrNotHeld (definite): the commit failed, the write did not happen.
+	// Any other error is indefinite: the commit's answer was lost and could
+	// not be settled (pg_xact_status) because the server was out of reach.
+	CommitWrite(ctx context.Context, key string, value int64) error
+}
+
 // IsDefinite reports whether err says for certain that the operation did
 // not happen (nil is definite too: it did happen).
 func IsDefinite(err error) bool {

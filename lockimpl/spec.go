@@ -12,6 +12,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/lockchaos/lockchaos/internal/safename"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Spec is what a lock is to the harness: its traits as data, and how to
@@ -26,6 +27,25 @@ type Spec struct {
 	Name string
 	// Doc is one line for people ("SET NX PX, then an unconditional DEL").
 	Doc string
+	// Service is the kind of server the lock takes its leases from: ""
+	// (Redis) or service.Postgres. The cell starts nodes of that service
+	// and asks its backend for them; Nodes counts them.
+	Service service.Name
+	// Settings are the server settings the lock runs with, in words
+	// ("idle_in_transaction_session_timeout = 2 TTL, tcp_user_timeout =
+	// 1 TTL"; "" for the server's defaults): part of what the lock is,
+	// so every report shows them.
+	Settings string
+	// ServerArgs are the same settings as the server's command line
+	// takes them (PostgreSQL: "-c", "name=value" pairs) for a cell's
+	// TTL, already scaled. Nil: the server's defaults.
+	ServerArgs func(ttl time.Duration) []string
+	// InTransaction says the protected resource lives in the lock's own
+	// transaction (its leases are TxLeases): a write commits only while
+	// the lock's session lives, so the resource is fenced by the
+	// transaction, and the checker judges the resource, not the overlap
+	// of beliefs.
+	InTransaction bool
 	// Nodes is the Redis deployment the lock needs: 0 for an in-process
 	// lock (no Redis at all: it cannot exclude across pods, so it is unsafe
 	// in every scenario); 1 for one service address (a single node, or a
@@ -108,6 +128,9 @@ type Env struct {
 	// Dir is the cell's folder, for files a lock keeps (a driver's
 	// stderr); "" when the cell keeps none.
 	Dir string
+	// Postgres is where a PostgreSQL lock's objects live on its server
+	// (zero: a server the harness started).
+	Postgres PGTarget
 }
 
 // Validate reports a spec that cannot work.
@@ -121,6 +144,9 @@ func (s Spec) Validate() error {
 	case s.Nodes < 0 || s.Nodes > 15:
 		return fmt.Errorf("%w: lock %s: nodes %d out of range 0..15", ErrInvalidConfig, s.Name, s.Nodes)
 	}
+	if err := s.Service.Validate(); err != nil {
+		return fmt.Errorf("%w: lock %s: %w", ErrInvalidConfig, s.Name, err)
+	}
 	return nil
 }
 
@@ -130,7 +156,7 @@ func (s Spec) Build(env Env) (Locker, error) {
 	if err := s.Validate(); err != nil {
 		return nil, err
 	}
-	if len(env.Clients) < s.Nodes {
+	if s.Service.IsRedis() && len(env.Clients) < s.Nodes {
 		return nil, fmt.Errorf("%w: %s needs %d Redis client(s), got %d", ErrInvalidConfig, s.Name, s.Nodes, len(env.Clients))
 	}
 	l, err := s.New(env)
@@ -151,6 +177,12 @@ func (s Spec) Describe() string {
 	default:
 		parts = append(parts, fmt.Sprintf("%d independent nodes", s.Nodes))
 	}
+	if !s.Service.IsRedis() {
+		parts[0] = fmt.Sprintf("%s, %s", s.Service, parts[0])
+	}
+	if s.InTransaction {
+		parts = append(parts, "resource in its transaction")
+	}
 	for _, t := range []struct {
 		on   bool
 		name string
@@ -158,6 +190,9 @@ func (s Spec) Describe() string {
 		if t.on {
 			parts = append(parts, t.name)
 		}
+	}
+	if s.Settings != "" {
+		parts = append(parts, s.Settings)
 	}
 	return strings.Join(parts, ", ")
 }
@@ -227,9 +262,12 @@ const (
 	NameFenced        = "fenced"
 )
 
+// The built-ins register here, in one list, so their order (the Redis
+// locks, then the PostgreSQL ones) does not hang on file names.
 func init() {
-	for _, s := range []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec, tokenWaitSpec,
-		noTTLSpec, longTTLSpec} {
+	redisLocks := []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec, tokenWaitSpec,
+		noTTLSpec, longTTLSpec}
+	for _, s := range append(redisLocks, pgSpecs...) {
 		if err := Register(s); err != nil {
 			panic(err)
 		}

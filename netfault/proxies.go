@@ -196,16 +196,22 @@ func (w proxyWire) ResetToxics() { w.px.Toxics.ResetToxics(quiet) }
 
 func (w proxyWire) Stop() { w.px.Stop() }
 
-func (w proxyWire) Start() error { return w.px.Start() }
+func (w proxyWire) Start() error { return whileAddrBusy(w.px.Start) }
 
 func (w proxyWire) Repoint(upstream string) error {
-	// The proxy stops and listens again on the same address; on a busy
-	// machine the old listener can still hold it for a moment (measured:
-	// 1 of 340 failovers). Try again for up to a second.
+	return whileAddrBusy(func() error {
+		return w.px.Update(&toxiproxy.Proxy{Listen: w.px.Listen, Upstream: upstream, Enabled: w.px.Enabled})
+	})
+}
+
+// whileAddrBusy runs listen, which listens again on a proxy's own
+// address, until the address is free: on a busy machine the old listener
+// can still hold it for a moment (measured: 1 of 340 failovers). It tries
+// for up to a second.
+func whileAddrBusy(listen func() error) error {
 	var err error
 	for try := 0; try < 50; try++ {
-		err = w.px.Update(&toxiproxy.Proxy{Listen: w.px.Listen, Upstream: upstream, Enabled: w.px.Enabled})
-		if err == nil || !strings.Contains(err.Error(), "address already in use") {
+		if err = listen(); err == nil || !strings.Contains(err.Error(), "address already in use") {
 			break
 		}
 		time.Sleep(20 * time.Millisecond)

@@ -32,18 +32,21 @@ var ErrMalformed = errors.New("reports: malformed summary")
 
 // Summary is one run (or one shard of one).
 type Summary struct {
-	Format       int           `json:"format"`
-	Tool         string        `json:"tool"`
-	Version      string        `json:"version"`
-	GoVersion    string        `json:"go_version"`
-	RedisVersion string        `json:"redis_version,omitempty"`
-	Backend      string        `json:"backend"`
-	Seed         int64         `json:"seed"`
-	Repeat       int           `json:"repeat"`
-	Shard        string        `json:"shard,omitempty"`
-	Started      time.Time     `json:"started"`
-	Elapsed      time.Duration `json:"elapsed_ns"`
-	Command      string        `json:"command"`
+	Format       int    `json:"format"`
+	Tool         string `json:"tool"`
+	Version      string `json:"version"`
+	GoVersion    string `json:"go_version"`
+	RedisVersion string `json:"redis_version,omitempty"`
+	// PostgresVersion is the PostgreSQL server's version, when PostgreSQL
+	// cells ran.
+	PostgresVersion string        `json:"postgres_version,omitempty"`
+	Backend         string        `json:"backend"`
+	Seed            int64         `json:"seed"`
+	Repeat          int           `json:"repeat"`
+	Shard           string        `json:"shard,omitempty"`
+	Started         time.Time     `json:"started"`
+	Elapsed         time.Duration `json:"elapsed_ns"`
+	Command         string        `json:"command"`
 	// Rerun reruns the whole run: Command with the seed, time scale and
 	// shard the run had pinned (older summaries have none); merged shards
 	// have one line per shard.

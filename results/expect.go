@@ -77,6 +77,10 @@ type Expect struct {
 	// Safety unsafe. Mutual exclusion brings resource-linearizable with
 	// it: two holders at once lose updates to the resource they share.
 	MayFail []checker.Property `json:"unsafe,omitempty"`
+	// Why is the reason for the expectation, decided from the lock's
+	// design before running ("the transaction fences the write"): shown
+	// beside the cell, so a disagreement reads against its reason.
+	Why string `json:"why,omitempty"`
 }
 
 // Expected is e with its defaults: liveness live, safety unsafe when

@@ -12,7 +12,7 @@ import (
 )
 
 // ExpectFields are the keys of an expectation's long form in YAML.
-var ExpectFields = []string{"safety", "liveness", "unsafe"}
+var ExpectFields = []string{"safety", "liveness", "unsafe", "why"}
 
 // LineError is an expectation in a YAML file that cannot be held to, at
 // its line.
@@ -64,6 +64,11 @@ func expectFromMapping(n *yaml.Node) (Expect, error) {
 			} else {
 				x.Liveness = Expectation(val.Value)
 			}
+		case "why":
+			if val.Kind != yaml.ScalarNode {
+				return x, &LineError{val.Line, fmt.Errorf("%w: why: want a sentence", ErrExpectation)}
+			}
+			x.Why = val.Value
 		case "unsafe":
 			ps, err := propertiesOf(val)
 			if err != nil {

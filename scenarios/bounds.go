@@ -52,7 +52,8 @@ func (s Scenario) checkGaps() error {
 // stretched by a time scale it would overflow.
 func (s Scenario) checkLengths() error {
 	times := map[string]time.Duration{"ttl": s.TTL, "work_min": s.WorkMin, "work_max": s.WorkMax, "call_timeout": s.CallTimeout,
-		"first_fault": s.FirstFault, "gap_min": s.GapMin, "gap_max": s.GapMax, "recover_within": s.RecoverWithin}
+		"first_fault": s.FirstFault, "gap_min": s.GapMin, "gap_max": s.GapMax, "recover_within": s.RecoverWithin,
+		"node_timeout": s.NodeTimeout}
 	for i, f := range s.Faults {
 		for name, d := range f.Durations() {
 			times[fmt.Sprintf("fault %d's %s", i+1, name)] = d

@@ -81,7 +81,9 @@ func Catalog() []Scenario {
 	}}
 	list = append(list, clientScenarios()...)
 	list = append(list, nodeScenarios()...)
-	return append(list, livenessScenarios()...)
+	list = append(list, livenessScenarios()...)
+	list = append(list, clusterScenarios()...)
+	return withPostgres(list)
 }
 
 // clientScenarios are the rows whose faults strike a holder: its work,

@@ -144,9 +144,12 @@ func partRunner(ctx context.Context, p *Plan, opts Options) (func(context.Contex
 		dep.Close()
 		return nil, nil, err
 	}
+	// The proxies close first: a session still open behind one (a row
+	// lock in a transaction a partition left) would keep a PostgreSQL
+	// cell's schema from being dropped.
 	done := func() {
-		keysDone()
 		dep.Close()
+		keysDone()
 	}
 	return func(ctx context.Context, part Part) (partRun, error) { return live(ctx, p, part, dep) }, done, nil
 }
@@ -214,12 +217,13 @@ const drainStragglers = 2 * time.Second
 func startDeployment(ctx context.Context, p *Plan, opts Options) (*deployment.Deployment, error) {
 	dep, err := deployment.New(ctx, deployment.Config{Topology: p.Topology, Nodes: p.Nodes,
 		Clients: p.Scenario.Clients, Backend: p.Backend,
-		Node:    backend.NodeConfig{Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync},
+		Node:    nodeConfig(p),
 		Proxies: netfault.ProxiesConfig{APIAddr: opts.ToxiproxyAPI},
 		// Sentinel's timings stretch with the cell's, as a lease does.
-		Sentinel: deployment.SentinelConfig{}.Scaled(p.TimeScale)})
+		Sentinel: deployment.SentinelConfig{}.Scaled(p.TimeScale),
+		Cluster:  deployment.ClusterConfig{NodeTimeout: p.NodeTimeout}})
 	if err != nil {
-		return nil, fmt.Errorf("harness could not start the cell's Redis: %w", err)
+		return nil, fmt.Errorf("harness could not start the cell's %s: %w", p.Lock.Service.Or(), err)
 	}
 	if addr := dep.Proxies().APIAddr(); addr != "" && opts.Notify != nil {
 		opts.Notify(fmt.Sprintf("%s: toxiproxy API on http://%s (toxiproxy-cli -h %s list)", p.Name(), addr, addr))
@@ -241,6 +245,9 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 	control := workload.NewControl(p.Scenario.Clients)
 	if dial := dep.Dialer(); dial != nil {
 		control.UseDialer(dial)
+	}
+	if err := resetResource(ctx, dep, p.KeyPrefix); err != nil {
+		return partRun{}, err
 	}
 	pods := newPods(p, dep, control)
 	defer pods.close()
@@ -335,4 +342,19 @@ func (p *Plan) schedule() (faults.Schedule, error) {
 		s.Faults = append(s.Faults, f)
 	}
 	return s, nil
+}
+
+// resetResource empties a resource the servers hold themselves (a
+// database whose locks write it in their transaction), as the harness's
+// own resource starts empty in every part: a part's history begins from
+// zero.
+func resetResource(ctx context.Context, dep *deployment.Deployment, keyPrefix string) error {
+	for _, n := range dep.Nodes() {
+		if r, ok := n.(backend.ResourceNode); ok {
+			if err := r.ResetResource(ctx, keyPrefix); err != nil {
+				return fmt.Errorf("harness could not empty the resource on %s: %w", n.Name(), err)
+			}
+		}
+	}
+	return nil
 }

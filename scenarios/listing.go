@@ -107,6 +107,11 @@ type listedLock struct {
 	Renews      bool   `json:"renews,omitempty"`
 	SignalsLoss bool   `json:"signals_loss,omitempty"`
 	Traits      string `json:"traits"`
+	// Service is the lock service ("redis", "postgres"); Settings the
+	// server settings it runs with ("" for the server's defaults).
+	Service       string `json:"service"`
+	Settings      string `json:"settings,omitempty"`
+	InTransaction bool   `json:"in_transaction,omitempty"`
 }
 
 type listedKind struct {
@@ -125,7 +130,8 @@ func NewListing(catalog []Scenario) Listing {
 	}
 	for _, s := range lockimpl.Specs() {
 		l.Locks = append(l.Locks, listedLock{Name: s.Name, Doc: s.Doc, Nodes: s.Nodes, Fencing: s.Fencing, Renews: s.Renews,
-			SignalsLoss: s.SignalsLoss, Traits: s.Describe()})
+			SignalsLoss: s.SignalsLoss, Traits: s.Describe(), Service: string(s.Service.Or()), Settings: s.Settings,
+			InTransaction: s.InTransaction})
 	}
 	for _, k := range faults.Kinds() {
 		l.FaultKinds = append(l.FaultKinds, listedKind{Name: k.Name, Doc: k.Doc, Moment: k.Moment, Needs: k.Needs})

@@ -48,7 +48,8 @@ func (o Options) Validate() error {
 		field string
 		v     time.Duration
 	}{{"duration", o.Duration}, {"max-duration", o.MaxDuration}, {"part-length", o.PartLength},
-		{"recover-within", o.RecoverWithin}, {"budget", o.Budget}, {"cell-timeout", o.CellTimeout}} {
+		{"recover-within", o.RecoverWithin}, {"budget", o.Budget}, {"cell-timeout", o.CellTimeout},
+		{"node-timeout", o.NodeTimeout}} {
 		if d.v < 0 {
 			return invalid(d.field, d.v, "want a positive duration")
 		}
@@ -67,6 +68,8 @@ func (o Options) Validate() error {
 		return invalid("time-scale", ts, "want 0 (measure) or a factor in 0.1..100")
 	case o.Clients < 0 || o.Clients > MaxClients:
 		return invalid("clients", o.Clients, fmt.Sprintf("out of range 1..%d", MaxClients))
+	case o.NodeTimeout > 0 && o.NodeTimeout < 50*time.Millisecond:
+		return invalid("node-timeout", o.NodeTimeout, "want 50ms or more (a node would count its peers failing between two pings)")
 	}
 	if err := o.validateFloor(); err != nil {
 		return err

@@ -1,6 +1,7 @@
 package scenarios
 
 import (
+	"cmp"
 	"fmt"
 	"hash/fnv"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/service"
+	"github.com/lockchaos/lockchaos/service/postgres"
 	"github.com/lockchaos/lockchaos/workload"
 )
 
@@ -71,6 +74,10 @@ type Options struct {
 	// RecoverWithin overrides every scenario's deadlock-free bound, as
 	// given (not scaled).
 	RecoverWithin time.Duration
+	// NodeTimeout overrides every cluster scenario's node_timeout
+	// (cluster-node-timeout), as given (not scaled): production's 15 s,
+	// say, beside a TTL of its own.
+	NodeTimeout time.Duration
 	// NoWitness runs cells without the witness on the servers (to measure
 	// what it costs): every lease end is then assumed from the TTL, and
 	// every sentence says so.
@@ -93,6 +100,10 @@ type Options struct {
 	// over a quiet process's 10 ms, as for a slow backend. Default: the
 	// backend's typical figure.
 	NodeOpTime time.Duration
+	// PostgresNodeOpTime is the same for a PostgreSQL node (0: not
+	// measured); the cells of PostgreSQL locks that kill their server
+	// stretch by it over a quiet PostgreSQL restart.
+	PostgresNodeOpTime time.Duration
 }
 
 // Plan is one cell with every default, seed, topology, fence mode, key,
@@ -131,6 +142,10 @@ type Plan struct {
 	// holds the cell to (deadlock-free, fault-tolerant), resolved once.
 	RecoverWithin time.Duration
 	AcquireWithin time.Duration
+	// NodeTimeout is cluster-node-timeout on the cluster topology,
+	// resolved once: the run's override, else the scenario's (stretched
+	// with its times), else the default stretched alike; 0 elsewhere.
+	NodeTimeout time.Duration
 	// Witness watches the servers during the cell (Options.NoWitness
 	// turns it off).
 	Witness bool
@@ -187,7 +202,7 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	if be == nil {
 		be = noBackend{} // the plan is in error: see below
 	}
-	sc, needs, scale := playedScenario(cell.Scenario, opts, be)
+	sc, needs, scale := playedScenario(cell.Scenario, cell.Lock.Service, opts, be)
 	p := &Plan{Scenario: sc, Lock: cell.Lock, Expect: cell.Expect.Expected(), RunSeed: opts.Seed,
 		CellSeed: CellSeed(opts.Seed, sc.Name, cell.Lock.Name), Budget: opts.Budget, Backend: be, TimeScale: scale,
 		Floor: opts.Floor.Apply(sc.Floor.Apply(history.DefaultFloor))}
@@ -198,7 +213,13 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	p.MaxDuration = max(p.MaxDuration, sc.Duration)
 	p.RecoverWithin, p.AcquireWithin = livenessBounds(sc, opts)
 	p.Witness = !opts.NoWitness
+	needs.Service = cell.Lock.Service
 	p.Topology, p.Nodes, p.Skip = topologyFor(sc, cell.Lock, needs)
+	if p.Topology == deployment.Cluster {
+		// A time scale below 1 must not shrink it below what a node accepts.
+		p.NodeTimeout = max(cmp.Or(opts.NodeTimeout, sc.NodeTimeout, deployment.ClusterConfig{}.Scaled(scale).NodeTimeout),
+			deployment.MinNodeTimeout)
+	}
 	p.Clock = needs.Clock
 	p.Persistence = needs.Persistence
 	if p.Skip == "" {
@@ -208,7 +229,10 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		p.Skip = "not applicable: the scenario marks " + cell.Lock.Name + " n/a"
 	}
 	p.Fencing = workload.FenceOff
-	if cell.Lock.Fencing {
+	switch {
+	case cell.Lock.InTransaction:
+		p.Fencing = workload.FenceTransaction
+	case cell.Lock.Fencing:
 		p.Fencing = workload.FenceReadsAndWrites
 	}
 	if !backend.OwnsNodes(be) {
@@ -216,8 +240,14 @@ func NewPlan(cell Cell, opts Options) *Plan {
 		// again when the cell ends.
 		p.KeyPrefix = fmt.Sprintf("lockchaos:%d:", p.CellSeed)
 	}
+	keyName := "%sorder:%d"
+	if p.Topology == deployment.Cluster {
+		// A hash tag keeps a lock's keys (a fence counter beside its key)
+		// on one slot, as every multi-key script on a cluster needs.
+		keyName = "%s{order:%d}"
+	}
 	for i := range sc.Keys {
-		p.Keys = append(p.Keys, fmt.Sprintf("%sorder:%d", p.KeyPrefix, i+1))
+		p.Keys = append(p.Keys, fmt.Sprintf(keyName, p.KeyPrefix, i+1))
 	}
 	planFiles(p, cell, opts)
 	p.Timeout = opts.CellTimeout
@@ -228,10 +258,10 @@ func NewPlan(cell Cell, opts Options) *Plan {
 	return p
 }
 
-// playedScenario is the scenario as the run plays it on be: its
-// defaults, the run's overrides, every duration stretched by the time
-// scale (returned, with what its faults need).
-func playedScenario(scenario Scenario, opts Options, be backend.Backend) (Scenario, backend.Needs, float64) {
+// playedScenario is the scenario as the run plays it on be for a lock of
+// svc: its defaults, the run's overrides, every duration stretched by the
+// time scale (returned, with what its faults need).
+func playedScenario(scenario Scenario, svc service.Name, opts Options, be backend.Backend) (Scenario, backend.Needs, float64) {
 	sc := scenario.WithDefaults()
 	if opts.Duration > 0 {
 		sc.Duration = opts.Duration
@@ -245,7 +275,11 @@ func playedScenario(scenario Scenario, opts Options, be backend.Backend) (Scenar
 		scale = 1
 	}
 	if needs.NodeControl {
-		scale *= nodeOpScale(max(opts.NodeOpTime, be.NodeOpTime()))
+		if svc == service.Postgres && opts.PostgresNodeOpTime > 0 {
+			scale *= nodeOpScale(opts.PostgresNodeOpTime, postgres.QuietRestart)
+		} else {
+			scale *= nodeOpScale(max(opts.NodeOpTime, be.NodeOpTime()), process.QuietRestart)
+		}
 	}
 	if _, virtual := backend.Virtual(be); virtual {
 		// Virtual time: no machine, however loaded, stretches a cell, so
@@ -333,8 +367,8 @@ func parts(p *Plan, opts Options) []Part {
 // and restart is (a container's ~400 ms, a process's on a busy machine
 // ~150 ms), capped at six: scenarios that kill nodes stretch by it, so a
 // holder is still holding when a kill or a failover completes.
-func nodeOpScale(op time.Duration) float64 {
-	return max(1, min(float64(op)/float64(process.Backend{}.NodeOpTime()), 6))
+func nodeOpScale(op, quiet time.Duration) float64 {
+	return max(1, min(float64(op)/float64(quiet), 6))
 }
 
 // rerunLine is the command that reruns the planned cell alone. The

@@ -14,6 +14,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/service"
 	"github.com/lockchaos/lockchaos/workload"
 	"github.com/redis/go-redis/v9"
 )
@@ -36,7 +37,7 @@ type pods struct {
 // incarnation is what one life of a pod holds: its lock and its clients.
 type incarnation struct {
 	locker lockimpl.Locker
-	rdbs   []*redis.Client
+	rdbs   []redis.UniversalClient
 	closed bool
 }
 
@@ -115,12 +116,21 @@ func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 	if _, ok := ps.dep.SentinelRoute(pod); ok {
 		addrs = nil // behind Sentinel no node has a fixed address
 	}
+	if _, ok := ps.dep.ClusterRoute(pod); ok {
+		addrs = nil // on a cluster a key's node moves with failovers and slots
+	}
 	env := lockimpl.Env{Pod: pod, Addrs: addrs, Dial: dial, TTL: ps.p.Scenario.TTL, CallTimeout: ps.p.Scenario.CallTimeout,
 		OnRenew: ps.onRenew(pod),
 		OnPause: func(stop, cont func()) { ps.control.OnPause(pod, stop, cont) },
 		OnCrash: func(kill func()) { ps.control.OnCrash(pod, kill) }}
 	if ps.p.History != "" {
 		env.Dir = filepath.Dir(ps.p.History)
+	}
+	if t, ok := ps.p.Backend.(pgTargeter); ok && ps.p.Lock.Service == service.Postgres && ps.p.KeyPrefix != "" {
+		var err error
+		if env.Postgres, err = t.PostgresTarget(ps.p.KeyPrefix); err != nil {
+			return nil, err
+		}
 	}
 	in := &incarnation{}
 	ps.mu.Lock()
@@ -133,9 +143,7 @@ func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, rdb := range clients {
-		env.Clients = append(env.Clients, rdb)
-	}
+	env.Clients = append(env.Clients, clients...)
 	l, err := ps.p.Lock.Build(env)
 	if err != nil {
 		return nil, err
@@ -157,13 +165,20 @@ func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 // clients makes one pod's go-redis clients: one per node address, or
 // behind Sentinel one failover client that finds the primary through the
 // Sentinels (every connection through the pod's own proxies).
-func (ps *pods) clients(pod int, dial func(context.Context, string, string) (net.Conn, error)) ([]*redis.Client, error) {
+func (ps *pods) clients(pod int, dial func(context.Context, string, string) (net.Conn, error)) ([]redis.UniversalClient, error) {
+	if !ps.p.Lock.Service.IsRedis() {
+		return nil, nil // its lock dials the service itself (Env.Addrs, Env.Dial)
+	}
 	cfg := lockimpl.ClientConfig{ReadTimeout: ps.p.Scenario.CallTimeout, WriteTimeout: ps.p.Scenario.CallTimeout, Dialer: dial}
 	if r, ok := ps.dep.SentinelRoute(pod); ok {
 		rdb, err := lockimpl.NewFailoverClient(r.Master, r.Sentinels, r.Route, cfg)
-		return []*redis.Client{rdb}, err
+		return []redis.UniversalClient{rdb}, err
 	}
-	var out []*redis.Client
+	if r, ok := ps.dep.ClusterRoute(pod); ok {
+		rdb, err := lockimpl.NewClusterClient(r.Seeds, r.Route, cfg)
+		return []redis.UniversalClient{rdb}, err
+	}
+	var out []redis.UniversalClient
 	for _, addr := range ps.dep.ClientAddrs(pod) {
 		rdb, err := lockimpl.NewRedisClient(addr, cfg)
 		if err != nil {
@@ -183,6 +198,13 @@ func (ps *pods) close() {
 	for _, in := range ps.incs {
 		in.close()
 	}
+}
+
+// pgTargeter is a backend on someone else's PostgreSQL (external.Backend):
+// a cell's PostgreSQL locks keep to a schema and an advisory class of its
+// own there.
+type pgTargeter interface {
+	PostgresTarget(keyPrefix string) (lockimpl.PGTarget, error)
 }
 
 // keyClaimer is a backend on someone else's Redis (external.Backend):

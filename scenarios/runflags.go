@@ -28,7 +28,8 @@ func (o Options) RunFlags() []string {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"max-duration", o.MaxDuration}, {"part-length", o.PartLength}, {"recover-within", o.RecoverWithin}} {
+	}{{"max-duration", o.MaxDuration}, {"part-length", o.PartLength}, {"recover-within", o.RecoverWithin},
+		{"node-timeout", o.NodeTimeout}} {
 		if d.v > 0 {
 			add(d.flag, d.v.String())
 		}

@@ -27,6 +27,11 @@ type Scenario struct {
 	// that needs N independent nodes gets them whatever this says.
 	// Default single.
 	Topology deployment.Topology `yaml:"topology,omitempty" json:"topology,omitempty"`
+	// NodeTimeout is cluster-node-timeout on the cluster topology: how long
+	// a node must be silent before the others count it failing, and how
+	// long a primary cut from the majority keeps taking writes. Default
+	// 500ms, stretched with the cell's times.
+	NodeTimeout time.Duration `yaml:"node_timeout,omitempty" json:"node_timeout,omitempty"`
 	// TTL of every lock in the cell. Default lockimpl.DefaultTTL.
 	TTL time.Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`
 	// Duration clients keep starting cycles. Default 2s.
@@ -144,10 +149,16 @@ func (s Scenario) validate(declared map[string]bool) error {
 // or too short for its faults, or a range upside down.
 func (s Scenario) checkTimes() error {
 	for _, d := range []time.Duration{s.TTL, s.Duration, s.WorkMin, s.WorkMax, s.CallTimeout, s.FirstFault, s.GapMin, s.GapMax,
-		s.RecoverWithin} {
+		s.RecoverWithin, s.NodeTimeout} {
 		if d < 0 {
 			return errors.New("negative duration")
 		}
+	}
+	if s.NodeTimeout != 0 && !s.needs().Cluster {
+		return fmt.Errorf("node_timeout is cluster-node-timeout: it needs topology: cluster or a cluster fault")
+	}
+	if err := (deployment.ClusterConfig{NodeTimeout: s.NodeTimeout}).Validate(); err != nil {
+		return err
 	}
 	if s.Duration > MaxCellDuration {
 		return fmt.Errorf("duration %v is more than the longest cell, %v", s.Duration, MaxCellDuration)
@@ -239,12 +250,15 @@ func (s Scenario) needs() backend.Needs {
 		n.Clock = n.Clock || k.Needs.Clock
 		n.Persistence = n.Persistence || k.Needs.Persistence
 		n.Sentinel = n.Sentinel || k.Needs.Sentinel
+		n.Cluster = n.Cluster || k.Needs.Cluster
 	}
 	switch s.Topology {
 	case deployment.PrimaryReplica:
 		n.Replica = true
 	case deployment.Sentinel:
 		n.Sentinel = true
+	case deployment.Cluster:
+		n.Cluster = true
 	}
 	return n
 }
@@ -262,7 +276,7 @@ func (s Scenario) scaled(k float64) Scenario {
 		return s
 	}
 	for _, d := range []*time.Duration{&s.TTL, &s.Duration, &s.WorkMin, &s.WorkMax, &s.CallTimeout, &s.FirstFault, &s.GapMin, &s.GapMax,
-		&s.RecoverWithin} {
+		&s.RecoverWithin, &s.NodeTimeout} {
 		*d = time.Duration(float64(*d) * k)
 	}
 	fs := make([]faults.Spec, len(s.Faults))

@@ -52,6 +52,13 @@ func TestCatalogIsValidAndMatchesTheDesign(t *testing.T) {
 	}
 	for name, e := range map[string]scenarios.Expectation{"node-restart": scenarios.Unsafe, "node-restart-delayed": scenarios.Safe, "minority-partition": scenarios.Safe} {
 		s, _ := scenarios.Get(name)
+		// The PostgreSQL locks restart their one server in these rows too
+		// (catalog_postgres.go); of the Redis locks, only Redlock runs.
+		for l := range s.Expect {
+			if spec, err := lockimpl.Lookup(l); err == nil && !spec.Service.IsRedis() {
+				delete(s.Expect, l)
+			}
+		}
 		if len(s.Expect) != 1 || s.Expect[lockimpl.NameRedlock].String() != string(e) {
 			t.Errorf("%s: %v, want redlock %s only", name, s.Expect, e)
 		}

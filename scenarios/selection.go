@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Selection names the cells a run takes: the catalog with the scenario
@@ -14,6 +16,9 @@ type Selection struct {
 	Files, LockDrivers []string
 	Scenarios, Locks   []string
 	Expects            []string
+	// Services keeps the cells whose lock runs on one of these services
+	// (service.Redis, service.Postgres; all when empty).
+	Services []string
 }
 
 // Cells are the catalog's cells s names (LoadCatalog, Select,
@@ -28,7 +33,39 @@ func (s Selection) Cells() ([]Cell, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cells, err = KeepServices(cells, s.Services); err != nil {
+		return nil, err
+	}
 	return KeepExpected(cells, s.Expects)
+}
+
+// KeepServices keeps the cells whose lock runs on one of services (all
+// when empty); an unknown service is a FieldError of "service" listing
+// the valid ones.
+func KeepServices(cells []Cell, services []string) ([]Cell, error) {
+	if len(services) == 0 {
+		return cells, nil
+	}
+	want := map[service.Name]bool{}
+	for _, s := range services {
+		n := service.Name(s)
+		if err := n.Validate(); err != nil || n == "" {
+			valid := make([]string, len(service.Names))
+			for i, v := range service.Names {
+				valid[i] = string(v)
+			}
+			return nil, &FieldError{Field: "service", Value: fmt.Sprintf("%q", s),
+				Want: "valid: " + strings.Join(valid, ", "), Err: ErrInvalid}
+		}
+		want[n] = true
+	}
+	var out []Cell
+	for _, c := range cells {
+		if want[c.Lock.Service.Or()] {
+			out = append(out, c)
+		}
+	}
+	return out, nil
 }
 
 // ShardOf keeps the cells of shard "i/n" (Shard); a shard not of that

@@ -12,6 +12,22 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
+// runSideBySide runs cells at once on the process backend with one seed,
+// their results in the cells' order.
+func runSideBySide(cells []scenarios.Cell, seed int64) []*results.Cell {
+	res := make([]*results.Cell, len(cells))
+	var wg sync.WaitGroup
+	for i, c := range cells {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res[i] = scenarios.RunCell(context.Background(), c, scenarios.Options{Backend: process.Backend{}, Seed: seed})
+		}()
+	}
+	wg.Wait()
+	return res
+}
+
 func critique(t *testing.T, name string) scenarios.Scenario {
 	t.Helper()
 	f, err := scenarios.LoadFile("critiques.yaml")
@@ -40,16 +56,7 @@ func TestSentinelFailoverLosesAFreshKeyUnlessTheLockWaitsForTheReplica(t *testin
 		{Scenario: sc, Lock: lock(lockimpl.NameToken), Expect: scenarios.Unsafe.Expected()},
 		{Scenario: sc, Lock: lock(lockimpl.NameTokenWait), Expect: scenarios.Safe.Expected()},
 	}
-	res := make([]*results.Cell, len(cells))
-	var wg sync.WaitGroup
-	for i, c := range cells {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			res[i] = scenarios.RunCell(context.Background(), c, scenarios.Options{Backend: process.Backend{}, Seed: 11})
-		}()
-	}
-	wg.Wait()
+	res := runSideBySide(cells, 11)
 	for _, r := range res {
 		t.Log(r.Summary())
 		if r.Outcome != results.Met || r.Evidence.Exercised == 0 {

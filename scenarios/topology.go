@@ -28,6 +28,12 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs backend.Needs) (deployme
 		}
 		return strings.Join(names, ", ")
 	}
+	if !lock.Service.IsRedis() {
+		return serviceTopology(sc, lock, needs, faultsNeeding)
+	}
+	if needs.Cluster {
+		return clusterTopology(lock, needs, faultsNeeding)
+	}
 	switch {
 	case lock.Nodes > 1 && (needs.Replica || needs.Sentinel):
 		return "", 0, fmt.Sprintf("not applicable: %s needs a primary with a replica; %s needs %d independent nodes",
@@ -50,6 +56,27 @@ func topologyFor(sc Scenario, lock lockimpl.Spec, needs backend.Needs) (deployme
 	return deployment.Single, 1, ""
 }
 
+// clusterTopology is the deployment of a Redis lock on Redis Cluster, or
+// why the lock and the faults cannot share one.
+func clusterTopology(lock lockimpl.Spec, needs backend.Needs,
+	faultsNeeding func(func(backend.Needs) bool) string) (deployment.Topology, int, string) {
+	switch {
+	case lock.Nodes > 1:
+		// redsync writes one key name to every pool: on one cluster that
+		// is one key on one shard, taken three times over.
+		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent Redis servers; a cluster's shards share "+
+			"one failure detector and one failover machinery, and the lock writes the same key name to each, "+
+			"which one cluster places on one shard", lock.Name, lock.Nodes)
+	case needs.Replica || needs.Sentinel:
+		return "", 0, fmt.Sprintf("not applicable: %s fails over by the harness's hand or by Sentinel; a cluster "+
+			"fails over by itself", faultsNeeding(func(n backend.Needs) bool { return n.Replica || n.Sentinel }))
+	case needs.Nodes > 1:
+		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent nodes; a cluster serves a key from one shard",
+			faultsNeeding(func(n backend.Needs) bool { return n.Nodes > 1 }), needs.Nodes)
+	}
+	return deployment.Cluster, 2 * deployment.DefaultShards, ""
+}
+
 // unsupported says why the backend cannot run the planned cell, or "":
 // the backend's own answer (Supports) to what the faults and the lock
 // need, then what no backend gives a lock that brings its own client.
@@ -61,9 +88,50 @@ func unsupported(p *Plan, needs backend.Needs, b backend.Backend) string {
 	if err := b.Supports(needs); err != nil {
 		return "skipped: " + backend.Reason(err)
 	}
+	if needs.Cluster && p.Lock.BringsClient {
+		return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; on a cluster " +
+			"the harness hands out go-redis cluster clients (driver protocol v1 has no cluster seed addresses)"
+	}
 	if needs.Sentinel && p.Lock.BringsClient {
 		return "skipped: " + p.Lock.Name + " connects to fixed node addresses with its own client; behind Sentinel " +
 			"the harness hands out go-redis failover clients (driver protocol v1 has no Sentinel addresses)"
 	}
 	return ""
+}
+
+// serviceTopology is the deployment of a lock on a service other than
+// Redis: one server (PostgreSQL's primary), or a primary and a standby
+// for a fault that promotes a replica. Faults that need several
+// independent nodes do not apply to a lock that has one; a standby, a
+// clock shim or persistence are the backend's to give or refuse
+// (Supports), with its own reason.
+func serviceTopology(sc Scenario, lock lockimpl.Spec, needs backend.Needs,
+	faultsNeeding func(func(backend.Needs) bool) string) (deployment.Topology, int, string) {
+	if needs.Cluster {
+		return "", 0, fmt.Sprintf("not applicable: %s runs on Redis Cluster; %s runs on one %s",
+			faultsNeeding(func(n backend.Needs) bool { return n.Cluster }), lock.Name, lock.Service.Server())
+	}
+	if needs.Nodes > 1 {
+		return "", 0, fmt.Sprintf("not applicable: %s needs %d independent nodes; %s uses one %s",
+			faultsNeeding(func(n backend.Needs) bool { return n.Nodes > 1 }), needs.Nodes, lock.Name, lock.Service.Server())
+	}
+	if sc.Topology != "" && sc.Topology != deployment.Single {
+		return "", 0, fmt.Sprintf("not applicable: %s sets the Redis topology %s; %s runs on one %s",
+			sc.Name, sc.Topology, lock.Name, lock.Service.Server())
+	}
+	if needs.Replica && !needs.Sentinel {
+		// A primary and a streaming standby the harness promotes.
+		return deployment.PrimaryReplica, 2, ""
+	}
+	return deployment.Single, 1, ""
+}
+
+// nodeConfig is the template of the cell's nodes: its service, and the
+// server settings the lock runs with (its spec's, at the cell's TTL).
+func nodeConfig(p *Plan) backend.NodeConfig {
+	nc := backend.NodeConfig{Service: p.Lock.Service, Clock: p.Clock, Persistence: p.Persistence, Fsync: p.Scenario.Fsync}
+	if p.Lock.ServerArgs != nil {
+		nc.ExtraArgs = p.Lock.ServerArgs(p.Scenario.TTL)
+	}
+	return nc
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend/process"
+	"github.com/lockchaos/lockchaos/deployment"
 
 	"github.com/redis/go-redis/v9"
 
@@ -109,6 +110,11 @@ func TestMatrix(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The Redis matrix: the PostgreSQL rows run in make chaos-postgres, and
+	// a sample of them in TestPostgresCells.
+	if cells, err = scenarios.KeepServices(cells, []string{"redis"}); err != nil {
+		t.Fatal(err)
+	}
 	// The same time scale as `lockchaos run`: the cells keep their shape
 	// on a busy machine.
 	cal, err := scenarios.Calibrate(context.Background(), process.Backend{})
@@ -117,6 +123,9 @@ func TestMatrix(t *testing.T) {
 	}
 	t.Log(cal)
 	for _, c := range cells {
+		if c.Scenario.Topology == deployment.Cluster {
+			continue // the cluster rows: make chaos-cluster, and a sample in TestClusterCells
+		}
 		t.Run(c.Scenario.Name+"/"+c.Lock.Name, func(t *testing.T) {
 			t.Parallel()
 			res := scenarios.RunCell(context.Background(), c, scenarios.Options{Backend: process.Backend{}, Seed: 1000, TimeScale: cal.Scale, NodeOpTime: cal.NodeOp})

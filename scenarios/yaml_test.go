@@ -36,9 +36,9 @@ func TestYAMLRefusesNamesThatLeaveOut(t *testing.T) {
 func TestYAMLUnknownFieldsSayWhatWasMeant(t *testing.T) {
 	for body, want := range map[string]string{
 		"locks:\n  - name: rb\n    command: ruby d.rb\n    signal_loss: true\n": "f.yaml:4: scenarios: unknown field signal_loss in lock rb " +
-			"(did you mean signals_loss?); valid: name, doc, command, nodes, fencing, renews, signals_loss, lease, expect",
+			"(did you mean signals_loss?); valid: name, doc, command, nodes, service, fencing, renews, signals_loss, lease, expect",
 		"scenarios:\n  - name: x\n    tll: 1s\n    expect: {token: safe}\n": "f.yaml:3: scenarios: unknown field tll in scenario x " +
-			"(did you mean ttl?); valid: name, description, topology, ttl, duration, clients, keys, work_min, work_max, call_timeout, " +
+			"(did you mean ttl?); valid: name, description, topology, node_timeout, ttl, duration, clients, keys, work_min, work_max, call_timeout, " +
 			"fsync, faults, first_fault, gap_min, gap_max, recover_within, min_exercised, min_cycles, max_indefinite, expect",
 		"scenarios:\n  - name: x\n    colour: red\n    expect: {token: safe}\n": "f.yaml:3: scenarios: unknown field colour in scenario x; " +
 			"valid: name, description,",

@@ -267,6 +267,10 @@ var zeroRules = []zeroRule{
 		advice: func(Scenario) string {
 			return "recover_within must be positive; leave it out for the default, twice the TTL plus 60ms of retry slack"
 		}},
+	{field: "node_timeout", get: func(s Scenario) any { return s.NodeTimeout },
+		advice: func(Scenario) string {
+			return "node_timeout must be positive; leave it out for the default, 500ms stretched with the cell"
+		}},
 	{field: "work_min", get: func(s Scenario) any { return s.WorkMin },
 		meaningful: func(s Scenario) bool { return s.WorkMax > 0 },
 		advice: func(d Scenario) string {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -20,13 +21,17 @@ import (
 	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Options are what one run was asked to do, and where it says so.
 type Options struct {
-	Cells                   []scenarios.Cell
-	Backend                 backend.Backend
-	RedisVersion            string
+	Cells        []scenarios.Cell
+	Backend      backend.Backend
+	RedisVersion string
+	// PostgresVersion is the PostgreSQL server's `postgres --version`,
+	// for runs with PostgreSQL cells ("" otherwise).
+	PostgresVersion         string
 	Replay                  backend.Backend // real Redis that replays simulated findings, or nil
 	ReplayVersion           string
 	TimeScale               float64 // 0 measures the machine
@@ -68,7 +73,7 @@ func Run(o Options) int {
 	defer backend.KillAll()
 
 	started := time.Now()
-	t, err := scenarios.MeasureTiming(ctx, s.Backend, s.TimeScale)
+	t, err := scenarios.MeasureTiming(ctx, s.Backend, s.TimeScale, cellServices(s.Cells)...)
 	switch {
 	case ctx.Err() != nil:
 		// Interrupted while measuring: what failed is the measurement
@@ -119,8 +124,12 @@ func (s *session) runMatrix(ctx context.Context, on scenarios.Timing) []*results
 	if s.JSON {
 		s.stream = reports.NewStream(s.Stdout)
 	}
-	fmt.Fprintf(s.Stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, redis-server %s, parallel %d, time scale %.2f, out %s\n",
-		s.Version, len(s.Cells), s.Repeat, s.Seed, s.Backend.Name(), s.RedisVersion, parallel, on.Scale, s.Out)
+	servers := "redis-server " + s.RedisVersion
+	if s.PostgresVersion != "" {
+		servers += ", " + s.PostgresVersion
+	}
+	fmt.Fprintf(s.Stderr, "lockchaos %s: %d cell(s) x %d, seed %d, backend %s, %s, parallel %d, time scale %.2f, out %s\n",
+		s.Version, len(s.Cells), s.Repeat, s.Seed, s.Backend.Name(), servers, parallel, on.Scale, s.Out)
 	s.stream.Emit(reports.StreamEvent{
 		Type: "start", Version: s.Version, Backend: s.Backend.Name(), Cells: len(s.Cells), Repeat: s.Repeat, Seed: s.Seed,
 		Simulated: on.Virtual,
@@ -170,7 +179,8 @@ func (s *session) summary(
 	on scenarios.Timing, started time.Time, matrixTime time.Duration, ran []*results.Cell, replays []results.Replay, interrupted bool,
 ) *reports.Summary {
 	sum := &reports.Summary{Format: reports.FormatVersion, Tool: "lockchaos", Version: s.Version,
-		GoVersion: runtime.Version(), RedisVersion: s.RedisVersion, Backend: s.Backend.Name(), Seed: s.Seed, Repeat: s.Repeat,
+		GoVersion: runtime.Version(), RedisVersion: s.RedisVersion, PostgresVersion: s.PostgresVersion,
+		Backend: s.Backend.Name(), Seed: s.Seed, Repeat: s.Repeat,
 		Shard: s.Shard, Started: started, Elapsed: time.Since(started), Command: s.Command, Rerun: s.Rerun(on),
 		Interrupted: interrupted, Cells: ran, TimeScale: on.Scale, Calibration: on.Calibration, Simulated: on.Virtual, Replays: replays}
 	sum.Tally()
@@ -205,4 +215,15 @@ func exit(stderr io.Writer, sig os.Signal, sum *reports.Summary, reportErr error
 			"the table says why each was\n", len(sum.Cells))
 	}
 	return sum.ExitCode(reportErr == nil)
+}
+
+// cellServices are the services the cells' locks run on.
+func cellServices(cells []scenarios.Cell) []service.Name {
+	var out []service.Name
+	for _, c := range cells {
+		if svc := c.Lock.Service.Or(); !slices.Contains(out, svc) {
+			out = append(out, svc)
+		}
+	}
+	return out
 }

@@ -112,7 +112,14 @@ func (s *session) changed(key string) {
 func (s *session) ask(p *pending) {
 	p.replies, p.sent = 2, time.Now()
 	s.last[p.c.Key] = p
+	if s.asking {
+		p.replies = 4
+		s.out = appendCommand(s.out, "ASKING")
+	}
 	s.out = appendCommand(s.out, "GET", p.c.Key)
+	if s.asking {
+		s.out = appendCommand(s.out, "ASKING")
+	}
 	s.out = appendCommand(s.out, "PTTL", p.c.Key)
 	s.queue = append(s.queue, p)
 }
@@ -133,7 +140,10 @@ func (s *session) replied(f frame, at time.Time) {
 			continue
 		}
 		p.replies--
-		if p.replies == 1 {
+		if s.asking && p.replies%2 == 1 {
+			return // ASKING's +OK
+		}
+		if p.replies > 0 {
 			p.got = f // the GET's
 			return
 		}

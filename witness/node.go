@@ -120,13 +120,15 @@ type session struct {
 	// holds back the ones after it.
 	queue []*pending
 	last  map[string]*pending // the change each key's last notification made
+	// asking: a Redis Cluster node, where each read follows ASKING.
+	asking bool
 }
 
 // pending is a change, with the read that completes it if it needs one.
 type pending struct {
 	c       backend.KeyChange
 	read    bool  // waits for GET+PTTL
-	replies int   // replies still due: GET, PTTL
+	replies int   // replies still due: GET, PTTL (each after ASKING's on a cluster node)
 	got     frame // the GET's reply, until the PTTL's comes
 	sent    time.Time
 	stale   bool // the value changed again before the read ran
@@ -163,6 +165,15 @@ func (s *session) setup() error {
 		return fmt.Errorf("%w %s: it does not speak RESP3 (%s)", errCannotWatch, name, f.err)
 	}
 	_, _ = s.call("CLIENT", "SETNAME", "lockchaos-witness")
+	// A cluster node answers a read of a key in a slot it is importing
+	// with MOVED, unless the read follows ASKING: the key a slot
+	// migration just restored there would go unseen.
+	// A cluster replica answers every read with MOVED unless the
+	// connection is READONLY (harmless on a primary).
+	if f, err := s.call("CLUSTER", "MYID"); err == nil && f.err == "" {
+		s.asking = true
+		_, _ = s.call("READONLY")
+	}
 	have := ""
 	if f, err := s.call("CONFIG", "GET", "notify-keyspace-events"); err == nil && f.err == "" && len(f.items) == 2 {
 		have = f.items[1].str

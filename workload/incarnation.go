@@ -3,6 +3,7 @@ package workload
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -103,7 +104,23 @@ func (c *client) stopsHolding(ctx context.Context, key string, lease lockimpl.Le
 // abandon records that the pod will never release lease (why: crashed or
 // abandoned) and tells the fault that stopped it.
 func (c *client) abandon(key string, lease lockimpl.Lease, why string) {
-	c.rec.Point(history.Event{Kind: history.Abandon, Client: c.id, Key: key, Token: lease.Token(), Fence: lease.Fence(),
-		Err: why})
+	e := history.Event{Kind: history.Abandon, Client: c.id, Key: key, Token: lease.Token(), Fence: lease.Fence(), Err: why}
+	if at := c.crashedAt(); why == history.Crashed && !at.IsZero() {
+		// At the crash itself: the pod's connections closed right after,
+		// and a server that ends the session with them (PostgreSQL) has
+		// freed the lock before the worker got here.
+		e.Call, e.Return, e.Outcome = c.rec.Since(at), c.rec.Since(at), history.Ok
+		c.rec.Record(e)
+	} else {
+		c.rec.Point(e)
+	}
 	c.fate.Done(key)
+}
+
+// crashedAt is when the pod's current incarnation crashed (zero if not).
+func (c *client) crashedAt() time.Time {
+	if c.fate.CrashedAt == nil || !c.crashed() {
+		return time.Time{}
+	}
+	return c.fate.CrashedAt()
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"sync"
+	"time"
 )
 
 // ErrPodDead is what a crashed pod's dials get: a dead process opens no
@@ -31,6 +32,11 @@ type Fate struct {
 	// Done tells the fault the worker stopped, with the key it held then
 	// ("" if none). Called once; later calls do nothing.
 	Done func(key string)
+	// CrashedAt is when the pod died (zero before): read once Crashed is
+	// closed. A crashed holder's belief ends then, not when its worker
+	// gets to record it, by which time its closed connections may have
+	// freed the lock (a session lock) and another pod taken it.
+	CrashedAt func() time.Time
 }
 
 type fate struct {
@@ -38,6 +44,7 @@ type fate struct {
 	done                  chan string // buffered: the key the worker held
 	once                  sync.Once
 	isCrashed, isHung     bool
+	at                    time.Time // when it crashed: set before crashed closes
 }
 
 func newFate() *fate {
@@ -47,7 +54,8 @@ func newFate() *fate {
 
 func (f *fate) view() Fate {
 	return Fate{Crashed: f.crashed, Hung: f.hung, Reborn: f.reborn,
-		Done: func(key string) { f.once.Do(func() { f.done <- key }) }}
+		Done:      func(key string) { f.once.Do(func() { f.done <- key }) },
+		CrashedAt: func() time.Time { return f.at }}
 }
 
 // fateOf returns pod's current incarnation; c.mu is held.
@@ -103,6 +111,7 @@ func (c *Control) Crash(ctx context.Context, pod int) (string, error) {
 		return "", nil
 	}
 	f.isCrashed = true
+	f.at = time.Now()
 	close(f.crashed)
 	delete(c.held, pod)
 	delete(c.longer, pod)

@@ -27,15 +27,19 @@ const (
 	FenceOff            FenceMode = "off"
 	FenceWrites         FenceMode = "writes"
 	FenceReadsAndWrites FenceMode = "reads-and-writes"
+	// FenceTransaction: the resource lives in the lock's own transaction
+	// (lockimpl.TxLease): the database, not this Resource, holds it, and
+	// a write commits only while the lock's session lives.
+	FenceTransaction FenceMode = "transaction"
 )
 
 // FenceModes lists the valid modes.
-var FenceModes = []FenceMode{FenceOff, FenceWrites, FenceReadsAndWrites}
+var FenceModes = []FenceMode{FenceOff, FenceWrites, FenceReadsAndWrites, FenceTransaction}
 
 // Validate reports an unknown mode.
 func (m FenceMode) Validate() error {
 	switch m {
-	case FenceOff, FenceWrites, FenceReadsAndWrites, "":
+	case FenceOff, FenceWrites, FenceReadsAndWrites, FenceTransaction, "":
 		return nil
 	}
 	return fmt.Errorf("%w: unknown fence mode %q (valid: %v)", ErrInvalidConfig, string(m), FenceModes)

@@ -120,6 +120,9 @@ type client struct {
 	hooks  Hooks
 	rng    *rand.Rand
 	fate   Fate // of the current incarnation
+	// committed: the lease's commit (a TxLease's write) released it and
+	// was recorded as its release.
+	committed bool
 	// runDone closes when the run (or the incarnation) ends: a hung
 	// worker waits for it.
 	runDone <-chan struct{}
@@ -205,7 +208,6 @@ func (c *client) acquire(ctx, runCtx context.Context, key string) lockimpl.Lease
 // never touches the resource again, and the lease is abandoned.
 func (c *client) critical(ctx context.Context, key string, lease lockimpl.Lease) bool {
 	lost := lease.Lost()
-	fence := lease.Fence()
 	c.gate(ctx)
 	if c.stopsHolding(ctx, key, lease) {
 		return false
@@ -213,13 +215,12 @@ func (c *client) critical(ctx context.Context, key string, lease lockimpl.Lease)
 	if c.checkLost(lost, key, lease) {
 		return true
 	}
-	op := c.rec.Invoke(history.Event{Kind: history.Read, Client: c.id, Key: key, Token: lease.Token(), Fence: fence})
-	v, err := c.res.Read(key, fence)
-	if err != nil {
-		op.Return(history.Result{Outcome: history.Refused, Err: err})
-		return true
+	v, ok := c.read(ctx, key, lease)
+	if !ok {
+		// A read through the lease (a database round trip) fails when the
+		// pod crashes or hangs under it: that is the stop, not a refusal.
+		return !c.stopsHolding(ctx, key, lease)
 	}
-	op.Return(history.Result{Outcome: history.Ok, Value: &v})
 
 	work := c.cfg.Work.Draw(c.rng)
 	if c.hooks.Hold != nil {
@@ -241,14 +242,75 @@ func (c *client) critical(ctx context.Context, key string, lease lockimpl.Lease)
 	if c.checkLost(lost, key, lease) || ctx.Err() != nil {
 		return true
 	}
-	next := v + 1
-	op = c.rec.Invoke(history.Event{Kind: history.Write, Client: c.id, Key: key, Token: lease.Token(), Fence: fence, Value: next})
-	if err := c.res.Write(key, next, fence); err != nil {
-		op.Return(history.Result{Outcome: history.Refused, Err: err})
-		return true
-	}
-	op.Return(history.Result{Outcome: history.Ok})
+	c.write(ctx, key, lease, v+1)
 	return true
+}
+
+// read reads the counter the lease protects: from the harness's resource,
+// or, for a lease whose resource is in its own transaction, through it.
+// A refused or failed read ends the critical section (ok false).
+func (c *client) read(ctx context.Context, key string, lease lockimpl.Lease) (int64, bool) {
+	op := c.rec.Invoke(history.Event{Kind: history.Read, Client: c.id, Key: key, Token: lease.Token(), Fence: lease.Fence()})
+	var v int64
+	var err error
+	if tx, ok := lease.(lockimpl.TxLease); ok {
+		v, err = tx.ReadResource(ctx, key)
+	} else {
+		v, err = c.res.Read(key, lease.Fence())
+	}
+	if err != nil {
+		// A read that failed changed nothing, whatever the reason.
+		op.Return(history.Result{Outcome: history.Refused, Err: err})
+		return 0, false
+	}
+	op.Return(history.Result{Outcome: history.Ok, Value: &v})
+	return v, true
+}
+
+// write stores next: in the harness's resource (a stale fence refused),
+// or by committing the lease's transaction, whose answer may be definite
+// (committed; refused: it did not happen) or lost (indefinite).
+func (c *client) write(ctx context.Context, key string, lease lockimpl.Lease, next int64) {
+	op := c.rec.Invoke(history.Event{Kind: history.Write, Client: c.id, Key: key, Token: lease.Token(), Fence: lease.Fence(), Value: next})
+	tx, inTx := lease.(lockimpl.TxLease)
+	if !inTx {
+		if err := c.res.Write(key, next, lease.Fence()); err != nil {
+			op.Return(history.Result{Outcome: history.Refused, Err: err})
+			return
+		}
+		op.Return(history.Result{Outcome: history.Ok})
+		return
+	}
+	c.commitWrite(ctx, key, tx, next, op)
+}
+
+// commitWrite commits a TxLease's write, which also ends its lock: the
+// write's answer is the release's too, so the release is recorded over
+// the same stretch (from before the commit was sent), and the loop's own
+// release only tidies up (committed is set).
+func (c *client) commitWrite(ctx context.Context, key string, tx lockimpl.TxLease, next int64, op *history.Op) {
+	if c.hooks.Released != nil {
+		c.hooks.Released(c.id, key)
+	}
+	call := c.rec.Now()
+	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ReleaseTimeout)
+	err := tx.CommitWrite(wctx, key, next)
+	cancel()
+	res := history.Result{Outcome: history.Indefinite, Err: err}
+	switch {
+	case err == nil:
+		res = history.Result{Outcome: history.Ok}
+	case errors.Is(err, lockimpl.ErrNotHeld) && !c.crashed():
+		res.Outcome = history.Refused
+	}
+	op.Return(res)
+	rel := history.Event{Kind: history.Release, Client: c.id, Key: key, Token: tx.Token(), Fence: tx.Fence(),
+		Call: call, Return: c.rec.Now(), Outcome: res.Outcome}
+	if err != nil {
+		rel.Err = err.Error()
+	}
+	c.rec.Record(rel)
+	c.committed = true
 }
 
 // checkLost records the lost-lease signal once and reports it.
@@ -267,6 +329,14 @@ func (c *client) checkLost(lost <-chan struct{}, key string, lease lockimpl.Leas
 
 func (c *client) release(ctx context.Context, key string, lease lockimpl.Lease) {
 	c.gate(ctx)
+	if c.committed {
+		// The commit released it and was recorded as the release.
+		c.committed = false
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), c.cfg.ReleaseTimeout)
+		_ = lease.Release(rctx)
+		cancel()
+		return
+	}
 	if c.hooks.Released != nil {
 		c.hooks.Released(c.id, key)
 	}

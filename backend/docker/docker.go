@@ -22,6 +22,7 @@ import (
 	tclog "github.com/testcontainers/testcontainers-go/log"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // DefaultRedisImage is the image the docker backend runs unless told
@@ -63,6 +64,9 @@ type Config struct {
 	// A missing image is pulled once if a registry answers; where none
 	// does, build one with `make redis-image`.
 	Image string
+	// PostgresImage is the image PostgreSQL nodes run. Default
+	// DefaultPostgresImage; it is never pulled (see postgres.go).
+	PostgresImage string
 }
 
 // Backend is a backend.Backend that runs each node as a container
@@ -77,6 +81,7 @@ type Backend struct {
 	owner  string
 	closed sync.Once
 	clock  clockFiles
+	pg     pgImage
 }
 
 var quietTestcontainers sync.Once
@@ -106,7 +111,10 @@ func NewBackend(ctx context.Context, cfg Config) (*Backend, error) {
 		cli.Close()
 		return nil, err
 	}
-	b := &Backend{image: image, cli: cli, owner: backend.ProcessID()}
+	b := &Backend{image: image, cli: cli, owner: backend.ProcessID(), pg: pgImage{name: cfg.PostgresImage}}
+	if b.pg.name == "" {
+		b.pg.name = DefaultPostgresImage
+	}
 	// The reaper guards containers when its image is at hand; without it
 	// (no registry) the harness cleans up itself: Close, KillAll on
 	// signals, and the sweep below for runs that died anyway.
@@ -255,7 +263,14 @@ func (b *Backend) NodeOpTime() time.Duration { return 400 * time.Millisecond }
 // Supports implements backend.Backend: containers are killed, restarted,
 // paused and promoted like processes, and their clocks move under the
 // shim; Sentinels and power loss are the process backend's alone.
+// PostgreSQL cells run on containers of DefaultPostgresImage (postgres.go).
 func (b *Backend) Supports(n backend.Needs) error {
+	if n.Service == service.Postgres {
+		return b.supportsPostgres(n)
+	}
+	if err := backend.RedisOnly("docker", n, "run it on the process backend"); err != nil {
+		return err
+	}
 	switch {
 	case n.Sentinel:
 		return backend.Unsupported("this scenario runs real Sentinels beside the nodes, which the docker backend " +
@@ -294,6 +309,9 @@ func (b *Backend) StartNode(ctx context.Context, cfg backend.NodeConfig) (backen
 	}
 	if cfg.StartTimeout == 0 {
 		cfg.StartTimeout = 30 * time.Second
+	}
+	if cfg.Service == service.Postgres {
+		return b.startPostgres(ctx, cfg)
 	}
 	n := &Node{b: b, cfg: cfg, state: backend.NodeKilled}
 	n.AdminOps = backend.NewAdminOps(cfg.Name, n.Addr)

@@ -71,8 +71,10 @@ func (n *Node) start(ctx context.Context) error {
 	n.mu.Unlock()
 	sctx, cancel := context.WithTimeout(ctx, n.cfg.StartTimeout)
 	defer cancel()
-	if old != nil && n.cfg.Persistence {
-		// Same container, same /data: the append-only file comes back.
+	if old != nil && (n.cfg.Persistence || n.cfg.ClusterEnabled()) {
+		// Same container, same /data: the append-only file comes back, and
+		// a cluster node's nodes.conf (without it, it would come back a
+		// stranger to its cluster).
 		if err := old.Start(sctx); err != nil {
 			return fmt.Errorf("%w: node %s: restart container: %w", backend.ErrNodeStart, n.cfg.Name, err)
 		}

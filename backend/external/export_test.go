@@ -9,3 +9,9 @@ func SetOwnerTTL(d time.Duration) (restore func()) {
 	ownerTTL = d
 	return func() { ownerTTL = old }
 }
+
+// ClassFor is classFor: a cell schema's advisory class.
+var ClassFor = classFor
+
+// SchemaTag is the comment on the harness's schemas.
+const SchemaTag = schemaTag

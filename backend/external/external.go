@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Sentinel errors.
@@ -26,21 +27,34 @@ var (
 // Name is the backend's name in flags, histories and reports.
 const Name = "external"
 
-// Backend hands out a user's own Redis servers, in the order given.
+// Backend hands out a user's own Redis servers, in the order given, and
+// a user's own PostgreSQL server (postgres.go).
 type Backend struct {
 	addrs []string
-	// Swept is how many keys of runs that were killed New removed (see
-	// Sweep).
+	pg    *pgServer
+	// Swept is how many keys (Redis) and schemas (PostgreSQL) of runs
+	// that were killed New removed (see Sweep, sweepSchemas).
 	Swept int
+	// PostgresVersion is the server's version (with a PostgreSQL URL).
+	PostgresVersion string
 }
 
-// New checks the addresses parse and answer PING, then sweeps the keys
-// runs that were killed left there (Sweep).
-func New(addrs []string) (*Backend, error) {
-	if len(addrs) == 0 {
-		return nil, fmt.Errorf("%w: the external backend needs --redis-addr host:port[,host:port...]", backend.ErrInvalidConfig)
+// Config is what a user gives the external backend: Redis servers, a
+// PostgreSQL server, or both.
+type Config struct {
+	RedisAddrs  []string
+	PostgresURL string
+}
+
+// New checks the servers answer (Redis: PING; PostgreSQL: a login that
+// may create schemas), then sweeps what runs that were killed left there
+// (Sweep, sweepSchemas).
+func New(cfg Config) (*Backend, error) {
+	if len(cfg.RedisAddrs) == 0 && cfg.PostgresURL == "" {
+		return nil, fmt.Errorf("%w: the external backend needs --redis-addr host:port[,host:port...] or --postgres-url URL",
+			backend.ErrInvalidConfig)
 	}
-	for _, a := range addrs {
+	for _, a := range cfg.RedisAddrs {
 		if _, _, err := net.SplitHostPort(a); err != nil {
 			return nil, fmt.Errorf("%w: --redis-addr %q: %w (want host:port)", backend.ErrInvalidConfig, a, err)
 		}
@@ -48,8 +62,23 @@ func New(addrs []string) (*Backend, error) {
 			return nil, &noAnswerError{addr: a, err: err}
 		}
 	}
-	b := &Backend{addrs: addrs}
-	b.Swept = Sweep(addrs, sweepTimeout)
+	b := &Backend{addrs: cfg.RedisAddrs}
+	if cfg.PostgresURL != "" {
+		pg, err := parsePostgresURL(cfg.PostgresURL)
+		if err != nil {
+			return nil, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), sweepTimeout)
+		defer cancel()
+		if b.PostgresVersion, err = pg.check(ctx); err != nil {
+			return nil, err
+		}
+		n, _ := pg.sweepSchemas(ctx)
+		b.pg, b.Swept = pg, n
+	}
+	if len(b.addrs) > 0 {
+		b.Swept += Sweep(b.addrs, sweepTimeout)
+	}
 	return b, nil
 }
 
@@ -74,11 +103,24 @@ func (*Backend) Name() string { return Name }
 func (*Backend) NodeOpTime() time.Duration { return 0 }
 
 // Supports implements backend.Backend: no node of a user's can be killed,
-// restarted or promoted, and a quorum lock needs as many servers as it has
-// nodes.
+// restarted or promoted, a quorum lock needs as many servers as it has
+// nodes, and a cell needs the server of its lock's service.
 func (b *Backend) Supports(n backend.Needs) error {
 	if err := backend.CannotControlNodes(Name, n); err != nil {
 		return err
+	}
+	if !n.Service.IsRedis() {
+		if n.Service != service.Postgres || b.pg == nil {
+			return backend.Unsupported("the %s backend was given no %s server (%s)", Name, n.Service.Server(), serviceFlag(n))
+		}
+		return nil
+	}
+	if n.Cluster {
+		return backend.Unsupported("the %s backend runs on single Redis servers (--redis-addr); a Redis Cluster of "+
+			"your own is not supported yet: run the cluster cells on the process backend", Name)
+	}
+	if len(b.addrs) == 0 {
+		return backend.Unsupported("the %s backend was given no Redis server (--redis-addr host:port[,...])", Name)
 	}
 	if n.Nodes > len(b.addrs) {
 		return backend.Unsupported("the cell needs %d independent Redis servers, --redis-addr gave %d", n.Nodes, len(b.addrs))
@@ -86,13 +128,29 @@ func (b *Backend) Supports(n backend.Needs) error {
 	return nil
 }
 
-// Addrs returns the user's addresses.
+// serviceFlag is the flag that gives the external backend a server of the
+// cell's service.
+func serviceFlag(n backend.Needs) string {
+	if n.Service == service.Postgres {
+		return "--postgres-url URL"
+	}
+	return "the external backend takes Redis (--redis-addr) and PostgreSQL (--postgres-url) servers"
+}
+
+// Addrs returns the user's Redis addresses.
 func (b *Backend) Addrs() []string { return b.addrs }
 
-// StartNode hands out the address for the node's place in its cluster:
-// "node2" gets the third address. A cluster needing more nodes than there
-// are addresses is an error.
+// StartNode hands out the server for the node's place in its cluster:
+// "node2" gets the third Redis address; a PostgreSQL node the
+// --postgres-url server. A cluster needing more nodes than there are
+// addresses is an error.
 func (b *Backend) StartNode(ctx context.Context, cfg backend.NodeConfig) (backend.RedisNode, error) {
+	if !cfg.Service.IsRedis() {
+		if b.pg == nil {
+			return nil, fmt.Errorf("%w: node %s: no --postgres-url", backend.ErrInvalidConfig, cfg.Name)
+		}
+		return &pgNode{name: cfg.Name, s: b.pg}, nil
+	}
 	i := 0
 	if _, err := fmt.Sscanf(cfg.Name, "node%d", &i); err != nil {
 		i = 0

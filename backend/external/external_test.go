@@ -97,7 +97,7 @@ func TestNewSweepsOnlyKeysOfRunsThatAreGone(t *testing.T) {
 	for i := range 1200 { // more than one SCAN page and one sweep batch, under a gone owner's marker
 		set(t, rdb, fmt.Sprintf("lockchaos:33:k%d", i), "v")
 	}
-	b, err := external.New([]string{addr})
+	b, err := external.New(external.Config{RedisAddrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestClaimKeepsASweepAwayUntilRelease(t *testing.T) {
 	addr, rdb := usersServer(t)
 	bootID(t)
 	defer external.SetOwnerTTL(600 * time.Millisecond)()
-	b, err := external.New([]string{addr})
+	b, err := external.New(external.Config{RedisAddrs: []string{addr}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -162,7 +162,7 @@ func TestClaimKeepsASweepAwayUntilRelease(t *testing.T) {
 // A server that does not answer is named with the flag to check, under
 // its own sentinel: not "redis-server did not start" (nothing was started).
 func TestNoAnswerNamesTheAddressAndTheFlag(t *testing.T) {
-	_, err := external.New([]string{"127.0.0.1:1"})
+	_, err := external.New(external.Config{RedisAddrs: []string{"127.0.0.1:1"}})
 	if !errors.Is(err, external.ErrNoAnswer) || errors.Is(err, backend.ErrNodeStart) {
 		t.Fatalf("err = %v, want ErrNoAnswer and not ErrNodeStart", err)
 	}
@@ -175,7 +175,7 @@ func TestNoAnswerNamesTheAddressAndTheFlag(t *testing.T) {
 	if strings.Count(msg, "external:") != 1 || strings.Contains(msg, "did not start") {
 		t.Errorf("%q: one prefix, nothing about starting", msg)
 	}
-	if _, err := external.New([]string{"localhost"}); !errors.Is(err, backend.ErrInvalidConfig) ||
+	if _, err := external.New(external.Config{RedisAddrs: []string{"localhost"}}); !errors.Is(err, backend.ErrInvalidConfig) ||
 		!strings.Contains(err.Error(), "--redis-addr") {
 		t.Fatalf("an address without a port: %v", err)
 	}

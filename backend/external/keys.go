@@ -84,6 +84,9 @@ func (b *Backend) Claim(prefix string, addrs []string) (release func(), err erro
 	if !strings.HasPrefix(prefix, Prefix) {
 		return nil, fmt.Errorf("%w: key prefix %q is not under %q", backend.ErrInvalidConfig, prefix, Prefix)
 	}
+	if b.pg != nil && slices.Contains(addrs, b.pg.addr) {
+		return b.pg.claimSchema(prefix) // a PostgreSQL cell: its one node is that server
+	}
 	marker, value := prefix+ownerKey, ownerValue()
 	var clients []*redis.Client
 	for _, a := range addrs {

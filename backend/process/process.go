@@ -17,6 +17,8 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/clockshim"
+	"github.com/lockchaos/lockchaos/service"
+	"github.com/lockchaos/lockchaos/service/postgres"
 )
 
 // ErrNoRedisServer means no redis-server binary could be found.
@@ -55,6 +57,9 @@ func (Backend) NodeOpTime() time.Duration { return QuietRestart }
 // given a C compiler for the clock shim and Redis 7 for power loss (each
 // asked once per process).
 func (Backend) Supports(n backend.Needs) error {
+	if !n.Service.IsRedis() {
+		return supportsService(n)
+	}
 	if n.Persistence {
 		if err := powerLossSupported(); err != nil {
 			return backend.Unsupported("%v", err)
@@ -65,11 +70,17 @@ func (Backend) Supports(n backend.Needs) error {
 			return backend.Unsupported("%v", err)
 		}
 	}
+	if n.Cluster {
+		return clusterSupported()
+	}
 	return nil
 }
 
 // StartNode implements backend.Backend.
 func (Backend) StartNode(ctx context.Context, cfg backend.NodeConfig) (backend.RedisNode, error) {
+	if cfg.Service == service.Postgres {
+		return postgres.Start(ctx, cfg)
+	}
 	n, err := StartNode(ctx, cfg)
 	if err != nil {
 		return nil, err

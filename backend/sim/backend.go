@@ -78,6 +78,10 @@ func (b Backend) Enter(f func()) { b.enter(f) }
 // and paused, and forward clock jumps are modelled (Node.ShiftClock); what
 // the simulation cannot model is refused in words.
 func (Backend) Supports(n backend.Needs) error {
+	if err := backend.RedisOnly(Name, n, "a PostgreSQL server cannot run in virtual time (it is a real process "+
+		"with its own clock); run it on the process backend"); err != nil {
+		return err
+	}
 	switch {
 	case n.Replica:
 		return backend.Unsupported("the sim backend cannot model replication or failover (miniredis has no " +
@@ -91,6 +95,9 @@ func (Backend) Supports(n backend.Needs) error {
 	case n.Sentinel:
 		return backend.Unsupported("this scenario runs real Sentinels beside the nodes, which the sim backend " +
 			"cannot do (the process backend can)")
+	case n.Cluster:
+		return backend.Unsupported("the sim backend cannot model Redis Cluster: miniredis has no cluster mode (no " +
+			"slots, no redirects, no failure detection or election); run it on the process backend")
 	}
 	return nil
 }

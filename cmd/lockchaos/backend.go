@@ -28,7 +28,7 @@ var backends = []scenarios.Choice{
 	{Name: "auto", Doc: "process if redis-server is installed, else docker"},
 	{Name: "process", Doc: "a redis-server process per node"},
 	{Name: "docker", Doc: "a container per node"},
-	{Name: "external", Doc: "your own servers, from --redis-addr"},
+	{Name: "external", Doc: "your own servers, from --redis-addr and --postgres-url"},
 	{Name: sim.Name, Doc: "simulated: miniredis in virtual time, for fast sweeps; not real Redis"},
 }
 
@@ -56,7 +56,7 @@ func backendNames() string {
 // LOCKCHAOS_REDIS_SERVER set is processes (a binary chosen on purpose that
 // does not work is an error, not a reason to try Docker). What it asks of
 // programs and engines ends at SIGINT or SIGTERM (see untilSignal).
-func chooseBackend(name, image string, addrs []string) (backend.Backend, string, error) {
+func chooseBackend(name, image string, ext external.Config) (backend.Backend, string, error) {
 	ctx, done := untilSignal(30 * time.Second)
 	defer done()
 	processes := func() (backend.Backend, string, error) {
@@ -75,7 +75,7 @@ func chooseBackend(name, image string, addrs []string) (backend.Backend, string,
 	}
 	switch name {
 	case "external":
-		b, err := external.New(addrs)
+		b, err := external.New(ext)
 		if err != nil {
 			return nil, "", err
 		}
@@ -141,5 +141,5 @@ func replayBackend(name, image string) (backend.Backend, string, error) {
 	if name == "" {
 		return nil, "", nil
 	}
-	return chooseBackend(name, image, nil)
+	return chooseBackend(name, image, external.Config{})
 }

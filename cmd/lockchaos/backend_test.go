@@ -14,6 +14,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/lockchaos/lockchaos/backend/backendtest"
 	"github.com/lockchaos/lockchaos/backend/docker"
 	"github.com/lockchaos/lockchaos/backend/process"
 	"github.com/lockchaos/lockchaos/reports"
@@ -190,5 +191,60 @@ func TestDockerBackendLeavesNoContainers(t *testing.T) {
 			t.Fatalf("after SIGKILL and the next start: %v (swept %d)", left, b.Swept)
 		}
 		t.Logf("the next start swept %d container(s) left by the killed run", b.Swept)
+	}
+}
+
+// TestExternalPostgresCLI: lockchaos run on a user's PostgreSQL
+// (--postgres-url, a role with CREATE on the database and nothing more):
+// the cells run and meet their expectations, the password given in the
+// URL is in no output, and a role without rights or a server that does
+// not answer exits 3 with what to do.
+func TestExternalPostgresCLI(t *testing.T) {
+	app, norights, admin := backendtest.UserPostgres(t)
+	backendtest.Exec(t, admin, "ALTER ROLE app PASSWORD 's3cret'")
+	withPassword := strings.Replace(app, "postgres://app@", "postgres://app:s3cret@", 1)
+	for _, c := range []struct{ url, says string }{
+		{norights, "GRANT CREATE ON DATABASE"},
+		{"postgres://app@127.0.0.1:" + freeTCPPort(t) + "/appdb?connect_timeout=2", "does not answer"},
+	} {
+		code, _, stderr := runCLI("run", "--backend", "external", "--postgres-url", c.url, "--scenario", "baseline",
+			"--lock", "pg-row", "--out", t.TempDir())
+		if code != exitHarness || !strings.Contains(stderr, c.says) {
+			t.Errorf("%s: exit %d, %q; want %d saying %q", c.url, code, stderr, exitHarness, c.says)
+		}
+	}
+	// Last: the run ends by killing every server this process started,
+	// the user's stand-in too.
+	out := t.TempDir()
+	code, stdout, stderr := runCLI("run", "--backend", "external", "--postgres-url", withPassword,
+		"--scenario", "baseline,failover", "--lock", "pg-row-tuned", "--duration", "500ms", "--out", out)
+	if code != exitOK {
+		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	sum, err := reports.ReadJSON(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range sum.Cells {
+		if want := map[string]string{"baseline": "met", "failover": "skipped"}[c.Scenario]; string(c.Outcome) != want {
+			t.Errorf("%s/%s: %s, want %s", c.Scenario, c.Lock, c.Summary(), want)
+		}
+		// A rerun gives no password, so it reads PGPASSWORD (a masked one
+		// would be sent as it is).
+		if c.Outcome == "met" && !strings.Contains(c.Rerun, " --postgres-url '"+app+"' ") {
+			t.Errorf("%s/%s: rerun line %q does not name the server without its password", c.Scenario, c.Lock, c.Rerun)
+		}
+	}
+	if sum.PostgresVersion == "" {
+		t.Errorf("no postgres_version in the summary")
+	}
+	_ = filepath.WalkDir(out, func(f string, d os.DirEntry, _ error) error {
+		if b, err := os.ReadFile(f); err == nil && strings.Contains(string(b), "s3cret") {
+			t.Errorf("%s shows the password", f)
+		}
+		return nil
+	})
+	if strings.Contains(stdout+stderr, "s3cret") {
+		t.Errorf("the output shows the password")
 	}
 }

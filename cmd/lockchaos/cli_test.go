@@ -177,7 +177,7 @@ func TestCompletionOffersTheRegisteredValues(t *testing.T) {
 		{[]string{"run", "--scenarios-file", "../../scenarios/critiques.yaml", "--scenario", "clock-"}, []string{"clock-jump"}, noFiles},
 		{[]string{"run", "--scenarios-file", "../../drivers/libs.yaml", "--lock-driver", "py=python3 d.py", "--lock", "token,r"},
 			[]string{"token,redlock", "token,redis-py", "token,rueidislock"}, noFiles},
-		{[]string{"run", "--lock-driver", "py=python3 d.py", "--lock", "p"}, []string{"py"}, noFiles},
+		{[]string{"run", "--lock-driver", "py=python3 d.py", "--lock", "py"}, []string{"py"}, noFiles},
 		{[]string{"run", "--backend", ""}, []string{"auto", "process", "docker", "external", "sim"}, noFiles},
 		{[]string{"run", "--expect", "safe,"}, []string{"safe,unsafe", "safe,either", "safe,n/a", "safe,live", "safe,stuck"}, noFiles},
 		{[]string{"run", "--seed", ""}, nil, noFiles},

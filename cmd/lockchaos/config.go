@@ -29,6 +29,7 @@ type runConfig struct {
 	// driver locks that add to them, the expectations kept, the shard
 	// (default: from the CI's environment, see selectCells).
 	scen, locks, files, expects flagvalue.List
+	services                    flagvalue.List
 	lockDrivers                 flagvalue.Multi
 	shard                       string
 
@@ -42,10 +43,12 @@ type runConfig struct {
 	// findings.
 	backend, image, replayOn string
 	addrs                    flagvalue.List
+	pgURL                    string // --postgres-url: never printed whole (external.Redact)
 
 	// Each cell's options (cellOptions). timeScale 0 measures the machine.
 	duration, budget, maxDuration, partLength time.Duration
 	recoverWithin                             time.Duration
+	nodeTimeout                               time.Duration
 	noWitness                                 bool
 	clients                                   int
 	inParts                                   bool
@@ -89,7 +92,7 @@ type target struct {
 func (c runConfig) cellOptions(t target, notify func(string)) scenarios.Options {
 	o := c.settings()
 	o.Seed, o.OutDir, o.Backend, o.Rerun, o.ToxiproxyAPI, o.Notify = c.seed, c.out, t.be, c.rerun(t), c.toxAPI, notify
-	o.TimeScale, o.NodeOpTime = t.Scale, t.NodeOp
+	o.TimeScale, o.NodeOpTime, o.PostgresNodeOpTime = t.Scale, t.NodeOp, t.PostgresNodeOp
 	return o
 }
 
@@ -97,7 +100,8 @@ func (c runConfig) cellOptions(t target, notify func(string)) scenarios.Options 
 // does, as given (zero: each scenario's own).
 func (c runConfig) settings() scenarios.Options {
 	return scenarios.Options{Duration: c.duration, Clients: c.clients, Budget: c.budget, MaxDuration: c.maxDuration,
-		Floor: c.floor, PartLength: c.partLength, InParts: c.inParts, RecoverWithin: c.recoverWithin, NoWitness: c.noWitness}
+		Floor: c.floor, PartLength: c.partLength, InParts: c.inParts, RecoverWithin: c.recoverWithin, NoWitness: c.noWitness,
+		NodeTimeout: c.nodeTimeout}
 }
 
 // rerunBackend is the --backend a rerun line of a cell run on be names:
@@ -150,6 +154,9 @@ func (c runConfig) rerunFlags(t target) []string {
 	}
 	if t.named == external.Name && len(c.addrs) > 0 {
 		add("--redis-addr", strings.Join(c.addrs, ","))
+	}
+	if t.named == external.Name && c.pgURL != "" {
+		add("--postgres-url", external.WithoutPassword(c.pgURL))
 	}
 	return append(f, "--time-scale", fmt.Sprintf("%.2f", t.Scale))
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -64,6 +65,8 @@ func TestResolveRunDefaults(t *testing.T) {
 		{"--toxiproxy-api", "127.0.0.1:0"},
 		{"--backend", "external", "--redis-addr", "127.0.0.1:6379"},
 		{"--backend", "external", "--redis-addr", "127.0.0.1:6379,127.0.0.1:6380,[::1]:6379"},
+		{"--backend", "external", "--postgres-url", "postgres://app:pw@db:5432/x"},
+		{"--backend", "external", "--redis-addr", "127.0.0.1:6379", "--postgres-url", "postgres://app@db:5432/x"},
 		{"--time-scale", "0.1"}, {"--time-scale", "100"},
 		{"--duration", "2s", "--max-duration", "2s"},
 		{"--clients", "256"}, {"--parallel", strconv.Itoa(scenarios.MaxParallel())}, {"--max-indefinite", "0"}, {"--min-cycles", "0"},
@@ -114,11 +117,14 @@ func TestResolveRunErrorsNameTheFlag(t *testing.T) {
 		{[]string{"--backend", "sim", "--keep-histories"}, "--keep-histories goes with --backend sim and --repeat"},
 		{[]string{"--toxiproxy-api", "10.0.0.1:80"}, "--toxiproxy-api: "},
 		{[]string{"--backend", "external"}, "--redis-addr"},
-		{[]string{"--redis-addr", "127.0.0.1:6379"}, "--redis-addr goes with --backend external"},
+		{[]string{"--redis-addr", "127.0.0.1:6379"}, "--redis-addr and --postgres-url go with --backend external"},
 		{[]string{"--backend", "external", "--redis-addr", "127.0.0.1:6379,127.0.0.1:6379,127.0.0.1:6379"},
 			"--redis-addr 127.0.0.1:6379 given twice: each address must be a different server"},
 		{[]string{"--backend", "external", "--redis-addr", "Redis.example:6379,redis.EXAMPLE:6379"}, "given twice (as Redis.example:6379)"},
 		{[]string{"--backend", "external", "--redis-addr", "nocolon"}, `--redis-addr "nocolon": want host:port`},
+		{[]string{"--postgres-url", "postgres://app@db:5432/x"}, "--redis-addr and --postgres-url go with --backend external"},
+		{[]string{"--backend", "external", "--postgres-url", "host=db password=s3cret"}, "password=xxxxx: not a postgres:// URL"},
+		{[]string{"--backend", "external", "--postgres-url", "postgres://app:s3cret@db:x/y"}, "postgres://app:xxxxx@db:x/y: cannot parse"},
 	} {
 		f, err := parseRun(c.args...)
 		if err != nil {
@@ -147,6 +153,7 @@ func TestOverrideFlagsRefuseZero(t *testing.T) {
 		{[]string{"--duration", "soon"}, `"--duration" flag: time: invalid duration`},
 		{[]string{"--max-duration", "0s"}, `"--max-duration" flag: want a positive duration`},
 		{[]string{"--part-length", "-1s"}, `"--part-length" flag: want a positive duration`},
+		{[]string{"--node-timeout", "0"}, `"--node-timeout" flag: want a positive duration`},
 	} {
 		if _, err := parseRun(c.args...); err == nil || !strings.Contains(err.Error(), c.says) {
 			t.Errorf("%v: error %v; want one saying %q", c.args, err, c.says)
@@ -240,11 +247,12 @@ var rerunRoles = map[string]string{
 	// Carried as the cell ran.
 	"duration": "carried", "clients": "carried", "files": "carried", "timeScale": "carried (as measured or given)",
 	"budget": "carried", "floor": "carried", "maxDuration": "carried", "partLength": "carried", "inParts": "carried",
-	"recoverWithin": "carried", "noWitness": "carried", "lockDrivers": "carried (the one declaring the cell's lock)",
+	"recoverWithin": "carried", "nodeTimeout": "carried", "noWitness": "carried", "lockDrivers": "carried (the one declaring the cell's lock)",
 	"backend": "carried when named (--backend, the simulation, a replay's backend); after auto the rerun finds Redis with auto",
 	"image":   "carried with the docker backend", "addrs": "carried with the external backend",
+	"pgURL": "carried with the external backend, without its password (the rerun reads PGPASSWORD)",
 	// Nothing to choose for one cell and one seed, or not the cell's.
-	"expects": "one cell", "shard": "one cell", "parallel": "one cell", "repeat": "one seed", "sameSeed": "one seed",
+	"expects": "one cell", "services": "one cell", "shard": "one cell", "parallel": "one cell", "repeat": "one seed", "sameSeed": "one seed",
 	"keepHistories": "one seed", "replayOn": "one seed", "out": "output", "asJSON": "output", "cpuProfile": "output",
 	"toxAPI": "output",
 }
@@ -267,7 +275,7 @@ func carried() []string {
 func carry(want *runConfig, ran runConfig, t target) {
 	want.duration, want.clients, want.files, want.budget, want.floor = ran.duration, ran.clients, ran.files, ran.budget, ran.floor
 	want.maxDuration, want.partLength, want.inParts, want.timeScale = ran.maxDuration, ran.partLength, ran.inParts, t.Scale
-	want.recoverWithin, want.noWitness = ran.recoverWithin, ran.noWitness
+	want.recoverWithin, want.noWitness, want.nodeTimeout = ran.recoverWithin, ran.noWitness, ran.nodeTimeout
 	for _, v := range ran.lockDrivers {
 		if strings.HasPrefix(v, "token=") {
 			want.lockDrivers = append(want.lockDrivers, v)
@@ -281,12 +289,15 @@ func carry(want *runConfig, ran runConfig, t target) {
 	}
 	if t.named == "external" {
 		want.addrs = ran.addrs
+		if ran.pgURL != "" {
+			want.pgURL = external.WithoutPassword(ran.pgURL)
+		}
 	}
 }
 
 // carriedFields are the fields carry sets.
 var carriedFields = []string{"addrs", "backend", "budget", "clients", "duration", "files", "floor", "image", "inParts",
-	"lockDrivers", "maxDuration", "noWitness", "partLength", "recoverWithin", "timeScale"}
+	"lockDrivers", "maxDuration", "noWitness", "nodeTimeout", "partLength", "pgURL", "recoverWithin", "timeScale"}
 
 func TestEveryRunSettingHasARerunRole(t *testing.T) {
 	if got := carried(); !reflect.DeepEqual(got, carriedFields) {
@@ -338,6 +349,9 @@ func TestRerunLineParsesBackToTheRun(t *testing.T) {
 		{[]string{"--backend", "docker", "--redis-image", "my registry/redis:7"}, target{Timing: scenarios.Timing{Scale: 1}, named: "docker"}},
 		{[]string{"--redis-image", "redis:7"}, target{Timing: scenarios.Timing{Scale: 1}, named: "docker"}},
 		{[]string{"--backend", "external", "--redis-addr", "10.0.0.1:6379,10.0.0.2:6379"}, target{Timing: scenarios.Timing{Scale: 1}, named: "external"}},
+		// The password is not in the line: the rerun reads PGPASSWORD.
+		{[]string{"--backend", "external", "--postgres-url", "postgres://app:s3cret@db:5432/billing?sslmode=require"},
+			target{Timing: scenarios.Timing{Scale: 1}, named: "external"}},
 	} {
 		ran := resolved(t, c.args...)
 		p := scenarios.NewPlan(cells[0], ran.cellOptions(c.on, nil))

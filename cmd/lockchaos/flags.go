@@ -1,6 +1,8 @@
 package main
 
 import (
+	"github.com/lockchaos/lockchaos/backend/external"
+
 	"github.com/spf13/pflag"
 
 	"github.com/lockchaos/lockchaos/internal/cobrakit"
@@ -13,7 +15,8 @@ import (
 // commandLine is the run's command line as typed after "run", for
 // summary.json, each argument quoted for a shell (shellJoin).
 func commandLine(args []string) string {
-	return shellword.Join(append([]string{"lockchaos", "run"}, args...))
+	// A password given in --postgres-url is never printed.
+	return external.Redact(shellword.Join(append([]string{"lockchaos", "run"}, args...)))
 }
 
 // rerunLine is the run's command line (args, after "run") with each of

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/flagvalue"
@@ -118,7 +119,7 @@ func cmdMargins(c marginsConfig, stdout, stderr io.Writer) int {
 	if c.backend == "sim" {
 		return sim.Host(func(b sim.Backend) int { return run(b) })
 	}
-	be, _, err := chooseBackend(c.backend, "", nil)
+	be, _, err := chooseBackend(c.backend, "", external.Config{})
 	if err != nil {
 		fmt.Fprintf(stderr, "lockchaos margins: %v\n", err)
 		return exitHarness
@@ -138,7 +139,7 @@ func (c marginsConfig) searchOn(ctx context.Context, cfg margins.Config, stdout,
 	}
 	defer release()
 	if c.confirmOn != "none" {
-		conf, _, err := chooseBackend(c.confirmOn, "", nil)
+		conf, _, err := chooseBackend(c.confirmOn, "", external.Config{})
 		if err != nil {
 			fmt.Fprintf(stderr, "lockchaos margins: --confirm-on: %v\n", err)
 			return exitHarness

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/external"
 	"github.com/lockchaos/lockchaos/backend/sim"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/scenarios"
@@ -97,7 +98,7 @@ func startCPUProfile(path string) (func(), error) {
 func withBackends(c runConfig, stderr io.Writer, fn func(be, replay backend.Backend, redisVersion, replayVersion string) int) int {
 	sweepContainers(stderr)
 	if !c.simulated() {
-		be, redisVersion, err := chooseBackend(c.backend, c.image, c.addrs)
+		be, redisVersion, err := chooseBackend(c.backend, c.image, external.Config{RedisAddrs: c.addrs, PostgresURL: c.pgURL})
 		if err != nil {
 			fmt.Fprintf(stderr, "lockchaos run: %v\n", err)
 			return exitHarness
@@ -132,7 +133,8 @@ func closeBackend(be backend.Backend) {
 // to this shard: --shard, else the one the CI's variables (getenv) assign,
 // which becomes c's.
 func (c *runConfig) selectCells(getenv func(string) string, stderr io.Writer) ([]scenarios.Cell, error) {
-	sel := scenarios.Selection{Files: c.files, LockDrivers: c.lockDrivers, Scenarios: c.scen, Locks: c.locks, Expects: c.expects}
+	sel := scenarios.Selection{Files: c.files, LockDrivers: c.lockDrivers, Scenarios: c.scen, Locks: c.locks, Expects: c.expects,
+		Services: c.services}
 	cells, err := sel.Cells()
 	if errors.Is(err, lockimpl.ErrUnknownLock) {
 		return nil, fmt.Errorf("%w; declare a lock of your own with --lock-driver NAME=COMMAND "+

@@ -102,6 +102,7 @@ func TestRunUsageErrors(t *testing.T) {
 		{[]string{"run", "--time-scale", "0.01"}, "--time-scale"},
 		{[]string{"run", "--time-scale", "-2"}, "--time-scale"},
 		{[]string{"run", "--clients", "100000"}, `"--clients" flag: want 1..256`},
+		{[]string{"run", "--service", "mysql"}, `--service "mysql": valid: redis, postgres`},
 	} {
 		code, _, stderr := runCLI(c.args...)
 		if code != exitUsage || !strings.Contains(stderr, c.says) {

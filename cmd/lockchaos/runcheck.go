@@ -97,11 +97,17 @@ func (c runConfig) checkToxiproxyRuns(runs int) error {
 
 // checkBackendFlags checks the flags that go with one backend only.
 func (c runConfig) checkBackendFlags() error {
-	if (c.backend == "external") != (len(c.addrs) > 0) {
-		return errors.New("--redis-addr goes with --backend external, and --backend external needs --redis-addr")
+	if (c.backend == "external") != (len(c.addrs) > 0 || c.pgURL != "") {
+		return errors.New("--redis-addr and --postgres-url go with --backend external, and --backend external needs " +
+			"--redis-addr, --postgres-url or both")
 	}
 	if err := external.CheckAddrs(c.addrs); err != nil {
 		return err
+	}
+	if c.pgURL != "" {
+		if err := external.CheckPostgresURL(c.pgURL); err != nil {
+			return err
+		}
 	}
 	if c.image != "" && (c.backend == "process" || c.backend == "external") {
 		return fmt.Errorf("--redis-image with --backend %s: an image is for the docker backend (--backend docker, or auto)", c.backend)

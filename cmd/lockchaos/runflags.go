@@ -11,6 +11,15 @@ import (
 	"github.com/lockchaos/lockchaos/scenarios"
 )
 
+// bindSelection binds the flags that narrow the cells beyond --scenario
+// and --lock.
+func (c *runConfig) bindSelection(fs *pflag.FlagSet) {
+	fs.Var(&c.services, "service", "only locks on these lock services, comma separated: redis, postgres "+
+		"(default: all)")
+	fs.Var(&c.expects, "expect", "only cells with these expectations (safety: safe, "+
+		"unsafe, either, n/a; liveness: live, stuck), e.g. --expect safe for a false-positive soak")
+}
+
 // bind binds run's flags to c and sets their defaults, which are
 // runConfig's.
 func (c *runConfig) bind(fs *pflag.FlagSet) {
@@ -21,19 +30,13 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.Var(&c.lockDrivers, "lock-driver", "a lock served by a driver process, "+
 		"NAME=COMMAND (repeatable; docs/driver-protocol.md); runs only when named in --lock, "+
 		"then in every scenario, reported as either (not gated)")
-	fs.Var(&c.expects, "expect", "only cells with these expectations (safety: safe, "+
-		"unsafe, either, n/a; liveness: live, stuck), e.g. --expect safe for a false-positive soak")
 	fs.Int64Var(&c.seed, "seed", 0, "run seed (default: random, printed); replays each cell's fault schedule; "+
 		"with --repeat K the runs take seeds N..N+K-1, which must not pass the largest int64 nor 0")
 	fs.Var(flagvalue.PositiveDuration(&c.duration), "duration", "override each scenario's duration (positive, at most 720h; "+
 		"default: each scenario's own)")
 	fs.Var(flagvalue.PositiveInt(&c.clients, scenarios.MaxClients), "clients", fmt.Sprintf("override each scenario's number of clients, "+
 		"1..%d (default: each scenario's own)", scenarios.MaxClients))
-	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), "+
-		"process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
-	fs.Var(&c.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated, "+
-		"each a different server; 3 for redlock)")
-	fs.StringVar(&c.image, "redis-image", "", redisImageUsage)
+	c.bindBackend(fs)
 	fs.StringVar(&c.out, "out", "out/chaos", "output directory")
 	fs.IntVar(&c.repeat, "repeat", 1, fmt.Sprintf("run every cell K times (seeds N, N+1, ...) and report detection rates; "+
 		"at most %d runs in all (cells x K): split a larger sweep by --seed or --shard", scenarios.MaxRuns))
@@ -60,6 +63,8 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 	fs.Var(flagvalue.PositiveDuration(&c.recoverWithin), "recover-within", "deadlock-free's recovery bound for every cell: after a holder "+
 		"crashes, hangs or is cut off, another pod must acquire its key within it (default: each scenario's recover_within, "+
 		"else twice its TTL plus 60ms of retry slack)")
+	fs.Var(flagvalue.PositiveDuration(&c.nodeTimeout), "node-timeout", "cluster-node-timeout of every cell on "+
+		"Redis Cluster, as given (default: each scenario's node_timeout, else 500ms stretched with the cell; Redis's own is 15s)")
 	fs.Var(flagvalue.PositiveDuration(&c.partLength), "part-length", "a cell longer than this is long: "+
 		"one history, judged and checked in chunks as it grows, in flat memory (default 2m; 100ms or more, "+
 		"at most 100000 parts a cell)")
@@ -69,11 +74,24 @@ func (c *runConfig) bind(fs *pflag.FlagSet) {
 		"each with its own pods, history and check, a TTL's pause between")
 	fs.StringVar(&c.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run "+
 		"to this `file` (go tool pprof), e.g. to see what a simulated sweep spends its time on")
+	c.bindSelection(fs)
 	fs.Var(flagvalue.OptInt(&c.floor.MinExercised), "min-exercised", "evidence floor: "+
 		"fault windows that must reach their dangerous moment (default 3; a scenario may set its own)")
 	fs.Var(flagvalue.OptInt(&c.floor.MinCycles), "min-cycles", "evidence floor: completed acquire-release cycles (default 20)")
 	fs.Var(flagvalue.OptFloat(&c.floor.MaxIndefinite), "max-indefinite", "evidence floor: "+
 		"largest share of acquires outside fault windows that may time out, 0..1 (default 0.5)")
+}
+
+// bindBackend binds where the servers run: --backend and what goes with it.
+func (c *runConfig) bindBackend(fs *pflag.FlagSet) {
+	fs.StringVar(&c.backend, "backend", "auto", "where Redis runs: auto (process if redis-server is installed, else docker), "+
+		"process, docker, external, or sim (simulated: miniredis in virtual time, for fast sweeps; not real Redis)")
+	fs.Var(&c.addrs, "redis-addr", "your own Redis servers for --backend external (host:port, comma separated, "+
+		"each a different server; 3 for redlock)")
+	fs.StringVar(&c.pgURL, "postgres-url", "", "your own PostgreSQL server for --backend external (postgres://USER@HOST:PORT/DATABASE; "+
+		"the role needs CREATE on the database: each cell works in a schema lockchaos_<n> of its own, dropped when it ends; "+
+		"a password is never printed: give it in PGPASSWORD or ~/.pgpass to rerun)")
+	fs.StringVar(&c.image, "redis-image", "", redisImageUsage)
 }
 
 // complete registers the values shells may offer for run's flags: names
