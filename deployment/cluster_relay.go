@@ -25,8 +25,11 @@ var relayDialer = net.Dialer{Timeout: time.Second, LocalAddr: &net.TCPAddr{IP: n
 
 // relay is one announced port of one node.
 type relay struct {
-	ln    net.Listener
-	route func(srcIP string) (*netfault.Link, bool)
+	ln net.Listener
+	// who names the caller of a connection (its source address; an etcd
+	// peer's X-Server-From header) and gives back what it read to know.
+	who   func(net.Conn) (caller string, in io.Reader, err error)
+	route func(caller string) (addr string, ok bool)
 
 	mu     sync.Mutex
 	conns  map[net.Conn]string // each carried connection, both ends, by the calling node's address
@@ -38,11 +41,28 @@ type relay struct {
 // connection from srcIP goes through (false: a caller that is no node of
 // the cluster, refused).
 func newRelay(route func(string) (*netfault.Link, bool)) (*relay, error) {
+	bySource := func(c net.Conn) (string, io.Reader, error) {
+		host, _, err := net.SplitHostPort(c.RemoteAddr().String())
+		return host, c, err
+	}
+	return newRelayBy(bySource, func(caller string) (string, bool) {
+		l, ok := route(caller)
+		if !ok {
+			return "", false
+		}
+		return l.Addr(), true
+	})
+}
+
+// newRelayBy listens on a free loopback port; who names each
+// connection's caller, route the address its bytes go to (false:
+// refused).
+func newRelayBy(who func(net.Conn) (string, io.Reader, error), route func(string) (string, bool)) (*relay, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	r := &relay{ln: ln, route: route, conns: map[net.Conn]string{}}
+	r := &relay{ln: ln, who: who, route: route, conns: map[net.Conn]string{}}
 	r.wg.Add(1)
 	go r.serve()
 	return r, nil
@@ -64,8 +84,7 @@ func (r *relay) serve() {
 			time.Sleep(10 * time.Millisecond)
 			continue
 		}
-		host, _, _ := net.SplitHostPort(c.RemoteAddr().String())
-		if !r.track(c, host) {
+		if !r.track(c, "") {
 			c.Close()
 			return
 		}
@@ -106,6 +125,15 @@ func (r *relay) drop(srcIP string) {
 	}
 }
 
+// dropAll closes every connection the relay carries.
+func (r *relay) dropAll() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for c := range r.conns {
+		c.Close()
+	}
+}
+
 func (r *relay) forget(cs ...net.Conn) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -120,13 +148,17 @@ func (r *relay) forget(cs ...net.Conn) {
 // would end the peer's connection.
 func (r *relay) carry(in net.Conn) {
 	defer r.wg.Done()
-	host, _, _ := net.SplitHostPort(in.RemoteAddr().String())
-	l, ok := r.route(host)
+	host, rd, err := r.who(in)
+	if err != nil || !r.track(in, host) {
+		r.forget(in)
+		return
+	}
+	addr, ok := r.route(host)
 	if !ok {
 		r.forget(in)
 		return
 	}
-	out, err := relayDialer.Dial("tcp", l.Addr())
+	out, err := relayDialer.Dial("tcp", addr)
 	if err != nil || !r.track(out, host) {
 		if out != nil {
 			out.Close()
@@ -136,7 +168,7 @@ func (r *relay) carry(in net.Conn) {
 	}
 	done := make(chan struct{})
 	go func() {
-		_, _ = io.Copy(out, in)
+		_, _ = io.Copy(out, rd)
 		r.forget(in, out)
 		close(done)
 	}()

@@ -6,6 +6,7 @@ import (
 
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/netfault"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Config describes a deployment. The zero value is one node, one client.
@@ -31,6 +32,8 @@ type Config struct {
 	Sentinel SentinelConfig
 	// Cluster tunes the Cluster topology (its shards: Nodes is twice that).
 	Cluster ClusterConfig
+	// Consensus tunes the Consensus topology's members (Nodes: 3, 5 or 7).
+	Consensus ConsensusConfig
 }
 
 // Validate reports a config that cannot work.
@@ -47,6 +50,16 @@ func (c Config) Validate() error {
 	case Cluster:
 		if c.Nodes != 0 && c.Nodes != 2*c.Cluster.withDefaults().Shards {
 			return fmt.Errorf("%w: topology %s has 2 nodes per shard, not %d", ErrInvalidConfig, Cluster, c.Nodes)
+		}
+	case Consensus:
+		if c.Nodes != 0 && (c.Nodes < 3 || c.Nodes > 7 || c.Nodes%2 == 0) {
+			return fmt.Errorf("%w: topology %s has 3, 5 or 7 members, not %d", ErrInvalidConfig, Consensus, c.Nodes)
+		}
+		if c.Node.Service != "" && c.Node.Service != service.Etcd {
+			return fmt.Errorf("%w: topology %s runs etcd members, not %s", ErrInvalidConfig, Consensus, c.Node.Service.Server())
+		}
+		if err := c.Consensus.Validate(); err != nil {
+			return err
 		}
 	case Independent:
 		if c.Nodes < 0 || c.Nodes > 15 {
@@ -84,9 +97,12 @@ func (c Config) withDefaults() Config {
 		c.Nodes = 2
 	case Cluster:
 		c.Nodes = 2 * c.Cluster.withDefaults().Shards
-	case Independent:
+	case Independent, Consensus:
 		if c.Nodes == 0 {
 			c.Nodes = 3
+		}
+		if c.Topology == Consensus && c.Node.Service == "" {
+			c.Node.Service = service.Etcd // the one consensus store lockchaos runs
 		}
 	}
 	if c.Clients == 0 {

@@ -37,10 +37,14 @@ const (
 	// fail over on their own, every node-to-node link a proxy
 	// (cluster.go); clients follow the cluster's redirects.
 	Cluster Topology = "cluster"
+	// Consensus is a consensus group: three etcd members (raft), each
+	// behind a link per pod, every peer link per pair and direction
+	// (consensus.go).
+	Consensus Topology = "consensus"
 )
 
 // Topologies lists the valid topologies, for error messages and help.
-var Topologies = []Topology{Single, Independent, PrimaryReplica, Sentinel, Cluster}
+var Topologies = []Topology{Single, Independent, PrimaryReplica, Sentinel, Cluster, Consensus}
 
 // Deployment is a set of nodes, the links in front of them, and the
 // replication link when there is one. A client reaches "slots": one per
@@ -56,6 +60,7 @@ type Deployment struct {
 	side      []*netfault.Link    // Sentinel: each data node's sentinel-side proxy
 	sentinels []backend.RedisNode // Sentinel: the Sentinel processes
 	cluster   *clusterState       // Cluster: ids, relays, the links between nodes
+	consensus *consensusState     // Consensus: relays, member ids, peer links
 }
 
 // New starts the nodes and links. On error everything already
@@ -83,6 +88,8 @@ func New(ctx context.Context, cfg Config) (_ *Deployment, err error) {
 		err = c.startSentinel(ctx)
 	case Cluster:
 		err = c.startCluster(ctx)
+	case Consensus:
+		err = c.startConsensus(ctx)
 	default:
 		err = c.startNodes(ctx)
 	}
@@ -331,6 +338,7 @@ func (c *Deployment) Close() error {
 		errs = append(errs, c.network.Close())
 	}
 	c.closeCluster()
+	c.closeConsensus()
 	for _, n := range c.nodes {
 		errs = append(errs, n.Close())
 	}

@@ -263,11 +263,11 @@ const (
 )
 
 // The built-ins register here, in one list, so their order (the Redis
-// locks, then the PostgreSQL ones) does not hang on file names.
+// locks, then the PostgreSQL ones, then etcd's) does not hang on file names.
 func init() {
 	redisLocks := []Spec{mutexSpec, naiveSpec, tokenSpec, watchdogSpec, redlockSpec, fencedSpec, tokenWaitSpec,
 		noTTLSpec, longTTLSpec}
-	for _, s := range append(redisLocks, pgSpecs...) {
+	for _, s := range append(append(redisLocks, pgSpecs...), etcdSpecs...) {
 		if err := Register(s); err != nil {
 			panic(err)
 		}

@@ -83,6 +83,7 @@ func Catalog() []Scenario {
 	list = append(list, nodeScenarios()...)
 	list = append(list, livenessScenarios()...)
 	list = append(list, clusterScenarios()...)
+	list = append(list, etcdScenarios()...)
 	return withPostgres(list)
 }
 

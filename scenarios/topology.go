@@ -8,6 +8,7 @@ import (
 	"github.com/lockchaos/lockchaos/deployment"
 	"github.com/lockchaos/lockchaos/faults"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // Where a cell runs: the deployment its lock and its faults need
@@ -107,6 +108,9 @@ func unsupported(p *Plan, needs backend.Needs, b backend.Backend) string {
 // (Supports), with its own reason.
 func serviceTopology(sc Scenario, lock lockimpl.Spec, needs backend.Needs,
 	faultsNeeding func(func(backend.Needs) bool) string) (deployment.Topology, int, string) {
+	if lock.Service == service.Etcd {
+		return etcdTopology(sc, lock, needs, faultsNeeding)
+	}
 	if needs.Cluster {
 		return "", 0, fmt.Sprintf("not applicable: %s runs on Redis Cluster; %s runs on one %s",
 			faultsNeeding(func(n backend.Needs) bool { return n.Cluster }), lock.Name, lock.Service.Server())
@@ -124,6 +128,29 @@ func serviceTopology(sc Scenario, lock lockimpl.Spec, needs backend.Needs,
 		return deployment.PrimaryReplica, 2, ""
 	}
 	return deployment.Single, 1, ""
+}
+
+// etcdTopology is the deployment of an etcd lock: three members, or why
+// the scenario's faults cannot run on them. A fault that cuts pods from
+// one of several nodes (minority-partition) cuts them from one member;
+// replicas, Sentinel and Redis Cluster are Redis's failover machinery,
+// which raft replaces.
+func etcdTopology(sc Scenario, lock lockimpl.Spec, needs backend.Needs,
+	faultsNeeding func(func(backend.Needs) bool) string) (deployment.Topology, int, string) {
+	switch {
+	case needs.Cluster || needs.Replica || needs.Sentinel:
+		return "", 0, fmt.Sprintf("not applicable: %s fails over Redis by hand, by Sentinel or by Redis Cluster; "+
+			"%s's members elect their leader by raft", faultsNeeding(func(n backend.Needs) bool {
+			return n.Cluster || n.Replica || n.Sentinel
+		}), lock.Name)
+	case needs.Nodes > lock.Nodes:
+		return "", 0, fmt.Sprintf("not applicable: %s needs %d nodes; %s runs on %d etcd members",
+			faultsNeeding(func(n backend.Needs) bool { return n.Nodes > lock.Nodes }), needs.Nodes, lock.Name, lock.Nodes)
+	case sc.Topology != "" && sc.Topology != deployment.Consensus:
+		return "", 0, fmt.Sprintf("not applicable: %s sets the Redis topology %s; %s runs on etcd members",
+			sc.Name, sc.Topology, lock.Name)
+	}
+	return deployment.Consensus, lock.Nodes, ""
 }
 
 // nodeConfig is the template of the cell's nodes: its service, and the

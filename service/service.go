@@ -28,10 +28,13 @@ const (
 	// Postgres is PostgreSQL: row locks (SELECT ... FOR UPDATE) and
 	// advisory locks, taken on a session or a transaction.
 	Postgres Name = "postgres"
+	// Etcd is etcd: a cluster of three members (raft), locks on leases
+	// (concurrency.Mutex, a plain lease key), the revision as the fence.
+	Etcd Name = "etcd"
 )
 
 // Names lists the known services, Redis first.
-var Names = []Name{Redis, Postgres}
+var Names = []Name{Redis, Postgres, Etcd}
 
 // Or returns n, or Redis for the zero Name.
 func (n Name) Or() Name {
@@ -59,8 +62,11 @@ func (n Name) Validate() error {
 // Server is how a report names the service's server, in a sentence
 // ("the Redis node", "the PostgreSQL server").
 func (n Name) Server() string {
-	if n.Or() == Postgres {
+	switch n.Or() {
+	case Postgres:
 		return "PostgreSQL server"
+	case Etcd:
+		return "etcd member"
 	}
 	return "Redis node"
 }

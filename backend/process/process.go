@@ -18,6 +18,7 @@ import (
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/backend/clockshim"
 	"github.com/lockchaos/lockchaos/service"
+	"github.com/lockchaos/lockchaos/service/etcd"
 	"github.com/lockchaos/lockchaos/service/postgres"
 )
 
@@ -80,6 +81,9 @@ func (Backend) Supports(n backend.Needs) error {
 func (Backend) StartNode(ctx context.Context, cfg backend.NodeConfig) (backend.RedisNode, error) {
 	if cfg.Service == service.Postgres {
 		return postgres.Start(ctx, cfg)
+	}
+	if cfg.Service == service.Etcd {
+		return etcd.Start(ctx, cfg)
 	}
 	n, err := StartNode(ctx, cfg)
 	if err != nil {

@@ -3,6 +3,7 @@ package process
 import (
 	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/service"
+	"github.com/lockchaos/lockchaos/service/etcd"
 	"github.com/lockchaos/lockchaos/service/postgres"
 )
 
@@ -22,6 +23,22 @@ func supportsService(n backend.Needs) error {
 				"tried on redis-server only)")
 		case n.Persistence:
 			return backend.Unsupported("power loss cuts a Redis append-only file; PostgreSQL's WAL is not modelled")
+		}
+		return nil
+	}
+	if n.Service == service.Etcd {
+		if err := etcd.Check(); err != nil {
+			return backend.Unsupported("%v", err)
+		}
+		switch {
+		case n.Sentinel || n.Replica || n.Cluster:
+			return backend.Unsupported("etcd members replicate and elect their leader by raft; a Redis " +
+				"replica, Sentinel or cluster fault does not apply")
+		case n.Clock:
+			return backend.Unsupported("moving an etcd member's clock is not built: etcd is a Go program, " +
+				"which reads time through the vDSO, not the libc the clock shim replaces")
+		case n.Persistence:
+			return backend.Unsupported("power loss cuts a Redis append-only file; etcd's WAL is not modelled")
 		}
 		return nil
 	}

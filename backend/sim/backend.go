@@ -78,7 +78,7 @@ func (b Backend) Enter(f func()) { b.enter(f) }
 // and paused, and forward clock jumps are modelled (Node.ShiftClock); what
 // the simulation cannot model is refused in words.
 func (Backend) Supports(n backend.Needs) error {
-	if err := backend.RedisOnly(Name, n, "a PostgreSQL server cannot run in virtual time (it is a real process "+
+	if err := backend.RedisOnly(Name, n, "a "+n.Service.Server()+" cannot run in virtual time (it is a real process "+
 		"with its own clock); run it on the process backend"); err != nil {
 		return err
 	}

@@ -1,0 +1,106 @@
+package scenarios
+
+import (
+	"time"
+
+	"github.com/lockchaos/lockchaos/deployment"
+	"github.com/lockchaos/lockchaos/faults"
+	"github.com/lockchaos/lockchaos/lockimpl"
+)
+
+// The etcd rows (issue 38), their expectations decided from etcd's
+// design and documentation before any cell ran:
+//
+//   - every write is committed by a majority before it is answered, so no
+//     fault here loses an acquired lock key: a leader's death or
+//     isolation, a member cut from the pods, are safe for every lock;
+//   - a lease lapses only by the leader's clock (checked every 500 ms),
+//     and a new leader gives every lease a fresh TTL: a dead holder's lock
+//     can outlive its TTL after a leader change (the recovery times say by
+//     how much);
+//   - concurrency.Mutex keeps its session lease alive every TTL/3: a slow
+//     holder keeps its lock (safe), a paused one does not, and on waking
+//     writes before its client's deadline check tells it the session
+//     ended (the documentation: the lock API alone "cannot be used as
+//     mutual exclusion mechanism"); a cut-off one is told by its client's
+//     deadline about when the server frees the lock: a race (either);
+//   - etcd-fenced hands the revision it locked at to the resource, which
+//     refuses an older one: safe under every fault;
+//   - etcd-lease has nothing that renews it: a slow, paused or cut-off
+//     holder outlives its lease (the token lock's behaviour).
+//
+// A disagreement with a measurement is a finding, not a tuning knob.
+
+// etcdTimes are the etcd rows' timings: leases count whole seconds and
+// the leader raises one below 1.5 election timeouts (1.5 s with etcd's
+// defaults) to that, so the TTL is 2 s, and every fault scales with it.
+func etcdTimes(s Scenario) Scenario {
+	s.Topology = deployment.Consensus
+	s.TTL, s.WorkMin, s.WorkMax = ms(2000), ms(20), ms(80)
+	s.GapMin, s.GapMax, s.Duration = ms(1500), ms(3000), 15*time.Second
+	s.CallTimeout = ms(1000)
+	// A lease lapses up to 500 ms late (the leader's check) and a new
+	// leader refreshes every lease: recovery gets 3 TTL.
+	s.RecoverWithin = ms(6000)
+	s.Floor = FloorOverride{MinExercised: &twoExercised, MinCycles: &tenCycles}
+	return s
+}
+
+// etcdLocks maps the etcd lock rows to their expectations; every row's
+// faults end and every lock has a lease, so each is live.
+func etcdLocks(mutex, fenced, lease Expect) map[string]Expect {
+	m := map[string]Expect{lockimpl.NameEtcdMutex: mutex, lockimpl.NameEtcdFenced: fenced, lockimpl.NameEtcdLease: lease}
+	for lock, e := range m {
+		e.Liveness = Live
+		m[lock] = e
+	}
+	return m
+}
+
+// etcdScenarios are the rows that run on etcd.
+func etcdScenarios() []Scenario {
+	safe := why(Expect{Safety: Safe}, "a majority commits every write before it is answered: no acquired key is lost")
+	fenced := why(Expect{Safety: Safe}, "the resource refuses a revision older than one it has seen: a holder "+
+		"whose lease lapsed cannot write after the next holder did")
+	kept := why(Expect{Safety: Safe}, "the session's keepalive (every TTL/3) keeps the lease while the holder works")
+	lapsed := why(Expect{Safety: Unsafe}, "nothing renews the lease: it lapses under the holder, another pod "+
+		"takes the lock, the holder writes on")
+	paused := why(Expect{Safety: Unsafe}, "the paused process's keepalives stop, its lease lapses and another pod "+
+		"takes the lock; on waking the holder writes before its client's deadline check ends the session")
+	raced := why(Expect{Safety: Either}, "the cut-off client's deadline (TTL after the last keepalive answer) and "+
+		"the leader's expiry (TTL after it received that keepalive, checked every 500 ms) race: the holder is "+
+		"usually told first, not always")
+	leader := why(Expect{Safety: Safe}, "raft: the lock key was committed on a majority, which the new leader has")
+	return []Scenario{
+		etcdTimes(Scenario{Name: "etcd-baseline", Description: "no faults on a 3-member etcd cluster",
+			Expect: etcdLocks(safe, safe, safe)}),
+		etcdTimes(Scenario{Name: "etcd-slow-holder", Description: "some critical sections run 2.5 TTL",
+			Faults: []faults.Spec{{Kind: "slow-holder", Params: faults.SlowHolderParams{Work: ms(5000)}}},
+			Expect: etcdLocks(kept, fenced, lapsed)}),
+		etcdTimes(Scenario{Name: "etcd-gc-pause", Description: "a holder is frozen (stop-the-world) for 2.5 TTL",
+			Faults: []faults.Spec{{Kind: "client-pause", Params: faults.ClientPauseParams{Pause: ms(5000)}}},
+			Expect: etcdLocks(paused, fenced, lapsed)}),
+		etcdTimes(Scenario{Name: "etcd-client-partition",
+			Description: "a holder is silently cut off from every member during a 2.5 TTL critical section",
+			Faults:      []faults.Spec{{Kind: "client-partition", Params: faults.ClientPartitionParams{Work: ms(5000)}}},
+			Expect:      etcdLocks(raced, fenced, lapsed)}),
+		etcdTimes(Scenario{Name: "etcd-pod-crash", Description: "a holder dies for good while holding",
+			Faults: []faults.Spec{{Kind: "pod-crash"}},
+			Expect: etcdLocks(why(Expect{Safety: Safe}, "the dead holder's lease lapses on the server; nobody who "+
+				"crashed writes again"), safe, safe)}),
+		etcdTimes(Scenario{Name: "etcd-leader-kill",
+			Description: "the raft leader dies right after a lock is taken and restarts 2 TTL later",
+			Faults:      []faults.Spec{{Kind: "leader-kill"}},
+			Expect:      etcdLocks(leader, leader, leader)}),
+		etcdTimes(Scenario{Name: "etcd-leader-isolated",
+			Description: "the raft leader is cut from its peers for 2 TTL right after a lock is taken, every pod still reaching it",
+			Faults:      []faults.Spec{{Kind: "leader-isolated"}},
+			Expect: etcdLocks(why(Expect{Safety: Safe}, "the isolated leader cannot commit without a majority; the "+
+				"new leader has every committed key"), leader, leader)}),
+		etcdTimes(Scenario{Name: "etcd-member-cut",
+			Description: "every pod is cut off one member (a minority) for 2 TTL at a time",
+			Faults:      []faults.Spec{{Kind: "minority-partition", Params: faults.MinorityPartitionParams{Duration: ms(4000)}}},
+			Expect: etcdLocks(why(Expect{Safety: Safe}, "the clients go to the other members; nothing is lost"),
+				safe, safe)}),
+	}
+}
