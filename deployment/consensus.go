@@ -329,5 +329,3 @@ func (c *Deployment) closeConsensus() {
 		r.Close()
 	}
 }
-
-

@@ -24,8 +24,7 @@ func consensus(t *testing.T, clients int) *deployment.Deployment {
 // podClient is a pod's etcd client: every connection through its links.
 func podClient(t *testing.T, c *deployment.Deployment, pod int) *clientv3.Client {
 	t.Helper()
-	cli, err := clientv3.New(clientv3.Config{Endpoints: c.ClientAddrs(pod), DialTimeout: 2 * time.Second, Logger: zap.NewNop(),
-	})
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.ClientAddrs(pod), DialTimeout: 2 * time.Second, Logger: zap.NewNop()})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,9 @@ type LeaderIsolatedParams struct {
 }
 
 // Validate implements Params.
-func (p LeaderIsolatedParams) Validate() error { return nonNegative("leader-isolated", p.Duration, p.Cut) }
+func (p LeaderIsolatedParams) Validate() error {
+	return nonNegative("leader-isolated", p.Duration, p.Cut)
+}
 
 // Scaled implements Params.
 func (p LeaderIsolatedParams) Scaled(k float64) Params {

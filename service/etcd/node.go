@@ -229,10 +229,14 @@ func (n *Node) Restart(ctx context.Context) error {
 
 // Pause freezes the member (SIGSTOP): connections stay open, nothing
 // answers, its timers stop.
-func (n *Node) Pause() error { return n.signal(backend.NodeRunning, backend.NodePaused, syscall.SIGSTOP) }
+func (n *Node) Pause() error {
+	return n.signal(backend.NodeRunning, backend.NodePaused, syscall.SIGSTOP)
+}
 
 // Resume lets a paused member go on.
-func (n *Node) Resume() error { return n.signal(backend.NodePaused, backend.NodeRunning, syscall.SIGCONT) }
+func (n *Node) Resume() error {
+	return n.signal(backend.NodePaused, backend.NodeRunning, syscall.SIGCONT)
+}
 
 func (n *Node) signal(from, to backend.NodeState, sig syscall.Signal) error {
 	n.mu.Lock()
@@ -311,7 +315,9 @@ func (n *Node) ReplicationInfo(context.Context) (map[string]string, error) {
 }
 
 // WaitLinkUp implements backend.RedisNode.
-func (n *Node) WaitLinkUp(context.Context, time.Duration) error { return n.errNotRedis("INFO replication") }
+func (n *Node) WaitLinkUp(context.Context, time.Duration) error {
+	return n.errNotRedis("INFO replication")
+}
 
 // runDir is this process's folder for member folders, removed by a
 // janitor when the process ends: a harness killed with SIGKILL leaves no
