@@ -39,6 +39,9 @@ type KeyChange struct {
 	Deadline time.Time
 	At       time.Time // when the witness saw it
 	Reason   string    // Blind: why
+	// Revision and Lease are an etcd write's revision and lease (hex).
+	Revision int64
+	Lease    string
 }
 
 // ObservableNode is a node that reports its own key changes as it makes

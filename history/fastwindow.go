@@ -108,6 +108,12 @@ func (p *lineParser) actField(name []byte, a *ServerAct) (bit uint64, ok bool) {
 	case "deadline":
 		a.Deadline, ok = s.Int(64)
 		return 1 << 3, ok
+	case "revision":
+		a.Revision, ok = s.Int(64)
+		return 1 << 4, ok
+	case "lease":
+		a.Lease, ok = p.common()
+		return 1 << 5, ok
 	}
 	return 0, false
 }
@@ -150,7 +156,9 @@ func appendWindow(b []byte, w *Window) []byte {
 		b = jsonl.String(b, `,"witness":{"node":`, a.Node)
 		b = jsonl.StringOmitEmpty(b, `,"server_key":`, a.ServerKey)
 		b = jsonl.String(b, `,"act":`, a.Act)
-		b = append(jsonl.IntOmitEmpty(b, `,"deadline":`, a.Deadline), '}')
+		b = jsonl.IntOmitEmpty(b, `,"deadline":`, a.Deadline)
+		b = jsonl.IntOmitEmpty(b, `,"revision":`, a.Revision)
+		b = append(jsonl.StringOmitEmpty(b, `,"lease":`, a.Lease), '}')
 	}
 	return b
 }

@@ -151,6 +151,11 @@ type ServerAct struct {
 	Act string `json:"act"`
 	// Deadline is the key's deadline on the history's clock (0: none).
 	Deadline int64 `json:"deadline,omitempty"`
+	// Revision is the store's revision of the act (etcd: every write has
+	// one, in the order the members applied them; 0: Redis has none).
+	Revision int64 `json:"revision,omitempty"`
+	// Lease is the etcd lease the key was written with, in hex ("" none).
+	Lease string `json:"lease,omitempty"`
 }
 
 // FaultWindow returns the payload of a fault window of kind fault.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"net"
+	"strconv"
 	"sync"
 	"time"
 
@@ -172,12 +173,13 @@ func (l *etcdMutex) Acquire(ctx context.Context, key string) (Lease, error) {
 		}
 		return nil, err
 	}
-	ls := &etcdMutexLease{l: l, m: m, lost: make(chan struct{})}
+	// The revision the lock was taken at: the key's create revision (each
+	// acquisition puts a fresh key: a release deletes it), higher for
+	// every later holder, whichever member answered.
+	rev := m.Header().Revision
+	ls := &etcdMutexLease{l: l, m: m, lost: make(chan struct{}), token: etcdMutexToken(m.Key(), rev)}
 	if l.fenced {
-		// The revision the lock was taken at: the key's create revision
-		// (each acquisition puts a fresh key), higher for every later
-		// holder, whichever member answered.
-		ls.fence = uint64(m.Header().Revision)
+		ls.fence = uint64(rev)
 	}
 	go ls.watch(s.Done())
 	ls.renewals(key, s.Lease())
@@ -201,7 +203,7 @@ func (ls *etcdMutexLease) renewals(key string, id clientv3.LeaseID) {
 	go func() {
 		for r := range ch {
 			now := time.Now()
-			ls.l.env.OnRenew(Renewal{Key: key, Token: ls.m.Key(), Start: now, End: now, Renewed: r.TTL > 0})
+			ls.l.env.OnRenew(Renewal{Key: key, Token: ls.token, Start: now, End: now, Renewed: r.TTL > 0})
 		}
 	}()
 }
@@ -222,6 +224,7 @@ func (l *etcdMutex) Close() error {
 type etcdMutexLease struct {
 	l     *etcdMutex
 	m     *concurrency.Mutex
+	token string
 	fence uint64
 	lost  chan struct{}
 	once  sync.Once
@@ -242,7 +245,7 @@ func (ls *etcdMutexLease) watch(sessDone <-chan struct{}) {
 	ls.once.Do(func() { close(ls.lost) })
 }
 
-func (ls *etcdMutexLease) Token() string         { return ls.m.Key() }
+func (ls *etcdMutexLease) Token() string         { return ls.token }
 func (ls *etcdMutexLease) Fence() uint64         { return ls.fence }
 func (ls *etcdMutexLease) Lost() <-chan struct{} { return ls.lost }
 
@@ -264,6 +267,12 @@ func (ls *etcdMutexLease) Release(ctx context.Context) error {
 	}
 	return nil
 }
+
+// etcdMutexToken names one hold of a concurrency.Mutex: its key (the
+// session's, the same for every acquisition of a pod) and the revision it
+// was created at. service/etcd's witness names it the same way
+// (etcd.MutexToken; a test checks they agree).
+func etcdMutexToken(key string, rev int64) string { return key + "@" + strconv.FormatInt(rev, 10) }
 
 // etcdLease is the token lock's twin on etcd: the lock key put on a fresh
 // lease of one TTL if it is absent, nothing keeps it alive.

@@ -27,7 +27,7 @@ func startWitness(ctx context.Context, p *Plan, dep *deployment.Deployment, rec 
 // loopback). Deadlines are exact to the millisecond the server counts in.
 func witnessSink(rec *history.Recorder) func(string, backend.KeyChange) {
 	return func(key string, c backend.KeyChange) {
-		a := history.ServerAct{Node: c.Node, Act: string(c.Op)}
+		a := history.ServerAct{Node: c.Node, Act: string(c.Op), Revision: c.Revision, Lease: c.Lease}
 		if c.Key != "" && c.Key != key {
 			a.ServerKey = c.Key
 		}

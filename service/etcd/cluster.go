@@ -35,7 +35,7 @@ func MemberID(peerURLs []string, token string) uint64 {
 // faults' questions, never for a lock.
 func Admin(addrs []string) (*clientv3.Client, error) {
 	return clientv3.New(clientv3.Config{Endpoints: addrs, DialTimeout: 2 * time.Second,
-		Logger: zap.NewNop(), DialKeepAliveTime: time.Second, DialKeepAliveTimeout: time.Second})
+		Logger: nopLogger, DialKeepAliveTime: time.Second, DialKeepAliveTimeout: time.Second})
 }
 
 // MemberStatus is one member's own answer: who it is, who it thinks
@@ -127,3 +127,6 @@ func describe(sts []MemberStatus) string {
 	}
 	return strings.Join(parts, "; ")
 }
+
+// nopLogger keeps the client's own logging off the harness's output.
+var nopLogger = zap.NewNop()
