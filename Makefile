@@ -19,6 +19,10 @@ LIVENESS        := minority-partition,pod-crash,pod-crash-restart,abandoned-leas
 PG_SCENARIOS    := baseline,slow-holder,gc-pause,client-partition,client-partition-long,standby-promotion,node-restart,node-restart-delayed,pod-crash,pod-crash-restart,abandoned-lease
 # make chaos-cluster's scenarios: the Redis Cluster rows (scenarios/catalog_cluster.go).
 CLUSTER_SCENARIOS := cluster-baseline,cluster-failover,cluster-split,cluster-manual-failover,cluster-manual-failover-force,cluster-manual-failover-takeover,slot-migration
+# make chaos-etcd's scenarios: the etcd rows (scenarios/catalog_etcd.go).
+ETCD_SCENARIOS := etcd-baseline,etcd-slow-holder,etcd-gc-pause,etcd-client-partition,etcd-pod-crash,etcd-leader-kill,etcd-leader-isolated,etcd-member-cut
+# Three members per cell: three cells at once on two cores.
+ETCD_FLAGS     ?= --parallel 3
 # Cluster cells mostly wait on the cluster's own timing (node timeout,
 # elections): four at once keep the gate short on two cores.
 CLUSTER_FLAGS     ?= --parallel 4
@@ -37,6 +41,7 @@ endif
 .PHONY: chaos-sim chaos-sim-vs-process
 .PHONY: chaos-cluster chaos-cluster-loaded bench-cluster
 .PHONY: chaos-liveness chaos-liveness-loaded chaos-postgres chaos-postgres-loaded ensure-postgres margins-postgres
+.PHONY: chaos-etcd chaos-etcd-loaded ensure-etcd
 .PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table margins margins-theory margins-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image postgres-image perf detection soak
 
 all: test
@@ -77,6 +82,16 @@ margins-postgres: build
 chaos-postgres-loaded: build
 	@.ci/ensure-postgres
 	.ci/with-burners bin/lockchaos run --service postgres --scenario $(PG_SCENARIOS) --out $(CHAOS_OUT)-postgres-loaded $(CHAOS_FLAGS)
+
+## chaos-etcd: the etcd locks (etcd-mutex, etcd-fenced, etcd-lease) on a 3-member etcd cluster: slow, paused and cut-off holders, a crashed pod, the leader killed or cut from its peers, a member cut from the pods; installs etcd when it can
+chaos-etcd: build
+	@.ci/ensure-etcd
+	bin/lockchaos run --service etcd --scenario $(ETCD_SCENARIOS) --out $(CHAOS_OUT)-etcd $(ETCD_FLAGS) $(CHAOS_FLAGS)
+
+## chaos-etcd-loaded: the same with CPU burners (2 per core) competing
+chaos-etcd-loaded: build
+	@.ci/ensure-etcd
+	.ci/with-burners bin/lockchaos run --service etcd --scenario $(ETCD_SCENARIOS) --out $(CHAOS_OUT)-etcd-loaded $(ETCD_FLAGS) $(CHAOS_FLAGS)
 
 ## chaos-liveness: the liveness rows (minority-partition, pod-crash, pod-crash-restart, abandoned-lease): every lock with a TTL recovers, no-ttl, long-ttl and a hung watchdog are caught stuck, Redlock acquires with a node down
 chaos-liveness: build
@@ -136,8 +151,11 @@ ensure-redis:
 ensure-postgres:
 	@.ci/ensure-postgres
 
+ensure-etcd:
+	@.ci/ensure-etcd
+
 ## test: vet, then every test with the race detector (real redis-server processes), the deploy/ module's manifest checks
-test: ensure-redis ensure-postgres vet test-deploy
+test: ensure-redis ensure-postgres ensure-etcd vet test-deploy
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
 	# The matrix itself, one subtest per cell, at its real timing (no -race).
 	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestMatrix$$' ./scenarios/

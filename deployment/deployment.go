@@ -181,10 +181,10 @@ func (c *Deployment) Slots() int {
 }
 
 // LockNode reports whether pods write their lock straight to n: a slot of
-// a single-node or independent deployment. Behind a replica or Sentinel
+// a single-node or independent deployment, or an etcd member. Behind a replica or Sentinel
 // the node a pod writes to moves with failovers, so none is named.
 func (c *Deployment) LockNode(n backend.RedisNode) bool {
-	if c.cfg.Topology != Single && c.cfg.Topology != Independent {
+	if c.cfg.Topology != Single && c.cfg.Topology != Independent && c.cfg.Topology != Consensus {
 		return false
 	}
 	for _, m := range c.nodes {

@@ -68,7 +68,8 @@ func (f LeaderKill) Inject(ctx context.Context, env *Env) (err error) {
 		return errors.New("leader-kill: the members name no leader")
 	}
 	node := c.Node(lead)
-	end := env.window(f.Name(), history.Hit{Nodes: []string{node.Name()}})
+	// Down: the lock must go on with the two members left (fault-tolerant).
+	end := env.window(f.Name(), history.Hit{Nodes: []string{node.Name()}, Down: []string{node.Name()}})
 	defer end()
 	defer func() { // back with its data, also when ctx ended half-way
 		err = errors.Join(err, heal(node.Start))

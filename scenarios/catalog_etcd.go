@@ -14,10 +14,9 @@ import (
 //   - every write is committed by a majority before it is answered, so no
 //     fault here loses an acquired lock key: a leader's death or
 //     isolation, a member cut from the pods, are safe for every lock;
-//   - a lease lapses only by the leader's clock (checked every 500 ms),
-//     and a new leader gives every lease a fresh TTL: a dead holder's lock
-//     can outlive its TTL after a leader change (the recovery times say by
-//     how much);
+//   - a lease lapses only by the leader's clock, and a new leader gives
+//     every lease a fresh TTL: a dead holder's lock can outlive its TTL
+//     after a leader change (the recovery times say by how much);
 //   - concurrency.Mutex keeps its session lease alive every TTL/3: a slow
 //     holder keeps its lock (safe), a paused one does not, and on waking
 //     writes before its client's deadline check tells it the session
@@ -67,9 +66,10 @@ func etcdScenarios() []Scenario {
 		"takes the lock, the holder writes on")
 	paused := why(Expect{Safety: Unsafe}, "the paused process's keepalives stop, its lease lapses and another pod "+
 		"takes the lock; on waking the holder writes before its client's deadline check ends the session")
-	raced := why(Expect{Safety: Either}, "the cut-off client's deadline (TTL after the last keepalive answer) and "+
-		"the leader's expiry (TTL after it received that keepalive, checked every 500 ms) race: the holder is "+
-		"usually told first, not always")
+	raced := why(Expect{Safety: Either}, "the cut-off client's deadline (TTL after the last keepalive answer, "+
+		"checked every 500 ms) and the leader's expiry (TTL after it received that keepalive) race: the holder is "+
+		"told first or last (measured, seed 863649648: the leader removed the lease 1985 ms after the write, the "+
+		"holder was told 855 ms later, a belief overlap without a lost write)")
 	leader := why(Expect{Safety: Safe}, "raft: the lock key was committed on a majority, which the new leader has")
 	return []Scenario{
 		etcdTimes(Scenario{Name: "etcd-baseline", Description: "no faults on a 3-member etcd cluster",
@@ -100,7 +100,14 @@ func etcdScenarios() []Scenario {
 		etcdTimes(Scenario{Name: "etcd-member-cut",
 			Description: "every pod is cut off one member (a minority) for 2 TTL at a time",
 			Faults:      []faults.Spec{{Kind: "minority-partition", Params: faults.MinorityPartitionParams{Duration: ms(4000)}}},
-			Expect: etcdLocks(why(Expect{Safety: Safe}, "the clients go to the other members; nothing is lost"),
-				safe, safe)}),
+			// Decided safe before running; measured unsafe (seed 891442809):
+			// a finding, kept as either since it needs the pod's keepalive
+			// stream to be on the cut member.
+			Expect: etcdLocks(why(Expect{Safety: Either}, "a pod's keepalive stream stays on the member it was "+
+				"opened to while its other calls go to the members it still reaches: cut off that member, the "+
+				"session's lease lapses while the pod still acquires with it (measured, seed 891442809: acquired "+
+				"55 ms before its lease expired, another pod took the lock, one increment lost)"),
+				safe, why(Expect{Safety: Safe}, "a fresh lease per acquisition, nothing kept alive: the calls go to "+
+					"the members the pod still reaches"))}),
 	}
 }

@@ -31,10 +31,16 @@ const BinEnv = "LOCKCHAOS_ETCD"
 const howToGet = "install it (Debian/Ubuntu: apt-get install etcd-server) or set " + BinEnv +
 	" to an etcd binary (3.4 or newer)"
 
+// found caches Find's answer per LOCKCHAOS_ETCD and PATH (etcd
+// --version takes tens of milliseconds, and every cell asks).
 var found struct {
-	once sync.Once
-	bin  string
-	err  error
+	sync.Mutex
+	m map[string]foundBin
+}
+
+type foundBin struct {
+	bin string
+	err error
 }
 
 // Find returns the etcd binary to run: LOCKCHAOS_ETCD when set (an
@@ -42,8 +48,18 @@ var found struct {
 // one on PATH. It must say it is 3.4 or newer (concurrency.Mutex's
 // TryLock and the lease semantics the catalog's reasons assume).
 func Find() (string, error) {
-	found.once.Do(func() { found.bin, found.err = find() })
-	return found.bin, found.err
+	k := os.Getenv(BinEnv) + "\x00" + os.Getenv("PATH")
+	found.Lock()
+	defer found.Unlock()
+	if f, ok := found.m[k]; ok {
+		return f.bin, f.err
+	}
+	bin, err := find()
+	if found.m == nil {
+		found.m = map[string]foundBin{}
+	}
+	found.m[k] = foundBin{bin, err}
+	return bin, err
 }
 
 // Check reports whether etcd can run here, with how to get it if not.

@@ -1,0 +1,64 @@
+package scenarios_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/backend/process"
+	"github.com/lockchaos/lockchaos/backend/sim"
+	"github.com/lockchaos/lockchaos/checker"
+	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
+)
+
+// A sample of the etcd rows (make chaos-etcd runs them all), on three
+// real etcd members: a holder paused past its session lease breaks
+// etcd's Mutex, and the revision it locked at, checked by the resource,
+// fences the same pause; the leader killed under a holder loses nothing.
+// Every cell must reach its dangerous moment, and the witness must have
+// seen the lease's end on the members (observed, not assumed).
+func TestEtcdCells(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three etcd cells of 15 s")
+	}
+	cells := []scenarios.Cell{
+		cellOf(t, "etcd-gc-pause", lockimpl.NameEtcdMutex),
+		cellOf(t, "etcd-gc-pause", lockimpl.NameEtcdFenced),
+		cellOf(t, "etcd-leader-kill", lockimpl.NameEtcdLease),
+	}
+	res := runSideBySide(cells, 38)
+	for _, r := range res {
+		t.Log(r.Summary())
+		if r.Outcome != results.Met || r.Evidence.Exercised == 0 {
+			t.Errorf("%s\nrerun: %s", r.Summary(), r.Rerun)
+		}
+	}
+	if res[0].Verdict != checker.Fail || res[1].Verdict != checker.Pass || res[2].Verdict != checker.Pass {
+		t.Errorf("verdicts: gc-pause/etcd-mutex %s (want fail), gc-pause/etcd-fenced %s, leader-kill/etcd-lease %s (want pass)",
+			res[0].Verdict, res[1].Verdict, res[2].Verdict)
+	}
+	if e := res[0].Evidence; e.Observed == 0 || e.Assumed != 0 {
+		t.Errorf("gc-pause/etcd-mutex: %d lease end(s) observed, %d assumed: the witness must see them all", e.Observed, e.Assumed)
+	}
+}
+
+// What cannot run on etcd says why: a Redis topology's fault, the
+// simulation.
+func TestEtcdCellsThatCannotRunSayWhy(t *testing.T) {
+	for _, c := range []struct {
+		scenario string
+		backend  backend.Backend
+		says     string
+	}{
+		{"failover", process.Backend{}, "not applicable: failover fails over Redis"},
+		{"etcd-baseline", sim.New(nil), "cannot run in virtual time"},
+	} {
+		p := scenarios.NewPlan(scenarios.Cell{Scenario: mustGet(t, c.scenario), Lock: lock(lockimpl.NameEtcdMutex), Expect: scenarios.Safe.Expected()},
+			scenarios.Options{Backend: c.backend})
+		if !strings.Contains(p.Skip, c.says) {
+			t.Errorf("%s on %s: skip %q, want it to say %q", c.scenario, c.backend.Name(), p.Skip, c.says)
+		}
+	}
+}
