@@ -221,9 +221,10 @@ func (e Expect) Settled(v Verdicts) bool {
 		return false
 	case e.Safety == Unsafe && v.Safety != checker.Fail, e.Liveness == Stuck && v.Liveness != checker.Fail:
 		return false
-	case e.Liveness == Either && e.Safety == Safe && v.Safety != checker.Fail:
-		// Only the reported liveness failed: safety must still show its
-		// pass, which a cell ended now (too few cycles) cannot.
+	case e.Liveness == Either && v.Safety != checker.Fail:
+		// Only the reported liveness failed: safety (safe, or either)
+		// must still show its pass, which a cell ended now (too few
+		// cycles, too few fault windows) cannot.
 		return false
 	}
 	return true
