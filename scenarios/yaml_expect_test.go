@@ -97,7 +97,8 @@ func TestYAMLExpectErrorsHaveTheirLine(t *testing.T) {
 // expected live but where a lock's design leaves a stopped holder's key
 // taken: no-ttl (no expiry) and long-ttl (ten TTLs) wherever a holder
 // crashes, hangs or is cut off, and token-watchdog when its worker hangs
-// while its process (and its renewals) lives on. No cell limits which
+// while its process (and its renewals) lives on; etcd's locks with a
+// member silently cut from the pods are either (measured). No cell limits which
 // safety properties may fail.
 func TestCatalogLivenessFollowsTheLocksDesign(t *testing.T) {
 	stops := map[string]bool{"client-partition": true, "pod-crash": true, "pod-crash-restart": true, "abandoned-lease": true}
@@ -112,6 +113,12 @@ func TestCatalogLivenessFollowsTheLocksDesign(t *testing.T) {
 			if spec, err := lockimpl.Lookup(lock); err == nil && !spec.Service.IsRedis() && spec.Settings == "" &&
 				(s.Name == "abandoned-lease" || s.Name == "client-partition-long") {
 				want = scenarios.Stuck
+			}
+			// A member silently cut from the pods: etcd's Go client finds it
+			// dead only by gRPC's keepalive (10 s at least), measured, so
+			// either (catalog_etcd.go).
+			if s.Name == "etcd-member-cut" {
+				want = scenarios.Either
 			}
 			if e.Liveness != want || len(e.MayFail) != 0 || !e.Safety.Valid() {
 				t.Errorf("%s/%s: %+v, want safety in one word and liveness %s", s.Name, lock, e, want)
