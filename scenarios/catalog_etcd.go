@@ -36,7 +36,7 @@ import (
 func etcdTimes(s Scenario) Scenario {
 	s.Topology = deployment.Consensus
 	s.TTL, s.WorkMin, s.WorkMax = ms(2000), ms(20), ms(80)
-	s.GapMin, s.GapMax, s.Duration = ms(1500), ms(3000), 15*time.Second
+	s.GapMin, s.GapMax, s.Duration = ms(1500), ms(3000), 12*time.Second
 	s.CallTimeout = ms(1000)
 	// A lease lapses up to 500 ms late (the leader's check) and a new
 	// leader refreshes every lease: recovery gets 3 TTL.
@@ -48,7 +48,7 @@ func etcdTimes(s Scenario) Scenario {
 // leaderKillTimes gives the leader kills a longer cell: each kill keeps
 // a member down 3 TTL, and the floor wants two of them.
 func leaderKillTimes(s Scenario) Scenario {
-	s.Duration = 20 * time.Second
+	s.Duration = 18 * time.Second
 	return s
 }
 
