@@ -15,9 +15,10 @@ import (
 
 // BenchmarkServiceCycle measures, in one run, one uncontended lock cycle
 // (acquire, read the counter, write it plus one, release) of the Redis
-// token lock and of every PostgreSQL lock, straight to their servers,
-// beside each service's floor (a bare round trip: Redis PING,
-// PostgreSQL SELECT 1). The resource of token, pg-row-outside and
+// token lock, of every PostgreSQL lock and of the etcd locks, straight to
+// their servers (etcd: three members), beside each service's floor (a
+// bare round trip: Redis PING, PostgreSQL SELECT 1, etcd's linearizable
+// Get, which the leader confirms with a heartbeat round). The resource of token, pg-row-outside and
 // pg-advisory is the harness's own (in memory: free); pg-row's and
 // pg-advisory-xact's is a row written and committed in the lock's
 // transaction, so their cycle includes the write. Compare each figure with
@@ -65,6 +66,32 @@ func BenchmarkServiceCycle(b *testing.B) {
 		lockimpl.NamePGAdvisoryXact} {
 		b.Run("lock/"+name, func(b *testing.B) {
 			benchCycles(b, pgPods(b, name, pg, 10*time.Second, nil)[0])
+		})
+	}
+	ec := backendtest.Cluster(b, deployment.Config{Topology: deployment.Consensus, Clients: 1})
+	var members []string
+	for _, n := range ec.Nodes() {
+		members = append(members, n.Addr())
+	}
+	b.Run("floor/etcd-Get", func(b *testing.B) {
+		cli := ec.Admin()
+		for b.Loop() {
+			if _, err := cli.Get(ctx, "bench:floor"); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	for _, name := range []string{lockimpl.NameEtcdMutex, lockimpl.NameEtcdFenced, lockimpl.NameEtcdLease} {
+		b.Run("lock/"+name, func(b *testing.B) {
+			spec, _ := lockimpl.Lookup(name)
+			l, err := spec.Build(lockimpl.Env{Addrs: members, TTL: 10 * time.Second})
+			if err != nil {
+				b.Fatal(err)
+			}
+			if c, ok := l.(interface{ Close() error }); ok {
+				b.Cleanup(func() { _ = c.Close() })
+			}
+			benchCycles(b, l)
 		})
 	}
 }
