@@ -10,11 +10,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/lockchaos/lockchaos/backend"
 	"github.com/lockchaos/lockchaos/netfault"
 	"github.com/lockchaos/lockchaos/service/etcd"
 	clientv3 "go.etcd.io/etcd/client/v3"
@@ -26,9 +28,12 @@ import (
 // pipeline, snapshots) is an HTTP request that names its sender in the
 // X-Server-From header: the relay reads the request's head, finds the
 // sender's member id, and carries the connection through that pair's own
-// link. Requests that name no sender (GET /raft/probing, /version,
-// /members: health and version checks, no raft message) go straight to
-// the member, past any fault.
+// link. A request that names no sender (a follower's lease renewal
+// forwarded to the leader, /leases; probes, /version, /members) is known
+// by the process that opened it (/proc: the socket's inode among a
+// member's open files), and only one no member opened goes straight to
+// the member. One connection carries one caller's requests, so the
+// first request's caller is the connection's.
 
 // ConsensusConfig tunes the Consensus topology's members.
 type ConsensusConfig struct {
@@ -75,6 +80,7 @@ type consensusState struct {
 	admin  *clientv3.Client
 
 	mu    sync.Mutex
+	nodes []backend.RedisNode       // the members, as they start
 	byID  map[string]int            // X-Server-From → member index
 	peers map[[2]int]*netfault.Link // [from, to]
 	peer  []string                  // each member's own peer address
@@ -91,7 +97,7 @@ func (c *Deployment) startConsensus(ctx context.Context) error {
 	st := &consensusState{byID: map[string]int{}, peers: map[[2]int]*netfault.Link{}, peer: make([]string, cfg.Nodes)}
 	c.consensus = st
 	for j := range cfg.Nodes {
-		r, err := newRelayBy(peerSender, func(caller string) (string, bool) { return st.route(caller, j) })
+		r, err := newRelayBy(st.peerSender, func(caller string) (string, bool) { return st.route(caller, j) })
 		if err != nil {
 			return err
 		}
@@ -120,6 +126,9 @@ func (c *Deployment) startConsensus(ctx context.Context) error {
 			return err
 		}
 		c.nodes = append(c.nodes, n)
+		st.mu.Lock()
+		st.nodes = append(st.nodes, n)
+		st.mu.Unlock()
 		p, ok := n.(peerNode)
 		if !ok {
 			return fmt.Errorf("%w: the %s backend's %s has no peer address", ErrInvalidConfig, cfg.Backend.Name(), nc.Name)
@@ -160,6 +169,13 @@ func (c *Deployment) startConsensus(ctx context.Context) error {
 	if _, err := etcd.WaitHealthy(ctx, st.admin, c.memberAddrs(), cc.ReadyTimeout); err != nil {
 		return fmt.Errorf("consensus: %d members: %w", cfg.Nodes, err)
 	}
+	// A connection no member could be told for (a GET /members a member
+	// makes while it starts, before its process is known) would carry
+	// whatever its keep-alive reuse sends past every fault: end them all,
+	// so the members connect again, known.
+	for _, r := range st.relays {
+		r.drop("")
+	}
 	// The relays know callers by the ids computed above: a member that
 	// calls itself something else would cross no fault.
 	for j, s := range etcd.Statuses(ctx, st.admin, c.memberAddrs(), 2*time.Second) {
@@ -196,9 +212,12 @@ func (st *consensusState) route(caller string, to int) (string, bool) {
 }
 
 // peerSender reads the head of the first HTTP request on a peer
-// connection and returns its X-Server-From (a member id in hex, "" when
-// the request names none), with a reader that gives back every byte read.
-func peerSender(c net.Conn) (string, io.Reader, error) {
+// connection and returns the calling member's id in hex: its
+// X-Server-From, or, for a request that names none (a follower's
+// forwarded lease renewal, /leases; a probe), the member whose process
+// holds the connection's other end; "" when neither tells. The reader
+// gives back every byte read.
+func (st *consensusState) peerSender(c net.Conn) (string, io.Reader, error) {
 	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 	defer func() { _ = c.SetReadDeadline(time.Time{}) }()
 	br := bufio.NewReaderSize(c, 4096)
@@ -220,7 +239,71 @@ func peerSender(c net.Conn) (string, io.Reader, error) {
 	if err != nil {
 		return "", nil, err
 	}
-	return req.Header.Get("X-Server-From"), io.MultiReader(strings.NewReader(string(head)), br), nil
+	rd := io.MultiReader(strings.NewReader(string(head)), br)
+	if from := req.Header.Get("X-Server-From"); from != "" {
+		return from, rd, nil
+	}
+	if i, ok := st.owner(c); ok {
+		return strconv.FormatUint(st.ids[i], 16), rd, nil
+	}
+	return "", rd, nil
+}
+
+// pidNode is a member whose process the harness runs (process backend).
+type pidNode interface{ PID() int }
+
+// owner finds the member whose process opened c: the socket whose local
+// port is c's remote one, from /proc/net/tcp, then the member holding
+// that socket among its open files. Linux, and members this process
+// runs; false otherwise.
+func (st *consensusState) owner(c net.Conn) (int, bool) {
+	remote, ok1 := c.RemoteAddr().(*net.TCPAddr)
+	local, ok2 := c.LocalAddr().(*net.TCPAddr)
+	if !ok1 || !ok2 {
+		return -1, false
+	}
+	inode, ok := socketInode(remote.Port, local.Port)
+	if !ok {
+		return -1, false
+	}
+	st.mu.Lock()
+	nodes := st.nodes
+	st.mu.Unlock()
+	want := "socket:[" + inode + "]"
+	for i, n := range nodes {
+		p, ok := n.(pidNode)
+		if !ok || p.PID() == 0 {
+			continue
+		}
+		dir := "/proc/" + strconv.Itoa(p.PID()) + "/fd"
+		fds, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			if l, err := os.Readlink(dir + "/" + fd.Name()); err == nil && l == want {
+				return i, true
+			}
+		}
+	}
+	return -1, false
+}
+
+// socketInode is the inode of the IPv4 TCP socket from local port lport
+// to remote port rport, from /proc/net/tcp.
+func socketInode(lport, rport int) (string, bool) {
+	b, err := os.ReadFile("/proc/net/tcp")
+	if err != nil {
+		return "", false
+	}
+	lsuf, rsuf := fmt.Sprintf(":%04X", lport), fmt.Sprintf(":%04X", rport)
+	for _, line := range strings.Split(string(b), "\n")[1:] {
+		f := strings.Fields(line)
+		if len(f) > 9 && strings.HasSuffix(f[1], lsuf) && strings.HasSuffix(f[2], rsuf) {
+			return f[9], true
+		}
+	}
+	return "", false
 }
 
 // memberAddrs are the members' own client addresses (no proxy).
@@ -232,8 +315,11 @@ func (c *Deployment) memberAddrs() []string {
 	return out
 }
 
-// PeerLink is the link that carries member from's raft messages to
-// member to (nil outside the Consensus topology).
+// PeerLink is the link of the connections member from opens to member
+// to (nil outside the Consensus topology): from's pipeline messages to
+// to, and, on each raft stream from opens (a GET the receiving side
+// makes), what to sends from. Messages of one direction so cross both
+// links of a pair: a one-way cut must cut the matching stream of each.
 func (c *Deployment) PeerLink(from, to int) *netfault.Link {
 	if c.consensus == nil {
 		return nil

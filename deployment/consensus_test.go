@@ -50,6 +50,13 @@ func TestConsensusFormsAndALeaderCutFromItsPeersIsReplaced(t *testing.T) {
 	if !ok {
 		t.Fatal("no leader")
 	}
+	// Every peer connection crosses a pair's link: none is carried
+	// without knowing which member opened it (a probe, a forwarded lease
+	// renewal are known by their process).
+	time.Sleep(500 * time.Millisecond)
+	if by := c.PeerConnsByCaller(); by[""] != 0 || len(by) < 3 {
+		t.Errorf("peer connections by caller: %v", by)
+	}
 	cut := time.Now()
 	for _, l := range c.MemberPeerLinks(lead) {
 		if err := l.Disable(); err != nil {

@@ -48,8 +48,10 @@ func EtcdLeaseSeconds(ttl time.Duration) int64 {
 }
 
 // newEtcdClient is a pod's client: every connection through the pod's
-// links (Env.Dial), gRPC keepalives that notice a dead member within a
-// TTL, as a careful deployment sets them.
+// links (Env.Dial), gRPC keepalives asked for at half a TTL, as a careful
+// deployment sets them (grpc-go raises anything under 10 s to 10 s, so a
+// silently vanished member is found dead after 10 s at the earliest:
+// catalog_etcd.go's etcd-member-cut).
 func newEtcdClient(env Env) (*clientv3.Client, error) {
 	if len(env.Addrs) == 0 {
 		return nil, fmt.Errorf("%w: an etcd lock needs the members' addresses", ErrInvalidConfig)
@@ -88,6 +90,11 @@ type etcdMutex struct {
 	sess    *concurrency.Session
 	paused  bool
 	resumed chan struct{} // closed at the end of the current pause
+	// dirty are the keys whose last TryLock or Release failed without a
+	// definite answer: the session's key may still be there (TryLock's
+	// own cleanup or the release's delete did not land), and a TryLock on
+	// it would find it, write nothing, and hold under an old revision.
+	dirty map[string]bool
 }
 
 func newEtcdMutex(env Env, fenced bool) (Locker, error) {
@@ -95,7 +102,7 @@ func newEtcdMutex(env Env, fenced bool) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &etcdMutex{env: env, cli: cli, fenced: fenced}
+	l := &etcdMutex{env: env, cli: cli, fenced: fenced, dirty: map[string]bool{}}
 	if env.OnPause != nil {
 		env.OnPause(l.pause, l.resume)
 	}
@@ -164,6 +171,9 @@ func (l *etcdMutex) Acquire(ctx context.Context, key string) (Lease, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := l.clean(ctx, key, s); err != nil {
+		return nil, err
+	}
 	m := concurrency.NewMutex(s, key)
 	cctx, cancel := context.WithTimeout(ctx, callTimeout(l.env))
 	defer cancel()
@@ -171,13 +181,15 @@ func (l *etcdMutex) Acquire(ctx context.Context, key string) (Lease, error) {
 		if errors.Is(err, concurrency.ErrLocked) {
 			return nil, ErrNotAcquired
 		}
+		l.setDirty(key, true)
 		return nil, err
 	}
 	// The revision the lock was taken at: the key's create revision (each
-	// acquisition puts a fresh key: a release deletes it), higher for
-	// every later holder, whichever member answered.
+	// acquisition puts a fresh key: a release deletes it, and a key left
+	// in doubt is deleted first, clean), higher for every later holder,
+	// whichever member answered.
 	rev := m.Header().Revision
-	ls := &etcdMutexLease{l: l, m: m, lost: make(chan struct{}), token: etcdMutexToken(m.Key(), rev)}
+	ls := &etcdMutexLease{l: l, key: key, m: m, lost: make(chan struct{}), token: etcdMutexToken(m.Key(), rev)}
 	if l.fenced {
 		ls.fence = uint64(rev)
 	}
@@ -208,6 +220,41 @@ func (ls *etcdMutexLease) renewals(key string, id clientv3.LeaseID) {
 	}()
 }
 
+// sessionKey is the key concurrency.Mutex writes for session s under key.
+func sessionKey(key string, s *concurrency.Session) string {
+	return fmt.Sprintf("%s/%x", key, s.Lease())
+}
+
+func (l *etcdMutex) setDirty(key string, d bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if d {
+		l.dirty[key] = true
+	} else {
+		delete(l.dirty, key)
+	}
+}
+
+// clean deletes the session's key under key before a TryLock when an
+// earlier call left it in doubt: a hold the pod never learned of (a
+// TryLock whose answer was lost) is given up, and the next TryLock puts a
+// fresh key. A failed delete is the attempt's indefinite error.
+func (l *etcdMutex) clean(ctx context.Context, key string, s *concurrency.Session) error {
+	l.mu.Lock()
+	d := l.dirty[key]
+	l.mu.Unlock()
+	if !d {
+		return nil
+	}
+	cctx, cancel := context.WithTimeout(ctx, callTimeout(l.env))
+	defer cancel()
+	if _, err := l.cli.Delete(cctx, sessionKey(key, s)); err != nil {
+		return err
+	}
+	l.setDirty(key, false)
+	return nil
+}
+
 // Close stops the session's keepalive without revoking its lease (a
 // crashed pod's lease lapses on the server, as a dead process's would)
 // and closes the client.
@@ -216,13 +263,17 @@ func (l *etcdMutex) Close() error {
 	if l.sess != nil {
 		l.sess.Orphan()
 	}
-	l.paused = false
+	if l.paused { // a lease's watch waits for the pause's end
+		l.paused = false
+		close(l.resumed)
+	}
 	l.mu.Unlock()
 	return l.cli.Close()
 }
 
 type etcdMutexLease struct {
 	l     *etcdMutex
+	key   string
 	m     *concurrency.Mutex
 	token string
 	fence uint64
@@ -260,6 +311,7 @@ func (ls *etcdMutexLease) Release(ctx context.Context) error {
 	defer cancel()
 	resp, err := ls.l.cli.Delete(cctx, ls.m.Key())
 	if err != nil {
+		ls.l.setDirty(ls.key, true)
 		return err
 	}
 	if resp.Deleted == 0 {

@@ -85,7 +85,6 @@ func etcdScenarios() []Scenario {
 	safe := why(Expect{Safety: Safe}, "a majority commits every write before it is answered: no acquired key is lost")
 	fenced := why(Expect{Safety: Safe}, "the resource refuses a revision older than one it has seen: a holder "+
 		"whose lease lapsed cannot write after the next holder did")
-	kept := why(Expect{Safety: Safe}, "the session's keepalive (every TTL/3) keeps the lease while the holder works")
 	lapsed := why(Expect{Safety: Unsafe}, "nothing renews the lease: it lapses under the holder, another pod "+
 		"takes the lock, the holder writes on")
 	paused := why(Expect{Safety: Unsafe}, "the paused process's keepalives stop, its lease lapses and another pod "+
@@ -98,9 +97,13 @@ func etcdScenarios() []Scenario {
 	return []Scenario{
 		etcdTimes(Scenario{Name: "etcd-baseline", Description: "no faults on a 3-member etcd cluster",
 			Expect: etcdLocks(safe, safe, safe)}),
+		// etcd-mutex and etcd-fenced are left out of this row: their
+		// session is kept alive while the holder works, so its lease
+		// never lapses under a slow section (the witness shows it
+		// outliving every one) and the cell could only be inconclusive.
 		etcdTimes(Scenario{Name: "etcd-slow-holder", Description: "some critical sections run 2.5 TTL",
 			Faults: []faults.Spec{{Kind: "slow-holder", Params: faults.SlowHolderParams{Work: ms(5000)}}},
-			Expect: etcdLocks(kept, fenced, lapsed)}),
+			Expect: map[string]Expect{lockimpl.NameEtcdLease: why(andLive(Unsafe), lapsed.Why)}}),
 		etcdTimes(Scenario{Name: "etcd-gc-pause", Description: "a holder is frozen (stop-the-world) for 2.5 TTL",
 			Faults: []faults.Spec{{Kind: "client-pause", Params: faults.ClientPauseParams{Pause: ms(5000)}}},
 			Expect: etcdLocks(paused, fenced, lapsed)}),

@@ -1,7 +1,9 @@
 package etcd
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -80,8 +82,13 @@ type watcher struct {
 	blind bool
 }
 
+// emit reports c as seen when its event arrived (At, when the caller
+// set it: a lease's question asked first must not make it late).
 func (w *watcher) emit(c backend.KeyChange) {
-	c.Node, c.At = w.name, time.Now()
+	c.Node = w.name
+	if c.At.IsZero() {
+		c.At = time.Now()
+	}
 	w.sink(c)
 }
 
@@ -95,6 +102,9 @@ func (w *watcher) goBlind(why string) {
 func (w *watcher) run(ctx context.Context, first chan struct{}) {
 	once := sync.OnceFunc(func() { close(first) })
 	defer once()
+	// A member without a leader ends every watch at once: back off to
+	// 100 ms, not a new client every 10 ms on a machine the cell shares.
+	pause := 10 * time.Millisecond
 	for ctx.Err() == nil {
 		if st := w.state(); st != backend.NodeRunning {
 			w.goBlind("member " + st.String())
@@ -108,9 +118,12 @@ func (w *watcher) run(ctx context.Context, first chan struct{}) {
 		}
 		if err != nil {
 			w.goBlind(err.Error())
+			pause = min(2*pause, 100*time.Millisecond)
+		} else {
+			pause = 10 * time.Millisecond
 		}
 		once()
-		sleep(ctx, 10*time.Millisecond)
+		sleep(ctx, pause)
 	}
 }
 
@@ -141,8 +154,12 @@ func (w *watcher) watchOnce(ctx context.Context, ready func()) error {
 			return err
 		}
 		w.seeAgain()
-		for _, kv := range resp.Kvs {
-			w.found(ctx, cli, kv)
+		// Who won is the oldest key under a prefix: see them in the
+		// order they were created.
+		kvs := slices.Clone(resp.Kvs)
+		slices.SortFunc(kvs, func(a, b *mvccpb.KeyValue) int { return cmp.Compare(a.CreateRevision, b.CreateRevision) })
+		for _, kv := range kvs {
+			w.found(kv)
 		}
 		w.next = resp.Header.Revision + 1
 	}
@@ -168,7 +185,7 @@ func (w *watcher) watchOnce(ctx context.Context, ready func()) error {
 				ready()
 			}
 			for _, ev := range resp.Events {
-				w.event(ctx, cli, ev)
+				w.event(ctx, cli, ev, resp.Header.Revision)
 				w.next = ev.Kv.ModRevision + 1
 			}
 		case <-time.After(200 * time.Millisecond):
@@ -216,8 +233,8 @@ func (w *watcher) workloadKey(k string) (string, bool, bool) {
 }
 
 // found reports a key present when the watcher first connected.
-func (w *watcher) found(ctx context.Context, cli *clientv3.Client, kv *mvccpb.KeyValue) {
-	w.put(ctx, cli, kv, backend.KeyPresent)
+func (w *watcher) found(kv *mvccpb.KeyValue) {
+	w.put(nil, nil, kv, backend.KeyPresent, time.Now(), false)
 }
 
 // MutexToken is the token of a concurrency.Mutex hold as the etcd locks
@@ -232,7 +249,10 @@ func MutexToken(key string, createRevision int64) string {
 // won (no other key under its prefix was older when it was created, as
 // concurrency.Mutex's TryLock decides in the same transaction). A
 // waiter's key, which TryLock deletes at once, is never reported.
-func (w *watcher) put(ctx context.Context, cli *clientv3.Client, kv *mvccpb.KeyValue, op backend.KeyOp) {
+// fresh says the write is the store's latest or nearly (not replayed
+// after a stretch blind, nor found on connecting): only then does a
+// question to the server now tell about the write.
+func (w *watcher) put(ctx context.Context, cli *clientv3.Client, kv *mvccpb.KeyValue, op backend.KeyOp, at time.Time, fresh bool) {
 	name := string(kv.Key)
 	key, mutex, ok := w.workloadKey(name)
 	if !ok {
@@ -241,8 +261,11 @@ func (w *watcher) put(ctx context.Context, cli *clientv3.Client, kv *mvccpb.KeyV
 	o := owned{key: name, create: kv.CreateRevision, lease: kv.Lease}
 	if !mutex {
 		w.plain[key] = o
-		w.emit(backend.KeyChange{Key: key, Op: op, Value: string(kv.Value), Revision: kv.ModRevision, Lease: hexLease(kv.Lease),
-			Deadline: w.deadline(ctx, cli, kv.Lease)})
+		c := backend.KeyChange{Key: key, Op: op, Value: string(kv.Value), Revision: kv.ModRevision, Lease: hexLease(kv.Lease), At: at}
+		if fresh {
+			c.Deadline = w.deadline(ctx, cli, kv.Lease, at)
+		}
+		w.emit(c)
 		return
 	}
 	if w.live[key] == nil {
@@ -257,8 +280,10 @@ func (w *watcher) put(ctx context.Context, cli *clientv3.Client, kv *mvccpb.KeyV
 	w.live[key][name] = kv.CreateRevision
 	if won && kv.CreateRevision == kv.ModRevision || won && op == backend.KeyPresent {
 		w.held[key] = o
+		// No deadline: the session's lease is kept alive by keepalives no
+		// watch sees; its end is the key's removal, which the watch sees.
 		w.emit(backend.KeyChange{Key: key, Op: op, Value: MutexToken(name, kv.CreateRevision), Revision: kv.ModRevision,
-			Lease: hexLease(kv.Lease), Deadline: w.deadline(ctx, cli, kv.Lease)})
+			Lease: hexLease(kv.Lease), At: at})
 	}
 }
 
@@ -270,9 +295,11 @@ func hexLease(id int64) string {
 }
 
 // event reports one put or delete of the store's log.
-func (w *watcher) event(ctx context.Context, cli *clientv3.Client, ev *clientv3.Event) {
+func (w *watcher) event(ctx context.Context, cli *clientv3.Client, ev *clientv3.Event, head int64) {
+	at := time.Now()
+	fresh := head-ev.Kv.ModRevision < freshRevisions
 	if ev.Type == clientv3.EventTypePut {
-		w.put(ctx, cli, ev.Kv, backend.KeySet)
+		w.put(ctx, cli, ev.Kv, backend.KeySet, at, fresh)
 		return
 	}
 	name := string(ev.Kv.Key)
@@ -295,7 +322,8 @@ func (w *watcher) event(ctx context.Context, cli *clientv3.Client, ev *clientv3.
 		if lease == 0 {
 			lease = old.lease
 		}
-		w.emit(backend.KeyChange{Key: key, Op: w.removal(ctx, cli, lease), Value: value, Revision: rev, Lease: hexLease(lease)})
+		op, why := w.removal(ctx, cli, lease, fresh)
+		w.emit(backend.KeyChange{Key: key, Op: op, Value: value, Revision: rev, Lease: hexLease(lease), At: at, Reason: why})
 		return
 	}
 	delete(w.live[key], name)
@@ -307,17 +335,17 @@ func (w *watcher) event(ctx context.Context, cli *clientv3.Client, ev *clientv3.
 	if lease == 0 {
 		lease = h.lease
 	}
-	w.emit(backend.KeyChange{Key: key, Op: w.removal(ctx, cli, lease), Value: MutexToken(name, h.create), Revision: rev,
-		Lease: hexLease(lease)})
+	op, why := w.removal(ctx, cli, lease, fresh)
+	w.emit(backend.KeyChange{Key: key, Op: op, Value: MutexToken(name, h.create), Revision: rev,
+		Lease: hexLease(lease), At: at, Reason: why})
 }
 
 // deadline is when a lease granted now would lapse: its granted TTL from
 // now (zero: no lease, or its TTL could not be asked).
-func (w *watcher) deadline(ctx context.Context, cli *clientv3.Client, lease int64) time.Time {
+func (w *watcher) deadline(ctx context.Context, cli *clientv3.Client, lease int64, seen time.Time) time.Time {
 	if lease == 0 {
 		return time.Time{}
 	}
-	seen := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	r, err := cli.TimeToLive(cctx, clientv3.LeaseID(lease))
@@ -331,15 +359,25 @@ func (w *watcher) deadline(ctx context.Context, cli *clientv3.Client, lease int6
 // lives was deleted by a client; one whose lease is gone went with it
 // (the leader revokes a lease at its TTL, deleting its keys in the same
 // revision). A lease whose state cannot be asked reads as a delete.
-func (w *watcher) removal(ctx context.Context, cli *clientv3.Client, lease int64) backend.KeyOp {
+func (w *watcher) removal(ctx context.Context, cli *clientv3.Client, lease int64, fresh bool) (backend.KeyOp, string) {
 	if lease == 0 {
-		return backend.KeyDel
+		return backend.KeyDel, ""
+	}
+	if !fresh {
+		// Replayed after a stretch blind: the lease may have lapsed since
+		// a release, and asking now cannot tell.
+		return backend.KeyDel, "replayed after the member was out of sight: a release or an expiry, not told apart"
 	}
 	cctx, cancel := context.WithTimeout(ctx, 500*time.Millisecond)
 	defer cancel()
 	r, err := cli.TimeToLive(cctx, clientv3.LeaseID(lease))
 	if err == nil && r.TTL == -1 {
-		return backend.KeyExpired
+		return backend.KeyExpired, ""
 	}
-	return backend.KeyDel
+	return backend.KeyDel, ""
 }
+
+// freshRevisions is how far behind the store's head a watched write may
+// be and still count as fresh: a busy cell's watch response carries a
+// few writes, a member back from a kill replays hundreds.
+const freshRevisions = 16
