@@ -19,8 +19,9 @@ LIVENESS        := minority-partition,pod-crash,pod-crash-restart,abandoned-leas
 PG_SCENARIOS    := baseline,slow-holder,gc-pause,client-partition,client-partition-long,standby-promotion,node-restart,node-restart-delayed,pod-crash,pod-crash-restart,abandoned-lease
 # make chaos-cluster's scenarios: the Redis Cluster rows (scenarios/catalog_cluster.go).
 CLUSTER_SCENARIOS := cluster-baseline,cluster-failover,cluster-split,cluster-manual-failover,cluster-manual-failover-force,cluster-manual-failover-takeover,slot-migration
-# make chaos-etcd's scenarios: the etcd rows (scenarios/catalog_etcd.go).
-ETCD_SCENARIOS := etcd-baseline,etcd-slow-holder,etcd-gc-pause,etcd-client-partition,etcd-pod-crash,etcd-leader-kill,etcd-leader-isolated,etcd-member-cut
+# make chaos-etcd's scenarios: the etcd rows (scenarios/catalog_etcd.go)
+# but etcd-member-cut, which under load rarely reaches its moment (docs/etcd.md).
+ETCD_SCENARIOS := etcd-baseline,etcd-slow-holder,etcd-gc-pause,etcd-client-partition,etcd-pod-crash,etcd-leader-kill,etcd-leader-isolated
 # Three members per cell, mostly waiting on leases and elections: four
 # cells at once on two cores (1m26s quiet).
 ETCD_FLAGS     ?= --parallel 4
@@ -84,7 +85,7 @@ chaos-postgres-loaded: build
 	@.ci/ensure-postgres
 	.ci/with-burners bin/lockchaos run --service postgres --scenario $(PG_SCENARIOS) --out $(CHAOS_OUT)-postgres-loaded $(CHAOS_FLAGS)
 
-## chaos-etcd: the etcd locks (etcd-mutex, etcd-fenced, etcd-lease) on a 3-member etcd cluster: slow, paused and cut-off holders, a crashed pod, the leader killed or cut from its peers, a member cut from the pods; installs etcd when it can
+## chaos-etcd: the etcd locks (etcd-mutex, etcd-fenced, etcd-lease) on a 3-member etcd cluster: slow, paused and cut-off holders, a crashed pod, the leader killed or cut from its peers; installs etcd when it can
 chaos-etcd: build
 	@.ci/ensure-etcd
 	bin/lockchaos run --service etcd --scenario $(ETCD_SCENARIOS) --out $(CHAOS_OUT)-etcd $(ETCD_FLAGS) $(CHAOS_FLAGS)

@@ -43,6 +43,14 @@ type ConsensusConfig struct {
 	// ReadyTimeout bounds the wait for the members to agree on a leader.
 	// Default 20 s.
 	ReadyTimeout time.Duration
+	// NoPreVote runs raft without its pre-vote phase, 3.4's default. By
+	// default the members run with --pre-vote (the default since etcd
+	// 3.5): without it a member back from a cut or a restart campaigns
+	// with the higher term it counted up alone and deposes the leader
+	// (measured under 2 burners per core: leader-isolated cells with 6
+	// acquisitions in 65 s, leader kills with the lock free 5 s while a
+	// majority was up).
+	NoPreVote bool
 }
 
 // Validate reports settings etcd would refuse.
@@ -120,6 +128,7 @@ func (c *Deployment) startConsensus(ctx context.Context) error {
 			"--initial-cluster-token", token, "--initial-advertise-peer-urls", st.urls[j],
 			"--heartbeat-interval", strconv.FormatInt(cc.Heartbeat.Milliseconds(), 10),
 			"--election-timeout", strconv.FormatInt(cc.Election.Milliseconds(), 10),
+			"--pre-vote=" + strconv.FormatBool(!cc.NoPreVote),
 		}, cfg.Node.ExtraArgs...)
 		n, err := cfg.Backend.StartNode(ctx, nc)
 		if err != nil {

@@ -2,7 +2,6 @@ package faults
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -63,9 +62,9 @@ func (f LeaderIsolated) Inject(ctx context.Context, env *Env) (err error) {
 	if _, _, ok := env.Pods.AwaitSlow(ctx, f.Hold); !ok {
 		return nil
 	}
-	lead, ok := c.Leader(ctx)
-	if !ok {
-		return errors.New("leader-isolated: the members name no leader")
+	lead, err := c.AwaitLeader(ctx, -1, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("leader-isolated: %w", err)
 	}
 	links := c.MemberPeerLinks(lead)
 	defer func() { // after the links heal (deferred calls run last first)

@@ -63,9 +63,11 @@ func (f LeaderKill) Inject(ctx context.Context, env *Env) (err error) {
 	if _, _, ok := env.Pods.AwaitSlow(ctx, f.Hold); !ok {
 		return nil
 	}
-	lead, ok := c.Leader(ctx)
-	if !ok {
-		return errors.New("leader-kill: the members name no leader")
+	// On a loaded machine a member may be slow to answer: wait for a
+	// majority to name the leader rather than ask once.
+	lead, err := c.AwaitLeader(ctx, -1, 10*time.Second)
+	if err != nil {
+		return fmt.Errorf("leader-kill: %w", err)
 	}
 	node := c.Node(lead)
 	// Down: the lock must go on with the two members left (fault-tolerant).
