@@ -177,6 +177,10 @@ func (s Spec) Describe() string {
 	default:
 		parts = append(parts, fmt.Sprintf("%d independent nodes", s.Nodes))
 	}
+	if s.Service == service.Etcd {
+		// One cluster that replicates by raft, not independent servers.
+		parts[0] = fmt.Sprintf("%d members", s.Nodes)
+	}
 	if !s.Service.IsRedis() {
 		parts[0] = fmt.Sprintf("%s, %s", s.Service, parts[0])
 	}
