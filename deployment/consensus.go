@@ -84,7 +84,7 @@ func (c ConsensusConfig) withDefaults() ConsensusConfig {
 type consensusState struct {
 	relays []*relay
 	urls   []string // each member's announced peer URL (its relay)
-	ids    []uint64
+	ids    []uint64 // written under mu (the relays read them as they route)
 	admin  *clientv3.Client
 
 	mu    sync.Mutex
@@ -114,12 +114,15 @@ func (c *Deployment) startConsensus(ctx context.Context) error {
 	}
 	token := randomToken()
 	initial := make([]string, cfg.Nodes)
+	// The relays already listen (and route by these): under the lock.
+	st.mu.Lock()
 	for j, u := range st.urls {
 		id := etcd.MemberID([]string{u}, token)
 		st.ids = append(st.ids, id)
 		st.byID[strconv.FormatUint(id, 16)] = j
 		initial[j] = fmt.Sprintf("%s=%s", memberName(j), u)
 	}
+	st.mu.Unlock()
 	for j := range cfg.Nodes {
 		nc := cfg.Node
 		nc.Name = memberName(j)
@@ -253,6 +256,8 @@ func (st *consensusState) peerSender(c net.Conn) (string, io.Reader, error) {
 		return from, rd, nil
 	}
 	if i, ok := st.owner(c); ok {
+		st.mu.Lock()
+		defer st.mu.Unlock()
 		return strconv.FormatUint(st.ids[i], 16), rd, nil
 	}
 	return "", rd, nil
