@@ -1,16 +1,10 @@
 package deployment
 
 import (
-	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
-	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -112,67 +106,11 @@ func (c *Deployment) startConsensus(ctx context.Context) error {
 		st.relays = append(st.relays, r)
 		st.urls = append(st.urls, fmt.Sprintf("http://127.0.0.1:%d", r.Port()))
 	}
-	token := randomToken()
-	initial := make([]string, cfg.Nodes)
-	// The relays already listen (and route by these): under the lock.
-	st.mu.Lock()
-	for j, u := range st.urls {
-		id := etcd.MemberID([]string{u}, token)
-		st.ids = append(st.ids, id)
-		st.byID[strconv.FormatUint(id, 16)] = j
-		initial[j] = fmt.Sprintf("%s=%s", memberName(j), u)
+	if err := c.startMembers(ctx, cc); err != nil {
+		return err
 	}
-	st.mu.Unlock()
-	for j := range cfg.Nodes {
-		nc := cfg.Node
-		nc.Name = memberName(j)
-		nc.ExtraArgs = append([]string{
-			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
-			"--initial-cluster-token", token, "--initial-advertise-peer-urls", st.urls[j],
-			"--heartbeat-interval", strconv.FormatInt(cc.Heartbeat.Milliseconds(), 10),
-			"--election-timeout", strconv.FormatInt(cc.Election.Milliseconds(), 10),
-			"--pre-vote=" + strconv.FormatBool(!cc.NoPreVote),
-		}, cfg.Node.ExtraArgs...)
-		n, err := cfg.Backend.StartNode(ctx, nc)
-		if err != nil {
-			return err
-		}
-		c.nodes = append(c.nodes, n)
-		st.mu.Lock()
-		st.nodes = append(st.nodes, n)
-		st.mu.Unlock()
-		p, ok := n.(peerNode)
-		if !ok {
-			return fmt.Errorf("%w: the %s backend's %s has no peer address", ErrInvalidConfig, cfg.Backend.Name(), nc.Name)
-		}
-		st.mu.Lock()
-		st.peer[j] = p.PeerAddr()
-		st.mu.Unlock()
-	}
-	for from := range cfg.Nodes {
-		for to := range cfg.Nodes {
-			if from == to {
-				continue
-			}
-			l, err := c.network.NewLink(memberName(from)+"->"+memberName(to), st.peer[to])
-			if err != nil {
-				return err
-			}
-			st.mu.Lock()
-			st.peers[[2]int{from, to}] = l
-			st.mu.Unlock()
-		}
-	}
-	for client := range cfg.Clients {
-		row := make([]*netfault.Link, cfg.Nodes)
-		for s := range cfg.Nodes {
-			l, err := c.network.NewLink(fmt.Sprintf("client%d->%s", client, c.nodes[s].Name()), c.nodes[s].Addr())
-			if err != nil {
-				return err
-			}
-			row[s] = l
-		}
-		c.links = append(c.links, row)
+	if err := c.linkConsensus(); err != nil {
+		return err
 	}
 	var err error
 	if st.admin, err = etcd.Admin(c.memberAddrs()); err != nil {
@@ -199,6 +137,80 @@ func (c *Deployment) startConsensus(ctx context.Context) error {
 	return nil
 }
 
+// startMembers starts the members of a new cluster, each announcing its
+// relay as its peer URL.
+func (c *Deployment) startMembers(ctx context.Context, cc ConsensusConfig) error {
+	cfg, st := c.cfg, c.consensus
+	token := randomToken()
+	initial := make([]string, cfg.Nodes)
+	// The relays already listen (and route by these): under the lock.
+	st.mu.Lock()
+	for j, u := range st.urls {
+		id := etcd.MemberID([]string{u}, token)
+		st.ids = append(st.ids, id)
+		st.byID[strconv.FormatUint(id, 16)] = j
+		initial[j] = fmt.Sprintf("%s=%s", memberName(j), u)
+	}
+	st.mu.Unlock()
+	for j := range cfg.Nodes {
+		nc := cfg.Node
+		nc.Name = memberName(j)
+		nc.ExtraArgs = append([]string{
+			"--initial-cluster", strings.Join(initial, ","), "--initial-cluster-state", "new",
+			"--initial-cluster-token", token, "--initial-advertise-peer-urls", st.urls[j],
+			"--heartbeat-interval", strconv.FormatInt(cc.Heartbeat.Milliseconds(), 10),
+			"--election-timeout", strconv.FormatInt(cc.Election.Milliseconds(), 10),
+			"--pre-vote=" + strconv.FormatBool(!cc.NoPreVote),
+		}, cfg.Node.ExtraArgs...)
+		n, err := cfg.Backend.StartNode(ctx, nc)
+		if err != nil {
+			return err
+		}
+		c.nodes = append(c.nodes, n)
+		p, ok := n.(peerNode)
+		if !ok {
+			return fmt.Errorf("%w: the %s backend's %s has no peer address", ErrInvalidConfig, cfg.Backend.Name(), nc.Name)
+		}
+		st.mu.Lock()
+		st.nodes = append(st.nodes, n)
+		st.peer[j] = p.PeerAddr()
+		st.mu.Unlock()
+	}
+	return nil
+}
+
+// linkConsensus makes every peer link (per pair and direction) and every
+// pod's link to every member.
+func (c *Deployment) linkConsensus() error {
+	cfg, st := c.cfg, c.consensus
+	for from := range cfg.Nodes {
+		for to := range cfg.Nodes {
+			if from == to {
+				continue
+			}
+			l, err := c.network.NewLink(memberName(from)+"->"+memberName(to), st.peer[to])
+			if err != nil {
+				return err
+			}
+			st.mu.Lock()
+			st.peers[[2]int{from, to}] = l
+			st.mu.Unlock()
+		}
+	}
+	for client := range cfg.Clients {
+		row := make([]*netfault.Link, cfg.Nodes)
+		for s := range cfg.Nodes {
+			l, err := c.network.NewLink(fmt.Sprintf("client%d->%s", client, c.nodes[s].Name()), c.nodes[s].Addr())
+			if err != nil {
+				return err
+			}
+			row[s] = l
+		}
+		c.links = append(c.links, row)
+	}
+	return nil
+}
+
 func memberName(i int) string { return fmt.Sprintf("member%d", i) }
 
 func randomToken() string {
@@ -221,103 +233,6 @@ func (st *consensusState) route(caller string, to int) (string, bool) {
 		return "", false // not linked yet: the member retries
 	}
 	return l.Addr(), true
-}
-
-// peerSender reads the head of the first HTTP request on a peer
-// connection and returns the calling member's id in hex: its
-// X-Server-From, or, for a request that names none (a follower's
-// forwarded lease renewal, /leases; a probe), the member whose process
-// holds the connection's other end; "" when neither tells. The reader
-// gives back every byte read.
-func (st *consensusState) peerSender(c net.Conn) (string, io.Reader, error) {
-	_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	defer func() { _ = c.SetReadDeadline(time.Time{}) }()
-	br := bufio.NewReaderSize(c, 4096)
-	var head []byte
-	for {
-		line, err := br.ReadSlice('\n')
-		head = append(head, line...)
-		if err != nil {
-			return "", nil, fmt.Errorf("peer request head: %w", err)
-		}
-		if len(line) <= 2 { // the blank line ends the head
-			break
-		}
-		if len(head) > 64<<10 {
-			return "", nil, errors.New("peer request head over 64 KiB")
-		}
-	}
-	req, err := http.ReadRequest(bufio.NewReader(strings.NewReader(string(head))))
-	if err != nil {
-		return "", nil, err
-	}
-	rd := io.MultiReader(strings.NewReader(string(head)), br)
-	if from := req.Header.Get("X-Server-From"); from != "" {
-		return from, rd, nil
-	}
-	if i, ok := st.owner(c); ok {
-		st.mu.Lock()
-		defer st.mu.Unlock()
-		return strconv.FormatUint(st.ids[i], 16), rd, nil
-	}
-	return "", rd, nil
-}
-
-// pidNode is a member whose process the harness runs (process backend).
-type pidNode interface{ PID() int }
-
-// owner finds the member whose process opened c: the socket whose local
-// port is c's remote one, from /proc/net/tcp, then the member holding
-// that socket among its open files. Linux, and members this process
-// runs; false otherwise.
-func (st *consensusState) owner(c net.Conn) (int, bool) {
-	remote, ok1 := c.RemoteAddr().(*net.TCPAddr)
-	local, ok2 := c.LocalAddr().(*net.TCPAddr)
-	if !ok1 || !ok2 {
-		return -1, false
-	}
-	inode, ok := socketInode(remote.Port, local.Port)
-	if !ok {
-		return -1, false
-	}
-	st.mu.Lock()
-	nodes := st.nodes
-	st.mu.Unlock()
-	want := "socket:[" + inode + "]"
-	for i, n := range nodes {
-		p, ok := n.(pidNode)
-		if !ok || p.PID() == 0 {
-			continue
-		}
-		dir := "/proc/" + strconv.Itoa(p.PID()) + "/fd"
-		fds, err := os.ReadDir(dir)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			if l, err := os.Readlink(dir + "/" + fd.Name()); err == nil && l == want {
-				return i, true
-			}
-		}
-	}
-	return -1, false
-}
-
-// socketInode is the inode of the IPv4 TCP socket from local port lport
-// to remote port rport, from /proc/net/tcp.
-func socketInode(lport, rport int) (string, bool) {
-	b, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return "", false
-	}
-	lsuf, rsuf := fmt.Sprintf(":%04X", lport), fmt.Sprintf(":%04X", rport)
-	for _, line := range strings.Split(string(b), "\n")[1:] {
-		f := strings.Fields(line)
-		if len(f) > 9 && strings.HasSuffix(f[1], lsuf) && strings.HasSuffix(f[2], rsuf) {
-			return f[9], true
-		}
-	}
-	return "", false
 }
 
 // memberAddrs are the members' own client addresses (no proxy).

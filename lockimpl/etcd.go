@@ -30,13 +30,15 @@ const (
 // with a client of its own (go.etcd.io/etcd/client/v3).
 var etcdSpecs = []Spec{
 	{Name: NameEtcdMutex, Service: service.Etcd, Nodes: 3, BringsClient: true, Renews: true, SignalsLoss: true,
-		Doc: "concurrency.Mutex on a session lease of 1 TTL kept alive every TTL/3 (etcd's own lock recipe); the pod stops when the session ends",
+		Doc: "concurrency.Mutex on a session lease of 1 TTL kept alive every TTL/3 (etcd's own lock recipe); " +
+			"the pod stops when the session ends",
 		New: func(env Env) (Locker, error) { return newEtcdMutex(env, false) }},
 	{Name: NameEtcdFenced, Service: service.Etcd, Nodes: 3, BringsClient: true, Renews: true, SignalsLoss: true, Fencing: true,
 		Doc: "etcd-mutex, with the revision the lock was taken at as the fencing token the resource checks",
 		New: func(env Env) (Locker, error) { return newEtcdMutex(env, true) }},
 	{Name: NameEtcdLease, Service: service.Etcd, Nodes: 3, BringsClient: true,
-		Doc: "a key put on a fresh lease of 1 TTL if absent (a transaction), no keepalive; released by a transaction that deletes it if still ours (the token lock's twin)",
+		Doc: "a key put on a fresh lease of 1 TTL if absent (a transaction), no keepalive; released by a " +
+			"transaction that deletes it if still ours (the token lock's twin)",
 		New: newEtcdLease},
 }
 
@@ -165,6 +167,17 @@ func (l *etcdMutex) session(ctx context.Context) (*concurrency.Session, error) {
 	return s, nil
 }
 
+type etcdMutexLease struct {
+	l     *etcdMutex
+	key   string
+	m     *concurrency.Mutex
+	token string
+	fence uint64
+	lost  chan struct{}
+	once  sync.Once
+	stop  context.CancelFunc // ends renewals (nil: not recorded)
+}
+
 // Acquire implements Locker: one TryLock on key's prefix.
 func (l *etcdMutex) Acquire(ctx context.Context, key string) (Lease, error) {
 	s, err := l.session(ctx)
@@ -271,17 +284,6 @@ func (l *etcdMutex) Close() error {
 	return l.cli.Close()
 }
 
-type etcdMutexLease struct {
-	l     *etcdMutex
-	key   string
-	m     *concurrency.Mutex
-	token string
-	fence uint64
-	lost  chan struct{}
-	once  sync.Once
-	stop  context.CancelFunc // ends renewals (nil: not recorded)
-}
-
 // watch forwards the session's end to Lost, late by a deadline tick when
 // it ended while the pod was paused.
 func (ls *etcdMutexLease) watch(sessDone <-chan struct{}) {
@@ -325,76 +327,3 @@ func (ls *etcdMutexLease) Release(ctx context.Context) error {
 // was created at. service/etcd's witness names it the same way
 // (etcd.MutexToken; a test checks they agree).
 func etcdMutexToken(key string, rev int64) string { return key + "@" + strconv.FormatInt(rev, 10) }
-
-// etcdLease is the token lock's twin on etcd: the lock key put on a fresh
-// lease of one TTL if it is absent, nothing keeps it alive.
-type etcdLease struct {
-	env Env
-	cli *clientv3.Client
-}
-
-func newEtcdLease(env Env) (Locker, error) {
-	cli, err := newEtcdClient(env)
-	if err != nil {
-		return nil, err
-	}
-	return &etcdLease{env: env, cli: cli}, nil
-}
-
-// Acquire grants a lease and puts key on it if key is absent, in one
-// transaction; a refused put's lease is revoked (best effort: it lapses
-// within a TTL anyway).
-func (l *etcdLease) Acquire(ctx context.Context, key string) (Lease, error) {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout(l.env))
-	defer cancel()
-	g, err := l.cli.Grant(cctx, EtcdLeaseSeconds(l.env.TTL))
-	if err != nil {
-		return nil, err
-	}
-	token, err := newToken()
-	if err != nil {
-		return nil, err
-	}
-	resp, err := l.cli.Txn(cctx).If(clientv3.Compare(clientv3.CreateRevision(key), "=", 0)).
-		Then(clientv3.OpPut(key, token, clientv3.WithLease(g.ID))).Commit()
-	if err != nil {
-		return nil, err
-	}
-	if !resp.Succeeded {
-		go func() {
-			rctx, cancel := context.WithTimeout(context.Background(), callTimeout(l.env))
-			defer cancel()
-			_, _ = l.cli.Revoke(rctx, g.ID)
-		}()
-		return nil, ErrNotAcquired
-	}
-	return &etcdLeaseLease{l: l, key: key, token: token}, nil
-}
-
-// Close closes the client.
-func (l *etcdLease) Close() error { return l.cli.Close() }
-
-type etcdLeaseLease struct {
-	l          *etcdLease
-	key, token string
-}
-
-func (ls *etcdLeaseLease) Token() string         { return ls.token }
-func (ls *etcdLeaseLease) Fence() uint64         { return 0 }
-func (ls *etcdLeaseLease) Lost() <-chan struct{} { return nil }
-
-// Release deletes the key if it still holds our token, in one
-// transaction.
-func (ls *etcdLeaseLease) Release(ctx context.Context) error {
-	cctx, cancel := context.WithTimeout(ctx, callTimeout(ls.l.env))
-	defer cancel()
-	resp, err := ls.l.cli.Txn(cctx).If(clientv3.Compare(clientv3.Value(ls.key), "=", ls.token)).
-		Then(clientv3.OpDelete(ls.key)).Commit()
-	if err != nil {
-		return err
-	}
-	if !resp.Succeeded {
-		return ErrNotHeld
-	}
-	return nil
-}

@@ -234,7 +234,8 @@ func (w *watcher) workloadKey(k string) (string, bool, bool) {
 
 // found reports a key present when the watcher first connected.
 func (w *watcher) found(kv *mvccpb.KeyValue) {
-	w.put(nil, nil, kv, backend.KeyPresent, time.Now(), false)
+	// Not fresh: put asks the server nothing, so no client is needed.
+	w.put(context.Background(), nil, kv, backend.KeyPresent, time.Now(), false)
 }
 
 // MutexToken is the token of a concurrency.Mutex hold as the etcd locks
