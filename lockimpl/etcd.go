@@ -97,6 +97,9 @@ type etcdMutex struct {
 	// own cleanup or the release's delete did not land), and a TryLock on
 	// it would find it, write nothing, and hold under an old revision.
 	dirty map[string]bool
+	// closed is closed by Close: every lease's watch ends.
+	closed    chan struct{}
+	closeOnce sync.Once
 }
 
 func newEtcdMutex(env Env, fenced bool) (Locker, error) {
@@ -104,7 +107,7 @@ func newEtcdMutex(env Env, fenced bool) (Locker, error) {
 	if err != nil {
 		return nil, err
 	}
-	l := &etcdMutex{env: env, cli: cli, fenced: fenced, dirty: map[string]bool{}}
+	l := &etcdMutex{env: env, cli: cli, fenced: fenced, dirty: map[string]bool{}, closed: make(chan struct{})}
 	if env.OnPause != nil {
 		env.OnPause(l.pause, l.resume)
 	}
@@ -176,6 +179,9 @@ type etcdMutexLease struct {
 	lost  chan struct{}
 	once  sync.Once
 	stop  context.CancelFunc // ends renewals (nil: not recorded)
+	// released is closed by the first Release: the lease's watch ends.
+	released    chan struct{}
+	releaseOnce sync.Once
 }
 
 // Acquire implements Locker: one TryLock on key's prefix.
@@ -202,7 +208,8 @@ func (l *etcdMutex) Acquire(ctx context.Context, key string) (Lease, error) {
 	// in doubt is deleted first, clean), higher for every later holder,
 	// whichever member answered.
 	rev := m.Header().Revision
-	ls := &etcdMutexLease{l: l, key: key, m: m, lost: make(chan struct{}), token: etcdMutexToken(m.Key(), rev)}
+	ls := &etcdMutexLease{l: l, key: key, m: m, lost: make(chan struct{}), released: make(chan struct{}),
+		token: etcdMutexToken(m.Key(), rev)}
 	if l.fenced {
 		ls.fence = uint64(rev)
 	}
@@ -276,24 +283,42 @@ func (l *etcdMutex) Close() error {
 	if l.sess != nil {
 		l.sess.Orphan()
 	}
-	if l.paused { // a lease's watch waits for the pause's end
+	if l.paused {
 		l.paused = false
 		close(l.resumed)
 	}
 	l.mu.Unlock()
+	l.closeOnce.Do(func() { close(l.closed) })
 	return l.cli.Close()
 }
 
 // watch forwards the session's end to Lost, late by a deadline tick when
 // it ended while the pod was paused.
+// It ends with the lease's release or the lock's close.
 func (ls *etcdMutexLease) watch(sessDone <-chan struct{}) {
-	<-sessDone
+	select {
+	case <-sessDone:
+	case <-ls.released:
+		return
+	case <-ls.l.closed:
+		return
+	}
 	ls.l.mu.Lock()
 	paused, resumed := ls.l.paused, ls.l.resumed
 	ls.l.mu.Unlock()
 	if paused {
-		<-resumed
-		time.Sleep(deadlineTick)
+		select {
+		case <-resumed:
+		case <-ls.l.closed:
+			return
+		}
+		t := time.NewTimer(deadlineTick)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ls.l.closed:
+			return
+		}
 	}
 	ls.once.Do(func() { close(ls.lost) })
 }
@@ -309,6 +334,7 @@ func (ls *etcdMutexLease) Release(ctx context.Context) error {
 	if ls.stop != nil {
 		ls.stop()
 	}
+	ls.releaseOnce.Do(func() { close(ls.released) })
 	cctx, cancel := context.WithTimeout(ctx, callTimeout(ls.l.env))
 	defer cancel()
 	resp, err := ls.l.cli.Delete(cctx, ls.m.Key())
