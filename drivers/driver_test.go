@@ -164,7 +164,7 @@ func TestGoDriverOnPostgres(t *testing.T) {
 		t.Fatalf("baseline on postgres: %s", res.Summary())
 	}
 	for decl, want := range map[drivers.Driver]string{
-		{Name: "x", Command: "true", Service: "mysql"}:              `unknown lock service "mysql" (valid: redis, postgres)`,
+		{Name: "x", Command: "true", Service: "mysql"}:              `unknown lock service "mysql" (valid: redis, postgres, etcd)`,
 		{Name: "x", Command: "true", Service: "postgres", Nodes: 3}: "independent nodes are Redis's",
 	} {
 		if err := decl.Validate(); err == nil || !strings.Contains(err.Error(), want) || !errors.Is(err, drivers.ErrInvalid) {
