@@ -64,6 +64,9 @@ func (f LeaderIsolated) Inject(ctx context.Context, env *Env) (err error) {
 	}
 	lead, err := c.AwaitLeader(ctx, -1, 10*time.Second)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // the cell ended first: nothing was struck
+		}
 		return fmt.Errorf("leader-isolated: %w", err)
 	}
 	links := c.MemberPeerLinks(lead)

@@ -67,6 +67,9 @@ func (f LeaderKill) Inject(ctx context.Context, env *Env) (err error) {
 	// majority to name the leader rather than ask once.
 	lead, err := c.AwaitLeader(ctx, -1, 10*time.Second)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil // the cell ended first: nothing was struck
+		}
 		return fmt.Errorf("leader-kill: %w", err)
 	}
 	node := c.Node(lead)
