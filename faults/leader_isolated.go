@@ -2,10 +2,8 @@ package faults
 
 import (
 	"context"
-	"fmt"
 	"time"
 
-	"github.com/lockchaos/lockchaos/deployment"
 	"github.com/lockchaos/lockchaos/history"
 	"github.com/lockchaos/lockchaos/internal/wait"
 	"github.com/lockchaos/lockchaos/netfault"
@@ -56,18 +54,9 @@ func (LeaderIsolated) Name() string { return "leader-isolated" }
 // Inject implements Fault.
 func (f LeaderIsolated) Inject(ctx context.Context, env *Env) (err error) {
 	c := env.Deployment
-	if c.Topology() != deployment.Consensus {
-		return fmt.Errorf("leader-isolated needs etcd members (the consensus topology), not %s: %w", c.Topology(), deployment.ErrTopology)
-	}
-	if _, _, ok := env.Pods.AwaitSlow(ctx, f.Hold); !ok {
-		return nil
-	}
-	lead, err := c.AwaitLeader(ctx, -1, 10*time.Second)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // the cell ended first: nothing was struck
-		}
-		return fmt.Errorf("leader-isolated: %w", err)
+	lead, ok, err := leaderUnderFreshHolder(ctx, env, f.Name(), f.Hold)
+	if !ok {
+		return err
 	}
 	links := c.MemberPeerLinks(lead)
 	defer func() { // after the links heal (deferred calls run last first)

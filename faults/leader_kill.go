@@ -57,20 +57,9 @@ func (LeaderKill) Name() string { return "leader-kill" }
 // Inject implements Fault.
 func (f LeaderKill) Inject(ctx context.Context, env *Env) (err error) {
 	c := env.Deployment
-	if c.Topology() != deployment.Consensus {
-		return fmt.Errorf("leader-kill needs etcd members (the consensus topology), not %s: %w", c.Topology(), deployment.ErrTopology)
-	}
-	if _, _, ok := env.Pods.AwaitSlow(ctx, f.Hold); !ok {
-		return nil
-	}
-	// On a loaded machine a member may be slow to answer: wait for a
-	// majority to name the leader rather than ask once.
-	lead, err := c.AwaitLeader(ctx, -1, 10*time.Second)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil // the cell ended first: nothing was struck
-		}
-		return fmt.Errorf("leader-kill: %w", err)
+	lead, ok, err := leaderUnderFreshHolder(ctx, env, f.Name(), f.Hold)
+	if !ok {
+		return err
 	}
 	node := c.Node(lead)
 	// Down: the lock must go on with the two members left (fault-tolerant).
@@ -87,6 +76,30 @@ func (f LeaderKill) Inject(ctx context.Context, env *Env) (err error) {
 	}
 	wait.Sleep(ctx, f.Down)
 	return nil
+}
+
+// leaderUnderFreshHolder waits for a fresh acquisition (its critical
+// section stretched to hold) and returns the raft leader then; false
+// (with a nil error) when the cell ended first.
+func leaderUnderFreshHolder(ctx context.Context, env *Env, fault string, hold time.Duration) (int, bool, error) {
+	c := env.Deployment
+	if c.Topology() != deployment.Consensus {
+		return -1, false, fmt.Errorf("%s needs etcd members (the consensus topology), not %s: %w", fault, c.Topology(),
+			deployment.ErrTopology)
+	}
+	if _, _, ok := env.Pods.AwaitSlow(ctx, hold); !ok {
+		return -1, false, nil
+	}
+	// On a loaded machine a member may be slow to answer: wait for a
+	// majority to name the leader rather than ask once.
+	lead, err := c.AwaitLeader(ctx, -1, 10*time.Second)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return -1, false, nil // the cell ended first: nothing was struck
+	case err != nil:
+		return -1, false, fmt.Errorf("%s: %w", fault, err)
+	}
+	return lead, true, nil
 }
 
 // heldThrough is the danger of a fault that strikes the servers under a

@@ -324,13 +324,5 @@ func (n *Node) logPath() string { return filepath.Join(n.dir, "redis.log") }
 
 // logTail returns the last k lines of the node's log, for error messages.
 func (n *Node) logTail(k int) string {
-	b, err := os.ReadFile(n.logPath())
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > k {
-		lines = lines[len(lines)-k:]
-	}
-	return strings.Join(lines, "\n")
+	return backend.LogTail(n.logPath(), k)
 }

@@ -286,15 +286,7 @@ func memberEnv() []string {
 }
 
 func (n *Node) logTail(k int) string {
-	b, err := os.ReadFile(n.LogPath())
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > k {
-		lines = lines[len(lines)-k:]
-	}
-	return strings.Join(lines, "\n")
+	return backend.LogTail(n.LogPath(), k)
 }
 
 func (n *Node) errNotRedis(op string) error {

@@ -13,6 +13,7 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 
 	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/internal/wait"
 )
 
 // ObserveKeys is the member's own record of the lock keys: a watch on
@@ -109,7 +110,7 @@ func (w *watcher) run(ctx context.Context, first chan struct{}) {
 		if st := w.state(); st != backend.NodeRunning {
 			w.goBlind("member " + st.String())
 			once()
-			sleep(ctx, 10*time.Millisecond)
+			wait.Sleep(ctx, 10*time.Millisecond)
 			continue
 		}
 		err := w.watchOnce(ctx, once)
@@ -123,14 +124,7 @@ func (w *watcher) run(ctx context.Context, first chan struct{}) {
 			pause = 10 * time.Millisecond
 		}
 		once()
-		sleep(ctx, pause)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
+		wait.Sleep(ctx, pause)
 	}
 }
 

@@ -361,15 +361,7 @@ func (n *Node) Close() error {
 
 // logTail returns the last k lines of the server's log, for errors.
 func (n *Node) logTail(k int) string {
-	b, err := os.ReadFile(n.LogPath())
-	if err != nil {
-		return "(no log: " + err.Error() + ")"
-	}
-	lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
-	if len(lines) > k {
-		lines = lines[len(lines)-k:]
-	}
-	return strings.Join(lines, "\n")
+	return backend.LogTail(n.LogPath(), k)
 }
 
 // startPoll is how often waitReady tries to connect.
