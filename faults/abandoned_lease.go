@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "abandoned-lease",
+	mustRegister(Kind{Name: "abandoned-lease", Family: FamilyHolderHang,
 		Doc: "a holder's worker never releases (a hung goroutine, a forgotten release, a recovered panic) " +
 			"while its process lives on: whatever the lock runs in the background keeps running",
 		Moment: "a holder abandoned a live lease while another pod kept trying for the key",

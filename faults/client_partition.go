@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "client-partition",
+	mustRegister(Kind{Name: "client-partition", Family: FamilyHolderCut,
 		Doc: "a holder's links go silent (blackhole) during a critical section of Work; direction: upstream drops " +
 			"only its requests, downstream only the replies (one-way)",
 		Moment: "a cut-off holder's lease lapsed while another pod tried for the key",

@@ -8,7 +8,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "client-pause",
+	mustRegister(Kind{Name: "client-pause", Family: FamilyPause,
 		Doc:    "freeze a holder (worker, watchdog, every Redis connection) for Pause",
 		Moment: "a paused holder's lease lapsed during the pause while another pod tried for the key",
 		Danger: outlived("was paused", "the pause"),

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "clock-jump",
+	mustRegister(Kind{Name: "clock-jump", Family: FamilyClock,
 		Doc: "while a lock is held, jump one node's wall clock by Jump (default 2x TTL; negative: back), nodes in " +
 			"turn; the window stays open Duration (default TTL)",
 		Moment: "a forward jump lapsed a live lease early on the node while another pod tried",

@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "cluster-failover",
+	mustRegister(Kind{Name: "cluster-failover", Family: FamilyFailover,
 		Doc: "on Redis Cluster, right after a fresh lock acquisition (its critical section runs Duration, default " +
 			"0.9x TTL), kill the primary of the lock key's slot before its replica has the key (replication lags " +
 			"Latency, default TTL/100); the cluster promotes the replica after cluster-node-timeout and an election",

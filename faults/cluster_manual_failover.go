@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "cluster-manual-failover",
+	mustRegister(Kind{Name: "cluster-manual-failover", Family: FamilyFailover,
 		Doc: "on Redis Cluster, right after a fresh lock acquisition (its critical section runs Duration, default " +
 			"0.9x TTL), the lock key's replica takes over by CLUSTER FAILOVER with Mode: \"\" (the safe handover: " +
 			"the primary stops its clients until the replica caught up), force (no handshake with the primary) or " +

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "cluster-split",
+	mustRegister(Kind{Name: "cluster-split", Family: FamilyServerSplit,
 		Doc: "on Redis Cluster, right after a fresh lock acquisition (its critical section runs Duration, default " +
 			"0.9x TTL; replication lags Latency, default TTL/100), cut the primary of the lock key's slot from every " +
 			"other node (bus and replication, both ways) and from the pods of the other half, the holder's half " +

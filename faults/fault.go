@@ -98,6 +98,9 @@ type Needs = backend.Needs
 type Kind struct {
 	Name string
 	Doc  string
+	// Family is what the kind does to a lock whatever the service (the
+	// column `lockchaos choose` puts its cells in).
+	Family Family
 	// Needs says what a cell must offer for this fault to mean anything.
 	Needs Needs
 	// Params are the kind's own parameters, zero: their type is what a

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "latency", Doc: "delay every reply of one client by Latency (± Jitter) for Duration",
+	mustRegister(Kind{Name: "latency", Family: FamilyLateReply, Doc: "delay every reply of one client by Latency (± Jitter) for Duration",
 		Moment: "the slowed pod completed an acquire while its links were slow", Danger: slowedCalls,
 		Params: LatencyParams{}})
 }

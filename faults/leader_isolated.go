@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "leader-isolated",
+	mustRegister(Kind{Name: "leader-isolated", Family: FamilyServerSplit,
 		Doc: "on etcd, right after a fresh lock acquisition (its critical section runs Duration, default 0.9x TTL), " +
 			"cut the raft leader from its peers for Cut (default 2x TTL) while every pod still reaches it; " +
 			"the other two elect a new leader, the old one steps down when it misses a quorum",

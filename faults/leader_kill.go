@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "leader-kill",
+	mustRegister(Kind{Name: "leader-kill", Family: FamilyFailover,
 		Doc: "on etcd, right after a fresh lock acquisition (its critical section runs Duration, default 0.9x TTL), " +
 			"kill the raft leader (SIGKILL); the other members elect a new one; the old leader restarts after Down " +
 			"(default 2x TTL) with its data and rejoins",

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "minority-partition",
+	mustRegister(Kind{Name: "minority-partition", Family: FamilyMinority,
 		Doc:    "cut every client off one node (a minority of three) for Duration; direction as for client-partition",
 		Moment: "an acquire succeeded while the node was unreachable",
 		Danger: acquiredDuring,

@@ -5,7 +5,7 @@ import "time"
 // node-restart-delayed is node-restart with the restart delayed past the
 // TTL: the remedy the Redlock description gives for a node that forgets.
 func init() {
-	mustRegister(Kind{Name: "node-restart-delayed", Doc: "node-restart with the restart delayed past the TTL",
+	mustRegister(Kind{Name: "node-restart-delayed", Family: FamilyNodeRestart, Doc: "node-restart with the restart delayed past the TTL",
 		Moment: "a node carrying a live lease stayed down past the TTL", Danger: restartedUnder(true, "empty"),
 		Needs:  Needs{NodeControl: true},
 		Params: NodeRestartDelayedParams{}})

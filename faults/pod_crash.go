@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "pod-crash",
+	mustRegister(Kind{Name: "pod-crash", Family: FamilyHolderCrash,
 		Doc: "a holder dies for good (OOMKilled): its worker stops, its connections close, its dials are refused, " +
 			"a driver process gets SIGKILL; restart: DURATION brings it back as a fresh pod after that delay",
 		Moment: "a pod died holding a live lease while another pod kept trying for the key",

@@ -6,7 +6,7 @@ import "time"
 // killed: it comes back from its append-only file, less what its fsync
 // policy had not made durable (NodeRestart with powerLoss).
 func init() {
-	mustRegister(Kind{Name: "power-loss",
+	mustRegister(Kind{Name: "power-loss", Family: FamilyNodeRestart,
 		Doc: "node-restart where the node loses power instead: it comes back from its AOF, less what its fsync " +
 			"policy (the scenario's fsync) had not made durable",
 		Moment: "nodes lost power and came back while a lease they carried was live, a majority of them under one lease",

@@ -11,7 +11,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "replica-clock-skew",
+	mustRegister(Kind{Name: "replica-clock-skew", Family: FamilyClock,
 		Doc: "the replica's wall clock runs Jump ahead (default 2x TTL); while a lock is held the primary dies and " +
 			"the replica is promoted",
 		Moment: "the promoted replica lacked a key a pod believed it held",

@@ -13,7 +13,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "sentinel-failover",
+	mustRegister(Kind{Name: "sentinel-failover", Family: FamilyFailover,
 		Doc: "right after a fresh lock acquisition, whose critical section runs Duration (default 0.9x TTL, to " +
 			"outlast the failover), kill the primary before its replica has the key (replication lags Latency, " +
 			"default TTL/100, well under the Sentinels' down-after); the Sentinels promote the replica on their " +

@@ -9,7 +9,7 @@ import (
 // sentinel-partition is sentinel-failover's other half: the primary is cut
 // off rather than killed (SentinelFailover with cutOff).
 func init() {
-	mustRegister(Kind{Name: "sentinel-partition",
+	mustRegister(Kind{Name: "sentinel-partition", Family: FamilyServerSplit,
 		Doc: "cut the primary off from the Sentinels and its replica (the pods still reach it) until the Sentinels " +
 			"promote the replica; then heal, and the old primary rejoins as a replica, losing what it took " +
 			"meanwhile",

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "slot-migration",
+	mustRegister(Kind{Name: "slot-migration", Family: FamilyResharding,
 		Doc: "on Redis Cluster, right after a fresh lock acquisition (its critical section runs Duration, default " +
 			"0.9x TTL), move the lock key's slot to the next shard as redis-cli --cluster reshard does: IMPORTING " +
 			"on the target, MIGRATING on the source (absent keys answer ASK) for Stage (default TTL/4), MIGRATE " +

@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "slow-holder",
+	mustRegister(Kind{Name: "slow-holder", Family: FamilySlowHolder,
 		Doc:    "the next critical section runs for Work (past the TTL)",
 		Moment: "a critical section ran past its lease while another pod tried for the key",
 		Danger: outlived("worked", "the slow critical section"),

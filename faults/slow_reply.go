@@ -10,7 +10,7 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "slow-reply",
+	mustRegister(Kind{Name: "slow-reply", Family: FamilyLateReply,
 		Doc: "delay every reply by Delay (past the TTL) until the next acquire returns, then heal at once; that " +
 			"acquire's critical section runs for Work",
 		Moment: "an acquire that may have won answered more than a TTL after its call",

@@ -109,8 +109,38 @@ func (ps *pods) locker(pod int) (lockimpl.Locker, error) {
 	return ps.newLocker(pod)
 }
 
-// make builds one pod's lock from its spec.
+// newLocker builds one pod's lock from its spec.
 func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
+	in := &incarnation{}
+	ps.mu.Lock()
+	ps.incs = append(ps.incs, in) // closed with the cell even if the build fails
+	ps.mu.Unlock()
+	env, err := ps.env(pod, in)
+	if err != nil {
+		return nil, err
+	}
+	l, err := ps.p.Lock.Build(env)
+	if err != nil {
+		return nil, err
+	}
+	ps.mu.Lock()
+	in.locker = l
+	ps.mu.Unlock()
+	// A crash takes the incarnation's goroutines (a watchdog) and clients
+	// with it, as a killed process's; after the lock's own crash hooks (a
+	// driver's SIGKILL), registered while it was built.
+	ps.control.OnCrash(pod, func() {
+		ps.mu.Lock()
+		defer ps.mu.Unlock()
+		in.close()
+	})
+	return l, nil
+}
+
+// env is what a pod's lock is built with: the servers' addresses and a
+// dialer through the pod's own links, its go-redis clients (kept in in,
+// closed with it), the cell's times and the pod's hooks.
+func (ps *pods) env(pod int, in *incarnation) (lockimpl.Env, error) {
 	dial := ps.control.Dial(pod)
 	addrs := ps.dep.ClientAddrs(pod)
 	if _, ok := ps.dep.SentinelRoute(pod); ok {
@@ -129,37 +159,15 @@ func (ps *pods) newLocker(pod int) (lockimpl.Locker, error) {
 	if t, ok := ps.p.Backend.(pgTargeter); ok && ps.p.Lock.Service == service.Postgres && ps.p.KeyPrefix != "" {
 		var err error
 		if env.Postgres, err = t.PostgresTarget(ps.p.KeyPrefix); err != nil {
-			return nil, err
+			return env, err
 		}
 	}
-	in := &incarnation{}
-	ps.mu.Lock()
-	ps.incs = append(ps.incs, in) // closed with the cell even if the build fails
-	ps.mu.Unlock()
 	clients, err := ps.clients(pod, dial)
 	ps.mu.Lock()
-	in.rdbs = clients
+	in.rdbs = append(in.rdbs, clients...)
 	ps.mu.Unlock()
-	if err != nil {
-		return nil, err
-	}
 	env.Clients = append(env.Clients, clients...)
-	l, err := ps.p.Lock.Build(env)
-	if err != nil {
-		return nil, err
-	}
-	ps.mu.Lock()
-	in.locker = l
-	ps.mu.Unlock()
-	// A crash takes the incarnation's goroutines (a watchdog) and clients
-	// with it, as a killed process's; after the lock's own crash hooks (a
-	// driver's SIGKILL), registered while it was built.
-	ps.control.OnCrash(pod, func() {
-		ps.mu.Lock()
-		defer ps.mu.Unlock()
-		in.close()
-	})
-	return l, nil
+	return env, err
 }
 
 // clients makes one pod's go-redis clients: one per node address, or

@@ -88,7 +88,7 @@ func newRoot(cl *cli) *cobra.Command {
 	})
 	root.SetHelpCommand(newHelpCmd(cl))
 	for _, c := range []*cobra.Command{
-		newRunCmd(cl), newListCmd(cl), newCheckCmd(cl), newMarginsCmd(cl), newReportCmd(cl), newCompareCmd(cl),
+		newRunCmd(cl), newChooseCmd(cl), newListCmd(cl), newCheckCmd(cl), newMarginsCmd(cl), newReportCmd(cl), newCompareCmd(cl),
 		newCompletionCmd(cl), newVersionCmd(cl),
 	} {
 		root.AddCommand(c)

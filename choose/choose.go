@@ -1,0 +1,300 @@
+package choose
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/lockchaos/lockchaos/backend"
+	"github.com/lockchaos/lockchaos/internal/progress"
+	"github.com/lockchaos/lockchaos/margins"
+	"github.com/lockchaos/lockchaos/reports"
+	"github.com/lockchaos/lockchaos/results"
+	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/service"
+)
+
+// Defaults of a table.
+const (
+	DefaultSeeds       = 3  // runs of every cell in the full table
+	DefaultMarginSeeds = 10 // seeds per probe of the margins search
+	DefaultCostSamples = 200
+	QuickCostSamples   = 50
+)
+
+// Options are what one table is made of and how.
+type Options struct {
+	// Cells are the matrix cells the table lays out (scenarios.Select's).
+	Cells []scenarios.Cell
+	// Quick keeps one scenario per row and family and skips the margins
+	// search (a given Margins still fills the table).
+	Quick bool
+	// Seeds runs per cell (seeds Seed, Seed+1, ...), Parallel cells at
+	// once.
+	Seeds    int
+	Seed     int64
+	Parallel int
+	// Backend runs every cell and cost; TimeScale 0 measures the machine.
+	Backend   backend.Backend
+	TimeScale float64
+	// CellOptions are every cell's options at timing t (Seed, Backend and
+	// the time scale set from it; rerun lines included).
+	CellOptions func(t scenarios.Timing) scenarios.Options
+	// Sim searches the margins (the simulation), or nil: no search.
+	// Margins, when given, are used instead (a margins.json).
+	Sim         backend.Backend
+	Margins     *margins.Report
+	MarginsFrom string // where Margins came from, in words
+	MarginSeeds int
+	// CostSamples uncontended cycles and floors per row; NoCost skips
+	// the cost (its contended cells too).
+	CostSamples int
+	NoCost      bool
+	// Version, Command and Servers go into the table as they are.
+	Version, Command string
+	Servers          []string
+	// Stderr shows progress: a bar with the time left on a terminal,
+	// lines in CI.
+	Stderr io.Writer
+}
+
+// Run makes the table: calibration, the matrix (every cell Seeds times),
+// the contended cells, each row's cost, the margins; then the figures,
+// the sentences and the gate. The runs come back too, for their reports.
+// An interrupt (ctx) ends it with what ran, Interrupted set.
+func Run(ctx context.Context, o Options) (*Table, []*results.Cell, error) {
+	o = o.withDefaults()
+	start := time.Now()
+	t := &Table{Format: FormatVersion, Tool: "lockchaos", Version: o.Version, Started: start, Command: o.Command,
+		Backend: o.Backend.Name(), Servers: o.Servers, Seed: o.Seed, Seeds: o.Seeds, Quick: o.Quick,
+		Phases: map[string]time.Duration{}}
+	phase := func(name string, since time.Time) { t.Phases[name] = time.Since(since) }
+
+	at := time.Now()
+	timing, err := scenarios.MeasureTiming(ctx, o.Backend, o.TimeScale, services(o.Cells)...)
+	if err != nil {
+		return nil, nil, err
+	}
+	t.TimeScale, t.Calibration = timing.Scale, timing.Calibration
+	phase("calibration", at)
+	if timing.Measured {
+		fmt.Fprintf(o.Stderr, "lockchaos choose: machine now: %s\n", timing.Calibration)
+	}
+	cellOpts := o.CellOptions(timing)
+	// A cell the backend cannot run has no place in the table (a Redis
+	// lock of a driver on an etcd scenario): left out, and said.
+	var cells []scenarios.Cell
+	for _, c := range o.Cells {
+		if skip := scenarios.NewPlan(c, cellOpts).Skip; skip != "" {
+			t.Skipped = append(t.Skipped, c.Name()+": "+skip)
+			continue
+		}
+		cells = append(cells, c)
+	}
+	p := NewPlan(cells, o.Quick)
+	if len(p.Cells) == 0 {
+		return nil, nil, fmt.Errorf("%w: no cell the backend can run (%d skipped: %v)", scenarios.ErrInvalid,
+			len(t.Skipped), t.Skipped)
+	}
+
+	var contended []scenarios.Cell
+	if !o.NoCost {
+		for _, row := range p.Rows {
+			contended = append(contended, contendedCell(p.Cost[row.Name]))
+		}
+	}
+	total := len(p.Cells)*o.Seeds + len(contended)
+	fmt.Fprintf(o.Stderr, "lockchaos choose: %d row(s), %d cell(s) x %d seed(s) + %d contended, seed %d, backend %s, "+
+		"parallel %d, time scale %.2f\n", len(p.Rows), len(p.Cells), o.Seeds, len(contended), o.Seed, o.Backend.Name(),
+		o.Parallel, timing.Scale)
+	bar := progress.New(o.Stderr, total)
+	done := 0
+	show := func(r *results.Cell, _, _ int) {
+		done++
+		if r.NotStarted() {
+			bar.Forget(r)
+			return
+		}
+		bar.Cell(r, done, total)
+	}
+	at = time.Now()
+	runs := scenarios.RunMatrix(ctx, p.Cells, scenarios.MatrixOptions{Options: cellOpts, Parallel: o.Parallel,
+		Repeat: o.Seeds, Progress: show, Started: bar.Started})
+	phase("matrix", at)
+
+	var costRuns []*results.Cell
+	if len(contended) > 0 && ctx.Err() == nil {
+		at = time.Now()
+		// No faults, so nothing here hangs on timing: the cost is the
+		// machine's real time, not stretched for its load.
+		flat := cellOpts
+		flat.TimeScale = 1
+		costRuns = scenarios.RunMatrix(ctx, contended, scenarios.MatrixOptions{Options: flat, Parallel: o.Parallel,
+			Repeat: 1, Progress: show, Started: bar.Started})
+		phase("contended", at)
+	}
+	bar.Done()
+	for _, r := range runs {
+		if d := p.Add(r); d != nil {
+			t.Disagreements = append(t.Disagreements, *d)
+		}
+		t.count(r)
+	}
+	for i, r := range costRuns {
+		t.count(r)
+		if d := p.addContended(p.Rows[i], r); d != nil {
+			t.Disagreements = append(t.Disagreements, *d)
+		}
+	}
+
+	if !o.NoCost && ctx.Err() == nil {
+		at = time.Now()
+		for i, row := range p.Rows {
+			fmt.Fprintf(o.Stderr, "lockchaos choose: cost %d/%d: %s\n", i+1, len(p.Rows), row.Name)
+			c := measureCost(ctx, p.Cost[row.Name], cellOpts, o.CostSamples)
+			if row.Cost != nil {
+				c.Contended, c.ContendedScenario, c.Ceiling, c.Share = row.Cost.Contended, row.Cost.ContendedScenario,
+					row.Cost.Ceiling, row.Cost.Share
+			}
+			row.Cost = c
+		}
+		phase("cost", at)
+	}
+
+	t.MarginsFrom = o.MarginsFrom
+	rep := o.Margins
+	if rep == nil && ctx.Err() == nil {
+		rep = o.search(ctx, p, t)
+	}
+	if rep != nil {
+		t.MarginFamilies = p.addMargins(rep)
+	}
+	p.finish()
+	for _, row := range p.Rows {
+		row.Sentence = sentence(row, p.Specs[row.Name])
+	}
+	t.Rows, t.Families = p.Rows, Columns(p.Rows)
+	t.Interrupted = ctx.Err() != nil
+	t.Elapsed = time.Since(start)
+	return t, append(runs, costRuns...), nil
+}
+
+// search runs the margins search when it can, saying in the table why
+// not otherwise.
+func (o Options) search(ctx context.Context, p *Plan, t *Table) *margins.Report {
+	locks := marginLocks(p.Rows, p.Specs)
+	switch {
+	case o.Quick:
+		t.MarginsFrom = "not searched in --quick (give --margins FILE, a margins.json)"
+		return nil
+	case o.Sim == nil:
+		t.MarginsFrom = "not searched: no simulation to search in"
+		return nil
+	case len(locks) == 0:
+		t.MarginsFrom = "not searched: no row's lock is one the simulation searches (the built-in Redis locks); " +
+			"lockchaos margins on real servers, then --margins FILE"
+		return nil
+	}
+	at := time.Now()
+	fmt.Fprintf(o.Stderr, "lockchaos choose: margins of %d lock(s) in the simulation (%d seeds per probe)\n", len(locks),
+		o.MarginSeeds)
+	rep, err := searchMargins(ctx, o.Sim, locks, o.MarginSeeds, o.Parallel, o.Seed)
+	t.Phases["margins"] = time.Since(at)
+	if err != nil {
+		t.MarginsFrom = "the search failed: " + err.Error()
+		return nil
+	}
+	t.MarginsFrom = fmt.Sprintf("searched here in the simulation at TTL %v, %d seeds per probe, step 0.1 TTL "+
+		"(lockchaos margins for every family and lock)", rep.TTL, rep.Seeds)
+	return rep
+}
+
+// count adds a run to the table's totals.
+func (t *Table) count(r *results.Cell) {
+	if r.NotStarted() {
+		return
+	}
+	t.Runs++
+	if undecided(r) {
+		t.Undecided++
+	}
+}
+
+// addContended puts a contended run's figure in its row's cost, and
+// returns the disagreement it is, if any.
+func (p *Plan) addContended(row *Row, r *results.Cell) *Disagreement {
+	c := &Cost{ContendedScenario: r.Scenario, Ceiling: contendedCeiling}
+	if r.Outcome != results.HarnessError && r.Outcome != results.Skipped {
+		c.Contended = r.Stats.CyclesPerSecond
+		c.Share = c.Contended / c.Ceiling
+	}
+	row.Cost = c
+	if r.Outcome != results.Regression && r.Outcome != results.Missed {
+		return nil
+	}
+	return &Disagreement{Row: row.Name, Family: NoFaults, Cell: r.Name(), Seed: r.RunSeed, Out: r.Outcome,
+		Why: r.Summary(), Rerun: r.Rerun}
+}
+
+func (o Options) withDefaults() Options {
+	if o.Seeds <= 0 {
+		o.Seeds = DefaultSeeds
+		if o.Quick {
+			o.Seeds = 1
+		}
+	}
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Parallel <= 0 {
+		o.Parallel = runtime.NumCPU()
+	}
+	if o.MarginSeeds <= 0 {
+		o.MarginSeeds = DefaultMarginSeeds
+	}
+	if o.CostSamples <= 0 {
+		o.CostSamples = DefaultCostSamples
+		if o.Quick {
+			o.CostSamples = QuickCostSamples
+		}
+	}
+	if o.Stderr == nil {
+		o.Stderr = io.Discard
+	}
+	return o
+}
+
+// services are the cells' lock services.
+func services(cells []scenarios.Cell) []service.Name {
+	var out []service.Name
+	for _, c := range cells {
+		if s := c.Lock.Service.Or(); !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// ExitCode is the table's gate: 1 when a run disagreed with its lock's
+// expectation, 3 when no run decided anything (the harness could not
+// run), 4 when some cell of the table decided nothing (a hole the table
+// cannot fill), else 0.
+func (t *Table) ExitCode() int {
+	if len(t.Disagreements) > 0 {
+		return reports.ExitViolation
+	}
+	if t.Runs == t.Undecided {
+		return reports.ExitHarness
+	}
+	for _, r := range t.Rows {
+		for _, c := range r.Safety {
+			if c.Runs == 0 {
+				return reports.ExitInconclusive
+			}
+		}
+	}
+	return reports.ExitOK
+}
