@@ -173,9 +173,6 @@ func Run(ctx context.Context, o Options) (*Table, []*results.Cell, error) {
 		t.MarginFamilies = p.addMargins(rep)
 	}
 	p.finish()
-	for _, row := range p.Rows {
-		row.Sentence = sentence(row, p.Specs[row.Name])
-	}
 	t.Rows, t.Families = p.Rows, Columns(p.Rows)
 	t.Interrupted = ctx.Err() != nil
 	t.Elapsed = time.Since(start)

@@ -126,6 +126,7 @@ func (p *Plan) finish() {
 			m.Why = "no scenario here took a minority down"
 		}
 		row.Verdict = verdictOf(row)
+		row.Sentence = sentence(row, p.Specs[row.Name])
 	}
 }
 

@@ -14,6 +14,8 @@ import (
 func (c *Cell) Text() string {
 	var s string
 	switch {
+	case c == nil:
+		return "-"
 	case c.Runs == 0:
 		s = "undecided"
 	case c.Unsafe > 0:

@@ -91,6 +91,9 @@ func cmdChoose(c chooseConfig, args []string, stdout, stderr io.Writer) int {
 			"use process, docker or external (the margins are searched in the simulation anyway)")
 	}
 	seeds := c.run.repeat
+	if seeds < 0 || seeds > scenarios.MaxRuns {
+		return usageErr("--seeds %d: want 1..%d runs of every cell (0: the default)", seeds, scenarios.MaxRuns)
+	}
 	if seeds == 0 {
 		c.run.repeat = choose.DefaultSeeds
 		if c.quick {
