@@ -9,6 +9,7 @@ CHAOS_OUT    ?= out/chaos
 CHAOS_FLAGS  ?=
 
 PERF_OUT     ?= out/perf
+CHOOSE_OUT   ?= out/choose
 # make chaos's scenarios (the gate, ~35 s); the liveness rows (a holder that
 # crashes, restarts or hangs; a node cut off for longer than fault-tolerant's
 # bound) run in make chaos-liveness. A bare `lockchaos run` runs them all.
@@ -43,6 +44,7 @@ endif
 .PHONY: chaos-sim chaos-sim-vs-process
 .PHONY: chaos-cluster chaos-cluster-loaded bench-cluster
 .PHONY: chaos-liveness chaos-liveness-loaded chaos-postgres chaos-postgres-loaded ensure-postgres margins-postgres
+.PHONY: choose choose-quick choose-quick-loaded
 .PHONY: chaos-etcd chaos-etcd-loaded ensure-etcd
 .PHONY: all chaos chaos-loaded chaos-libs chaos-critiques libs-table margins margins-theory margins-table test lint vet bench bench-locks bench-checker bench-drivers fuzz build ensure-redis redis-image postgres-image perf detection soak
 
@@ -120,6 +122,18 @@ libs-table: build
 	@.ci/ensure-redis
 	.ci/chaos-libs $(PERF_OUT)/libs-table --repeat 10 --seed 2000; rc=$$?; \
 	  bin/lockchaos report --markdown docs/libraries.md $(PERF_OUT)/libs-table && exit $$rc
+
+## choose: which lock to use: every lock (built in, and the library rows) under the same fault families on Redis, Redis Cluster, PostgreSQL and etcd, 3 seeds a cell, with liveness, margins and cost beside each service's floor; the table goes into docs/choose.md and the README (~20 min)
+choose: build ensure-redis ensure-postgres ensure-etcd
+	.ci/choose --out $(CHOOSE_OUT) --markdown docs/choose.md --markdown README.md $(CHOOSE_FLAGS)
+
+## choose-quick: the short form (one scenario per family, one seed, the rows of choose.QuickRows), the CI gate (~3 min)
+choose-quick: build ensure-redis ensure-postgres ensure-etcd
+	bin/lockchaos choose --quick --out $(CHOOSE_OUT)-quick $(CHOOSE_FLAGS)
+
+## choose-quick-loaded: the short form while CPU burners (2 per core) compete
+choose-quick-loaded: build ensure-redis ensure-postgres ensure-etcd
+	.ci/with-burners bin/lockchaos choose --quick --out $(CHOOSE_OUT)-quick-loaded $(CHOOSE_FLAGS)
 
 ## margins: each built-in lock's breaking point per fault family, searched in the simulation, confirmed on real Redis (out/margins)
 margins: build

@@ -228,3 +228,12 @@ func stricterLiveness(a, b results.Expectation) results.Expectation {
 	}
 	return a
 }
+
+// keep drops every row not named in names, and its cells.
+func (p *Plan) keep(names []string) {
+	p.Rows = slices.DeleteFunc(p.Rows, func(r *Row) bool { return !slices.Contains(names, r.Name) })
+	p.Cells = slices.DeleteFunc(p.Cells, func(c scenarios.Cell) bool {
+		r := p.rowOf[c.Name()]
+		return r == nil || !slices.Contains(names, r.Name)
+	})
+}

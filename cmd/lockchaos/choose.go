@@ -144,6 +144,9 @@ func cmdChoose(c chooseConfig, args []string, stdout, stderr io.Writer) int {
 				fmt.Fprintln(stderr, msg)
 			})
 		}}
+	if c.quick && len(c.run.locks) == 0 {
+		o.Rows = choose.QuickRows
+	}
 	if given != nil {
 		o.MarginsFrom = "from " + c.marginsFile + fmt.Sprintf(" (lockchaos margins at TTL %v, %d seeds per probe, on %s)",
 			given.TTL, given.Seeds, given.Backend)
