@@ -108,7 +108,8 @@ func rowRank(r *Row) int {
 }
 
 func newRow(spec lockimpl.Spec, name, place string) *Row {
-	r := &Row{Name: name, Lock: spec.Name, Doc: spec.Doc, Place: place, User: spec.OutOfProcess,
+	_, err := lockimpl.Lookup(spec.Name)
+	r := &Row{Name: name, Lock: spec.Name, Doc: spec.Doc, Place: place, User: spec.OutOfProcess || err != nil,
 		Needs: needsOf(spec, place)}
 	r.Liveness.Crash.Cause, r.Liveness.Hang.Cause, r.Liveness.Partition.Cause = causeCrashed, causeAbandoned, causeCutOff
 	return r

@@ -80,7 +80,8 @@ type Row struct {
 	Lock  string `json:"lock"`
 	Doc   string `json:"doc"`
 	Place string `json:"place,omitempty"`
-	// User says the lock is not built in (a driver process, a library).
+	// User says the lock is not built in (a driver process, a library, a
+	// Go lock given to lockchaostest.Choose).
 	User  bool  `json:"user_lock,omitempty"`
 	Needs Needs `json:"needs"`
 	// Safety has a cell per family the row meets (the baseline, no
