@@ -82,21 +82,50 @@ func Run(ctx context.Context, o Options) (*Table, []*results.Cell, error) {
 	t := &Table{Format: FormatVersion, Tool: "lockchaos", Version: o.Version, Started: start, Command: o.Command,
 		Backend: o.Backend.Name(), Servers: o.Servers, Seed: o.Seed, Seeds: o.Seeds, Quick: o.Quick,
 		Phases: map[string]time.Duration{}}
-	phase := func(name string, since time.Time) { t.Phases[name] = time.Since(since) }
-
 	at := time.Now()
 	timing, err := scenarios.MeasureTiming(ctx, o.Backend, o.TimeScale, services(o.Cells)...)
 	if err != nil {
 		return nil, nil, err
 	}
 	t.TimeScale, t.Calibration = timing.Scale, timing.Calibration
-	phase("calibration", at)
+	t.Phases["calibration"] = time.Since(at)
 	if timing.Measured {
 		fmt.Fprintf(o.Stderr, "lockchaos choose: machine now: %s\n", timing.Calibration)
 	}
 	cellOpts := o.CellOptions(timing)
-	// A cell the backend cannot run has no place in the table (a Redis
-	// lock of a driver on an etcd scenario): left out, and said.
+	p, err := o.plan(t, cellOpts)
+	if err != nil {
+		return nil, nil, err
+	}
+	runs := o.runAll(ctx, t, p, cellOpts)
+	if !o.NoCost && ctx.Err() == nil {
+		at = time.Now()
+		for i, row := range p.Rows {
+			fmt.Fprintf(o.Stderr, "lockchaos choose: cost %d/%d: %s\n", i+1, len(p.Rows), row.Name)
+			row.Cost = measureCost(ctx, p.Cost[row.Name], cellOpts, o.CostSamples).withContended(row.Cost)
+		}
+		t.Phases["cost"] = time.Since(at)
+	}
+	t.MarginsFrom = o.MarginsFrom
+	rep := o.Margins
+	if rep == nil && ctx.Err() == nil {
+		rep = o.search(ctx, p, t)
+	}
+	if rep != nil {
+		t.MarginFamilies = p.addMargins(rep)
+	}
+	p.finish()
+	t.Rows, t.Families = p.Rows, Columns(p.Rows)
+	t.Interrupted = ctx.Err() != nil
+	t.Elapsed = time.Since(start)
+	return t, runs, nil
+}
+
+// plan lays the cells the backend can run out as the table's rows; a
+// cell it cannot run (a Redis lock of a driver on an etcd scenario, etcd
+// on a backend without it) has no place in the table: left out, and
+// said in t.
+func (o Options) plan(t *Table, cellOpts scenarios.Options) (*Plan, error) {
 	var cells []scenarios.Cell
 	for _, c := range o.Cells {
 		if skip := scenarios.NewPlan(c, cellOpts).Skip; skip != "" {
@@ -110,10 +139,15 @@ func Run(ctx context.Context, o Options) (*Table, []*results.Cell, error) {
 		p.keep(o.Rows)
 	}
 	if len(p.Cells) == 0 {
-		return nil, nil, fmt.Errorf("%w: no cell the backend can run (%d skipped: %v)", scenarios.ErrInvalid,
+		return nil, fmt.Errorf("%w: no cell the backend can run (%d skipped: %v)", scenarios.ErrInvalid,
 			len(t.Skipped), t.Skipped)
 	}
+	return p, nil
+}
 
+// runAll runs the matrix, then each row's contended cell, under one
+// progress bar, and folds every run into the table. It returns the runs.
+func (o Options) runAll(ctx context.Context, t *Table, p *Plan, cellOpts scenarios.Options) []*results.Cell {
 	var contended []scenarios.Cell
 	if !o.NoCost {
 		for _, row := range p.Rows {
@@ -123,32 +157,29 @@ func Run(ctx context.Context, o Options) (*Table, []*results.Cell, error) {
 	total := len(p.Cells)*o.Seeds + len(contended)
 	fmt.Fprintf(o.Stderr, "lockchaos choose: %d row(s), %d cell(s) x %d seed(s) + %d contended, seed %d, backend %s, "+
 		"parallel %d, time scale %.2f\n", len(p.Rows), len(p.Cells), o.Seeds, len(contended), o.Seed, o.Backend.Name(),
-		o.Parallel, timing.Scale)
+		o.Parallel, cellOpts.TimeScale)
 	bar := progress.New(o.Stderr, total)
 	done := 0
-	show := func(r *results.Cell, _, _ int) {
-		done++
-		if r.NotStarted() {
-			bar.Forget(r)
-			return
-		}
-		bar.Cell(r, done, total)
-	}
-	at = time.Now()
-	runs := scenarios.RunMatrix(ctx, p.Cells, scenarios.MatrixOptions{Options: cellOpts, Parallel: o.Parallel,
-		Repeat: o.Seeds, Progress: show, Started: bar.Started})
-	phase("matrix", at)
-
+	mo := scenarios.MatrixOptions{Options: cellOpts, Parallel: o.Parallel, Repeat: o.Seeds, Started: bar.Started,
+		Progress: func(r *results.Cell, _, _ int) {
+			done++
+			if r.NotStarted() {
+				bar.Forget(r)
+				return
+			}
+			bar.Cell(r, done, total)
+		}}
+	at := time.Now()
+	runs := scenarios.RunMatrix(ctx, p.Cells, mo)
+	t.Phases["matrix"] = time.Since(at)
 	var costRuns []*results.Cell
 	if len(contended) > 0 && ctx.Err() == nil {
 		at = time.Now()
 		// No faults, so nothing here hangs on timing: the cost is the
 		// machine's real time, not stretched for its load.
-		flat := cellOpts
-		flat.TimeScale = 1
-		costRuns = scenarios.RunMatrix(ctx, contended, scenarios.MatrixOptions{Options: flat, Parallel: o.Parallel,
-			Repeat: 1, Progress: show, Started: bar.Started})
-		phase("contended", at)
+		mo.TimeScale, mo.Repeat = 1, 1
+		costRuns = scenarios.RunMatrix(ctx, contended, mo)
+		t.Phases["contended"] = time.Since(at)
 	}
 	bar.Done()
 	for _, r := range runs {
@@ -163,34 +194,7 @@ func Run(ctx context.Context, o Options) (*Table, []*results.Cell, error) {
 			t.Disagreements = append(t.Disagreements, *d)
 		}
 	}
-
-	if !o.NoCost && ctx.Err() == nil {
-		at = time.Now()
-		for i, row := range p.Rows {
-			fmt.Fprintf(o.Stderr, "lockchaos choose: cost %d/%d: %s\n", i+1, len(p.Rows), row.Name)
-			c := measureCost(ctx, p.Cost[row.Name], cellOpts, o.CostSamples)
-			if row.Cost != nil {
-				c.Contended, c.ContendedScenario, c.Ceiling, c.Share = row.Cost.Contended, row.Cost.ContendedScenario,
-					row.Cost.Ceiling, row.Cost.Share
-			}
-			row.Cost = c
-		}
-		phase("cost", at)
-	}
-
-	t.MarginsFrom = o.MarginsFrom
-	rep := o.Margins
-	if rep == nil && ctx.Err() == nil {
-		rep = o.search(ctx, p, t)
-	}
-	if rep != nil {
-		t.MarginFamilies = p.addMargins(rep)
-	}
-	p.finish()
-	t.Rows, t.Families = p.Rows, Columns(p.Rows)
-	t.Interrupted = ctx.Err() != nil
-	t.Elapsed = time.Since(start)
-	return t, append(runs, costRuns...), nil
+	return append(runs, costRuns...)
 }
 
 // search runs the margins search when it can, saying in the table why

@@ -70,6 +70,15 @@ func measureCost(ctx context.Context, cell scenarios.Cell, opts scenarios.Option
 	return c
 }
 
+// withContended is c with the contended figures of from (the row's
+// contended cell), if any.
+func (c *Cost) withContended(from *Cost) *Cost {
+	if from != nil {
+		c.Contended, c.ContendedScenario, c.Ceiling, c.Share = from.Contended, from.ContendedScenario, from.Ceiling, from.Share
+	}
+	return c
+}
+
 // timed runs fn once, bounded, and says how long it took.
 func timed(ctx context.Context, fn func(context.Context) error) (time.Duration, error) {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)

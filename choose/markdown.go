@@ -72,6 +72,10 @@ func (t *Table) provenance() string {
 // cost, margins, the sentences, and what is behind each column.
 func (t *Table) WriteMarkdown(w io.Writer) {
 	fmt.Fprintf(w, "%s Regenerate it; do not edit it.\n\n", t.provenance())
+	if len(t.Skipped) > 0 {
+		fmt.Fprintf(w, "Not in the table: %d cell(s) the backend could not run (%s).\n\n", len(t.Skipped),
+			strings.Join(t.Skipped, "; "))
+	}
 	fmt.Fprintln(w, "**Safety.** \"unsafe k/n\": k of n runs found two holders at once (a decisive violation); \"safe 0/n\": "+
 		"none did; \"stuck k/m\": k of the m runs that judged liveness found a key held past its bound; \"!\": a run "+
 		"disagreed with the lock's expectation (the gate).")

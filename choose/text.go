@@ -67,6 +67,10 @@ func (t *Table) WriteText(w io.Writer) {
 // writeGate says whether every cell agreed with its expectation, and
 // names each that did not.
 func (t *Table) writeGate(w io.Writer) {
+	if len(t.Skipped) > 0 {
+		fmt.Fprintf(w, "%d cell(s) not in the table: the backend cannot run them (choose.json's skipped says why), "+
+			"the first: %s\n", len(t.Skipped), t.Skipped[0])
+	}
 	for _, d := range t.Disagreements {
 		fmt.Fprintf(w, "DISAGREES %s [%s]: %s\n  rerun: %s\n", d.Row, d.Family, d.Why, d.Rerun)
 	}
