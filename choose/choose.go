@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
@@ -40,8 +42,8 @@ type Options struct {
 	// Quick keeps one scenario per row and family and skips the margins
 	// search (a given Margins still fills the table).
 	Quick bool
-	// Rows, when set, keeps only the rows of these names (QuickRows is
-	// the short form's).
+	// Rows, when set, keeps only the built-in rows of these names
+	// (QuickRows is the short form's); a user's rows always stay.
 	Rows []string
 	// Seeds runs per cell (seeds Seed, Seed+1, ...), Parallel cells at
 	// once.
@@ -100,9 +102,18 @@ func Run(ctx context.Context, o Options) (*Table, []*results.Cell, error) {
 	runs := o.runAll(ctx, t, p, cellOpts)
 	if !o.NoCost && ctx.Err() == nil {
 		at = time.Now()
+		// The benches' files (a driver's stderr) go beside the runs',
+		// never over them.
+		costOpts := cellOpts
+		if costOpts.OutDir != "" {
+			costOpts.OutDir = filepath.Join(costOpts.OutDir, "cost")
+		}
 		for i, row := range p.Rows {
+			if ctx.Err() != nil {
+				break
+			}
 			fmt.Fprintf(o.Stderr, "lockchaos choose: cost %d/%d: %s\n", i+1, len(p.Rows), row.Name)
-			row.Cost = measureCost(ctx, p.Cost[row.Name], cellOpts, o.CostSamples).withContended(row.Cost)
+			row.Cost = measureCost(ctx, p.Cost[row.Name], costOpts, o.CostSamples).withContended(row.Cost)
 		}
 		t.Phases["cost"] = time.Since(at)
 	}
@@ -138,7 +149,11 @@ func (o Options) plan(t *Table, cellOpts scenarios.Options) (*Plan, error) {
 	if len(o.Rows) > 0 {
 		p.keep(o.Rows)
 	}
-	if len(p.Cells) == 0 {
+	switch {
+	case len(p.Cells) == 0 && len(o.Rows) > 0:
+		return nil, fmt.Errorf("%w: no cell of the short form's rows (%s) is selected: name locks with --lock",
+			scenarios.ErrInvalid, strings.Join(o.Rows, ", "))
+	case len(p.Cells) == 0:
 		return nil, fmt.Errorf("%w: no cell the backend can run (%d skipped: %v)", scenarios.ErrInvalid,
 			len(t.Skipped), t.Skipped)
 	}
@@ -151,7 +166,7 @@ func (o Options) runAll(ctx context.Context, t *Table, p *Plan, cellOpts scenari
 	var contended []scenarios.Cell
 	if !o.NoCost {
 		for _, row := range p.Rows {
-			contended = append(contended, contendedCell(p.Cost[row.Name]))
+			contended = append(contended, p.contended(row))
 		}
 	}
 	total := len(p.Cells)*o.Seeds + len(contended)
@@ -176,8 +191,9 @@ func (o Options) runAll(ctx context.Context, t *Table, p *Plan, cellOpts scenari
 	if len(contended) > 0 && ctx.Err() == nil {
 		at = time.Now()
 		// No faults, so nothing here hangs on timing: the cost is the
-		// machine's real time, not stretched for its load.
-		mo.TimeScale, mo.Repeat = 1, 1
+		// machine's real time, not stretched for its load, and one cell
+		// at a time, so no row's throughput depends on its neighbours.
+		mo.TimeScale, mo.Repeat, mo.Parallel = 1, 1, 1
 		costRuns = scenarios.RunMatrix(ctx, contended, mo)
 		t.Phases["contended"] = time.Since(at)
 	}
@@ -190,7 +206,10 @@ func (o Options) runAll(ctx context.Context, t *Table, p *Plan, cellOpts scenari
 	}
 	for i, r := range costRuns {
 		t.count(r)
-		if d := p.addContended(p.Rows[i], r); d != nil {
+		p.Rows[i].Cost = contendedCost(r)
+		// A contended run is a no-fault run too: two holders there show
+		// in the row's no-fault cell, and fail the gate like any other.
+		if d := p.Add(r); d != nil {
 			t.Disagreements = append(t.Disagreements, *d)
 		}
 	}
@@ -238,20 +257,19 @@ func (t *Table) count(r *results.Cell) {
 	}
 }
 
-// addContended puts a contended run's figure in its row's cost, and
-// returns the disagreement it is, if any.
-func (p *Plan) addContended(row *Row, r *results.Cell) *Disagreement {
+// contendedCost is a contended run's figure, or why there is none.
+func contendedCost(r *results.Cell) *Cost {
 	c := &Cost{ContendedScenario: r.Scenario, Ceiling: contendedCeiling}
-	if r.Outcome != results.HarnessError && r.Outcome != results.Skipped {
+	switch {
+	case r.Outcome == results.HarnessError || r.Outcome == results.Skipped:
+		c.Error = "contended: " + r.Error
+	case r.Stats.CyclesPerSecond == 0:
+		c.Error = "contended: no cycle completed: " + r.Why
+	default:
 		c.Contended = r.Stats.CyclesPerSecond
 		c.Share = c.Contended / c.Ceiling
 	}
-	row.Cost = c
-	if r.Outcome != results.Regression && r.Outcome != results.Missed {
-		return nil
-	}
-	return &Disagreement{Row: row.Name, Family: NoFaults, Cell: r.Name(), Seed: r.RunSeed, Out: r.Outcome,
-		Why: r.Summary(), Rerun: r.Rerun}
+	return c
 }
 
 func (o Options) withDefaults() Options {
@@ -295,21 +313,30 @@ func services(cells []scenarios.Cell) []service.Name {
 
 // ExitCode is the table's gate: 1 when a run disagreed with its lock's
 // expectation, 3 when no run decided anything (the harness could not
-// run), 4 when some cell of the table decided nothing (a hole the table
-// cannot fill), else 0.
+// run), 4 when some cell of the table decided nothing in any run (a hole
+// the table cannot fill: Holes names them), else 0.
 func (t *Table) ExitCode() int {
-	if len(t.Disagreements) > 0 {
+	switch {
+	case len(t.Disagreements) > 0:
 		return reports.ExitViolation
-	}
-	if t.Runs == t.Undecided {
+	case t.Runs == t.Undecided:
 		return reports.ExitHarness
+	case len(t.Holes()) > 0:
+		return reports.ExitInconclusive
 	}
+	return reports.ExitOK
+}
+
+// Holes are the cells ("row [family]") none of whose runs decided its
+// expectation.
+func (t *Table) Holes() []string {
+	var out []string
 	for _, r := range t.Rows {
 		for _, c := range r.Safety {
-			if c.Runs == 0 {
-				return reports.ExitInconclusive
+			if c.Decided == 0 {
+				out = append(out, fmt.Sprintf("%s [%s]", r.Name, c.Family))
 			}
 		}
 	}
-	return reports.ExitOK
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/lockchaos/lockchaos/lockimpl"
@@ -71,10 +72,13 @@ func measureCost(ctx context.Context, cell scenarios.Cell, opts scenarios.Option
 }
 
 // withContended is c with the contended figures of from (the row's
-// contended cell), if any.
+// contended cell), if any, and why they are missing.
 func (c *Cost) withContended(from *Cost) *Cost {
 	if from != nil {
 		c.Contended, c.ContendedScenario, c.Ceiling, c.Share = from.Contended, from.ContendedScenario, from.Ceiling, from.Share
+		if from.Error != "" {
+			c.Error = strings.TrimPrefix(c.Error+"; "+from.Error, "; ")
+		}
 	}
 	return c
 }
@@ -127,10 +131,11 @@ func percentile(ds []time.Duration, p int) time.Duration {
 	return s[min(max(i-1, 0), len(s)-1)]
 }
 
-// contendedCell is the cost's contended cell of a row: its cost cell's
-// scenario with 8 pods on one key, 2 ms critical sections and no faults,
-// held to its no-fault expectation.
-func contendedCell(base scenarios.Cell) scenarios.Cell {
+// contended is row's contended cell: its cost cell's scenario with 8
+// pods on one key, 2 ms critical sections and no faults, held to its
+// no-fault expectation; its runs count in the row's no-fault cell.
+func (p *Plan) contended(row *Row) scenarios.Cell {
+	base := p.Cost[row.Name]
 	s := base.Scenario
 	s.Name = contendedName(base.Scenario.Name)
 	s.Description = fmt.Sprintf("%s with %d pods on one key, %v critical sections and no faults: the contended cost",
@@ -144,7 +149,13 @@ func contendedCell(base scenarios.Cell) scenarios.Cell {
 		e = results.Expect{Safety: results.Either, Liveness: results.Either}
 	}
 	s.Expect = map[string]results.Expect{base.Lock.Name: e}
-	return scenarios.Cell{Scenario: s, Lock: base.Lock, Expect: e}
+	c := scenarios.Cell{Scenario: s, Lock: base.Lock, Expect: e}
+	cell := row.cell(NoFaults)
+	cell.Scenarios = append(cell.Scenarios, s.Name)
+	cell.Expect = stricterSafety(cell.Expect, e.Safety)
+	cell.Liveness = stricterLiveness(cell.Liveness, e.Liveness)
+	p.where[c.Name()], p.rowOf[c.Name()] = cell, row
+	return c
 }
 
 // contendedName is the contended cell's scenario name.

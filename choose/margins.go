@@ -45,7 +45,8 @@ func marginLocks(rows []*Row, specs map[string]lockimpl.Spec) []lockimpl.Spec {
 // probe, a step of a tenth of the TTL, no confirmation on real Redis (the
 // table's cells are that), no liveness margins (the table measures
 // recovery in its own cells).
-func searchMargins(ctx context.Context, sim backend.Backend, locks []lockimpl.Spec, seeds, parallel int, seed int64) (*margins.Report, error) {
+func searchMargins(ctx context.Context, sim backend.Backend, locks []lockimpl.Spec, seeds, parallel int,
+	seed int64) (*margins.Report, error) {
 	fams, err := margins.FamiliesNamed(MarginFamilies)
 	if err != nil {
 		return nil, err

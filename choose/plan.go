@@ -58,11 +58,11 @@ func NewPlan(cells []scenarios.Cell, quick bool) *Plan {
 		}
 		cell.Scenarios = append(cell.Scenarios, c.Scenario.Name)
 		e := c.Expect.Expected()
-		cell.Expect = stricterSafety(cell.Expect, e.Safety)
-		cell.Liveness = stricterLiveness(cell.Liveness, e.Liveness)
-		if cell.Why == "" {
-			cell.Why = e.Why
+		if stricter := stricterSafety(cell.Expect, e.Safety); stricter != cell.Expect || cell.Why == "" {
+			// The column's reason is its strictest scenario's.
+			cell.Expect, cell.Why = stricter, e.Why
 		}
+		cell.Liveness = stricterLiveness(cell.Liveness, e.Liveness)
 		if _, ok := p.Cost[name]; !ok || (fam == NoFaults && familyOf(p.Cost[name].Scenario) != NoFaults) {
 			p.Cost[name] = c
 		}
@@ -230,11 +230,10 @@ func stricterLiveness(a, b results.Expectation) results.Expectation {
 	return a
 }
 
-// keep drops every row not named in names, and its cells.
+// keep drops every built-in row not named in names, and its cells; a
+// user's row (a driver lock, a library) always stays.
 func (p *Plan) keep(names []string) {
-	p.Rows = slices.DeleteFunc(p.Rows, func(r *Row) bool { return !slices.Contains(names, r.Name) })
-	p.Cells = slices.DeleteFunc(p.Cells, func(c scenarios.Cell) bool {
-		r := p.rowOf[c.Name()]
-		return r == nil || !slices.Contains(names, r.Name)
-	})
+	drop := func(r *Row) bool { return r == nil || (!r.User && !slices.Contains(names, r.Name)) }
+	p.Rows = slices.DeleteFunc(p.Rows, drop)
+	p.Cells = slices.DeleteFunc(p.Cells, func(c scenarios.Cell) bool { return drop(p.rowOf[c.Name()]) })
 }

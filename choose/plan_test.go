@@ -118,7 +118,7 @@ func TestRunsFoldIntoCellsFiguresAndSentences(t *testing.T) {
 	if c.N != 3 || c.Median != 330*time.Millisecond || c.Max != 450*time.Millisecond || c.MaxTTL != 1.5 {
 		t.Errorf("crash recovery %+v: want 3 judged, median 330 ms, max 450 ms = 1.5 TTL", c)
 	}
-	if token.Verdict != VerdictUnsafe || !strings.Contains(token.Sentence, "paused holder (2/2)") ||
+	if token.Verdict != VerdictUnsafe || !strings.Contains(token.Sentence, "Unsafe under paused holder (2/2)") ||
 		!strings.Contains(token.Sentence, "for efficiency only") {
 		t.Errorf("token: %s: %s", token.Verdict, token.Sentence)
 	}
@@ -132,15 +132,37 @@ func TestRunsFoldIntoCellsFiguresAndSentences(t *testing.T) {
 // broken by a server fault is for harmless duplicates only; a stuck key
 // is said.
 func TestSentencesFollowTheFiguresAndTraits(t *testing.T) {
-	safe := &Row{Needs: Needs{Resource: "checks a fence"}, Safety: []*Cell{
-		{Family: NoFaults, Runs: 3}, {Family: "paused holder", Runs: 3}}}
-	if s := sentence(safe, lockimpl.Spec{Nodes: 1}); !strings.Contains(s, "fit for billing, if the resource checks") {
-		t.Errorf("safe fenced row: %s", s)
+	safeCells := func() []*Cell {
+		return []*Cell{{Family: NoFaults, Runs: 3, Expect: results.Safe}, {Family: "paused holder", Runs: 3, Expect: results.Safe}}
+	}
+	safe := &Row{Needs: Needs{Resource: "checks a fence"}, Safety: safeCells()}
+	safe.Verdict = verdictOf(safe)
+	if s := sentence(safe, lockimpl.Spec{Nodes: 1}); safe.Verdict != VerdictSafe ||
+		!strings.Contains(s, "fit for billing, if the resource checks") {
+		t.Errorf("safe fenced row (%s): %s", safe.Verdict, s)
+	}
+	// The same runs, but the design allows a violation under one family:
+	// no violation seen is not safe.
+	allowed := &Row{Needs: Needs{Resource: "checks a fence"}, Safety: safeCells()}
+	allowed.Safety[1].Expect = results.Either
+	allowed.Verdict = verdictOf(allowed)
+	if s := sentence(allowed, lockimpl.Spec{Nodes: 1}); allowed.Verdict != VerdictUnproven || strings.Contains(s, "fit for") ||
+		!strings.Contains(s, "allows one under paused holder") || allowed.Safety[1].Text() != "allowed 0/3" {
+		t.Errorf("allowed row (%s, %q): %s", allowed.Verdict, allowed.Safety[1].Text(), s)
+	}
+	user := &Row{User: true, Safety: safeCells()}
+	for _, c := range user.Safety {
+		c.Expect = results.Either
+	}
+	user.Verdict = verdictOf(user)
+	if s := sentence(user, lockimpl.Spec{Nodes: 1}); strings.Contains(s, "fit for") || !strings.Contains(s, "cannot show it safe") {
+		t.Errorf("a user's lock with no violation: %s", s)
 	}
 	server := &Row{Needs: Needs{Resource: "nothing"}, Safety: []*Cell{
 		{Family: "failover", Runs: 3, Unsafe: 2}, {Family: "holder hung", Runs: 3, LivenessRuns: 3, Stuck: 3}}}
+	server.Verdict = verdictOf(server)
 	s := sentence(server, lockimpl.Spec{Nodes: 1})
-	for _, want := range []string{"failover (2/3)", "server faults among them", "Stuck", "holder hung (3/3)"} {
+	for _, want := range []string{"failover (2/3)", "a server fault among them", "Stuck", "holder hung (3/3)"} {
 		if !strings.Contains(s, want) {
 			t.Errorf("server-broken row: %q lacks %q", s, want)
 		}
@@ -155,8 +177,8 @@ func TestSentencesFollowTheFiguresAndTraits(t *testing.T) {
 // The gate: a disagreement exits 1, a table cell that decided nothing 4,
 // nothing decided at all 3.
 func TestExitCodes(t *testing.T) {
-	ok := &Table{Runs: 2, Rows: []*Row{{Safety: []*Cell{{Runs: 2}}}}}
-	hole := &Table{Runs: 2, Undecided: 1, Rows: []*Row{{Safety: []*Cell{{Runs: 1}, {Undecided: 1}}}}}
+	ok := &Table{Runs: 2, Rows: []*Row{{Safety: []*Cell{{Runs: 2, Decided: 2}}}}}
+	hole := &Table{Runs: 2, Undecided: 1, Rows: []*Row{{Safety: []*Cell{{Runs: 1, Decided: 1}, {Undecided: 1}}}}}
 	none := &Table{Runs: 2, Undecided: 2}
 	bad := &Table{Runs: 2, Disagreements: []Disagreement{{}}}
 	for _, c := range []struct {

@@ -2,6 +2,7 @@ package choose
 
 import (
 	"encoding/xml"
+	"errors"
 	"io"
 	"strings"
 	"testing"
@@ -14,7 +15,7 @@ func TestPlotsAreWellFormedAndShowEveryFigure(t *testing.T) {
 	rec := Recovery{Cause: "crashed", N: 3, AllTTL: []float64{1, 1.1, 2.5}, MaxTTL: 2.5}
 	tab := &Table{Seeds: 1, MarginFamilies: []string{"pause"}, Families: []Family{{Name: NoFaults}}, Rows: []*Row{
 		{Name: "a <lock>", Liveness: Liveness{Crash: rec}, Safety: []*Cell{{Family: NoFaults, Runs: 1}},
-			Cost: &Cost{FloorOp: "PING", FloorP50: time.Millisecond, RatioP50: 2.5, RatioP99: 4},
+			Cost:    &Cost{FloorOp: "PING", FloorP50: time.Millisecond, RatioP50: 2.5, RatioP99: 4},
 			Margins: []Margin{{Family: "pause", Broke: true, AtTTL: 1.05, CapTTL: 10}}},
 		{Name: "b", Safety: []*Cell{{Family: NoFaults, Runs: 1}}, Margins: []Margin{{Family: "pause", CapTTL: 10}}},
 	}}
@@ -28,7 +29,7 @@ func TestPlotsAreWellFormedAndShowEveryFigure(t *testing.T) {
 		n := 0
 		for {
 			tok, err := d.Token()
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				break
 			}
 			if err != nil {

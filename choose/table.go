@@ -91,8 +91,11 @@ type Row struct {
 	// Margins has a cell per margin family searched for the lock.
 	Margins []Margin `json:"margins,omitempty"`
 	Cost    *Cost    `json:"cost,omitempty"`
-	// Verdict is the row in one word: safe (no fault family broke it),
-	// unsafe under some, or undecided.
+	// Verdict is the row in one word: safe (no run broke it, and its
+	// design says safe under every family it met), unsafe (some run broke
+	// it), unproven (no run broke it, but its design allows a violation
+	// under some family, or nothing says what it should do: a user's
+	// lock), undecided (some family decided nothing).
 	Verdict string `json:"verdict"`
 	// Sentence says when to use the lock and what it costs, derived from
 	// the figures and the lock's traits.
@@ -124,15 +127,20 @@ type Cell struct {
 	// safe); Liveness likewise (stuck, either, live).
 	Expect   results.Expectation `json:"expect"`
 	Liveness results.Expectation `json:"liveness_expect"`
-	// Runs decided safety: Unsafe of them found a decisive violation.
+	// Runs decided safety: Unsafe of them found a decisive safety
+	// violation (two holders at once, a lost update, a release of
+	// another's lock, a fence out of order).
 	Runs   int `json:"runs"`
 	Unsafe int `json:"unsafe"`
 	// LivenessRuns judged liveness: Stuck of them found the lock stuck.
 	LivenessRuns int `json:"liveness_runs"`
 	Stuck        int `json:"stuck"`
-	// Undecided runs decided neither (unknown, inconclusive, an error, a
-	// skip), with why in Notes.
+	// Undecided runs decided no safety verdict (unknown, inconclusive, an
+	// error), with why in Notes; Decided runs met or failed their
+	// expectation in either group (a stuck lock's run may decide its
+	// liveness alone).
 	Undecided int      `json:"undecided"`
+	Decided   int      `json:"decided"`
 	Notes     []string `json:"notes,omitempty"`
 	// Disagree says some run disagreed with the expectation.
 	Disagree bool `json:"disagree,omitempty"`
@@ -157,7 +165,8 @@ type Liveness struct {
 type Recovery struct {
 	Cause string `json:"cause"` // as the checker says it: crashed, abandoned, cut off
 	// N recoveries were judged; Stuck of them stayed taken past their
-	// bound (NeverFreed of those were never acquired again).
+	// bound; NeverFreed were not acquired again before the cell ended
+	// (no recovery time: the figures are over the others).
 	N          int `json:"n"`
 	Stuck      int `json:"stuck"`
 	NeverFreed int `json:"never_freed"`
@@ -183,8 +192,12 @@ type Tolerance struct {
 	// to lose), or where no scenario took one; Why says which.
 	Applicable bool   `json:"applicable"`
 	Why        string `json:"why,omitempty"`
-	Runs       int    `json:"runs"`
-	Stuck      int    `json:"stuck"`
+	// Runs took a minority down: Live of them judged liveness and passed
+	// with the evidence floor met, Stuck failed fault tolerance; the rest
+	// decided nothing.
+	Runs  int `json:"runs"`
+	Live  int `json:"live"`
+	Stuck int `json:"stuck"`
 	// FreeWhileTrying is the largest share of node-down time a key was
 	// free while a pod that reached a majority tried for it.
 	FreeWhileTrying float64 `json:"free_while_trying"`

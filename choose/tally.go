@@ -20,10 +20,11 @@ const (
 // not know is ignored. It returns the disagreement the run is, if any.
 func (p *Plan) Add(r *results.Cell) *Disagreement {
 	cell, row := p.where[r.Name()], p.rowOf[r.Name()]
-	if cell == nil {
-		return nil
+	if cell == nil || r.NotStarted() {
+		return nil // an interrupt kept it from running: it is in no figure
 	}
-	if unsafe, ok := safetyDecided(r); ok {
+	unsafe, decided := safetyDecided(r)
+	if decided {
 		cell.Runs++
 		if unsafe {
 			cell.Unsafe++
@@ -39,7 +40,10 @@ func (p *Plan) Add(r *results.Cell) *Disagreement {
 			cell.Stuck++
 		}
 	}
-	if undecided(r) {
+	if !undecided(r) {
+		cell.Decided++
+	}
+	if !decided {
 		cell.Undecided++
 		if len(cell.Notes) < 3 {
 			cell.Notes = append(cell.Notes, note(r))
@@ -90,8 +94,11 @@ func (row *Row) addLiveness(r *results.Cell) {
 		m := &row.Liveness.Minority
 		m.Applicable = true
 		m.Runs++
-		if r.LivenessVerdict == checker.Fail {
+		switch {
+		case slices.Contains(r.FailedProperties, checker.FaultTolerant):
 			m.Stuck++
+		case r.LivenessVerdict == checker.Pass && r.Evidence.Enough:
+			m.Live++
 		}
 		m.FreeWhileTrying = max(m.FreeWhileTrying, lf.FreeWhileTrying)
 	}
@@ -102,9 +109,12 @@ func (rc *Recovery) add(rec checker.Recovery, ttl time.Duration) {
 	rc.N++
 	if rec.Stuck {
 		rc.Stuck++
-		if !rec.Recovered {
-			rc.NeverFreed++
-		}
+	}
+	if !rec.Recovered {
+		// Nobody got the key before the cell ended: no recovery time
+		// (After runs to the history's end), counted on its own.
+		rc.NeverFreed++
+		return
 	}
 	rc.All = append(rc.All, rec.After)
 	rc.ttls = append(rc.ttls, ttl)
@@ -132,7 +142,7 @@ func (p *Plan) finish() {
 
 // summarize makes the median and maximum, in time and in TTLs.
 func (rc *Recovery) summarize() {
-	if rc.N == 0 {
+	if len(rc.All) == 0 {
 		return
 	}
 	inTTL := make([]float64, len(rc.All))
@@ -147,10 +157,13 @@ func (rc *Recovery) summarize() {
 	rc.All, rc.AllTTL = all, inTTL
 }
 
-// verdictOf is a row in one word: unsafe when some family broke it, safe
-// when every cell decided and none did, undecided otherwise.
+// verdictOf is a row in one word: unsafe when some run broke it; safe
+// when every cell decided, none broke, and the lock's design says safe in
+// every family; unproven when none broke but the design allows a
+// violation somewhere (or nothing says what it should do: a user's lock);
+// undecided when some cell decided nothing.
 func verdictOf(row *Row) string {
-	decided := true
+	decided, designSafe := true, true
 	for _, c := range row.Safety {
 		if c.Unsafe > 0 {
 			return VerdictUnsafe
@@ -158,9 +171,15 @@ func verdictOf(row *Row) string {
 		if c.Runs == 0 {
 			decided = false
 		}
+		if c.Expect != results.Safe {
+			designSafe = false
+		}
 	}
-	if !decided {
+	switch {
+	case !decided:
 		return VerdictUndecided
+	case !designSafe:
+		return VerdictUnproven
 	}
 	return VerdictSafe
 }
@@ -169,5 +188,6 @@ func verdictOf(row *Row) string {
 const (
 	VerdictSafe      = "safe"
 	VerdictUnsafe    = "unsafe"
+	VerdictUnproven  = "unproven"
 	VerdictUndecided = "undecided"
 )

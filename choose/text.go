@@ -58,7 +58,7 @@ func (t *Table) WriteText(w io.Writer) {
 	}
 	fmt.Fprintf(w, "\nmargins: %s\n\n", t.MarginsFrom)
 	for _, r := range t.Rows {
-		fmt.Fprintf(w, "%s: %s\n", r.Name, r.Sentence)
+		fmt.Fprintf(w, "%s%s: %s\n", r.Name, r.settingsNote(), r.Sentence)
 	}
 	fmt.Fprintln(w)
 	t.writeGate(w)
@@ -76,12 +76,16 @@ func (t *Table) writeGate(w io.Writer) {
 	}
 	fmt.Fprintf(w, "%d run(s) in %s (seed %d, %d per cell, backend %s, time scale %.2f): ", t.Runs,
 		t.Elapsed.Round(1e9), t.Seed, t.Seeds, t.Backend, t.TimeScale)
-	switch {
+	switch holes := t.Holes(); {
 	case t.Interrupted:
 		fmt.Fprintln(w, "interrupted: the table holds what ran")
 	case len(t.Disagreements) > 0:
 		fmt.Fprintf(w, "%d disagreement(s) with the locks' expectations\n", len(t.Disagreements))
+	case t.Runs == t.Undecided:
+		fmt.Fprintln(w, "no run decided anything: the harness could not run the cells (their reports say why)")
+	case len(holes) > 0:
+		fmt.Fprintf(w, "inconclusive: %d cell(s) decided nothing in any run: %s\n", len(holes), strings.Join(holes, ", "))
 	default:
-		fmt.Fprintf(w, "every cell agrees with its lock's expectation (%d undecided run(s))\n", t.Undecided)
+		fmt.Fprintf(w, "every cell agrees with its lock's expectation (%d run(s) undecided)\n", t.Undecided)
 	}
 }

@@ -3,12 +3,16 @@ package choose
 import (
 	"fmt"
 	"strings"
+
+	"github.com/lockchaos/lockchaos/results"
 )
 
 // The words every output shows a table's cells in, one spelling each.
 
-// Text is the safety cell: "unsafe k/n" (k of n runs found two holders),
-// "safe 0/n", or "undecided"; with liveness where a run found the lock
+// Text is the safety cell: "unsafe k/n" (k of n runs found a safety
+// violation), "safe 0/n" (none did, and the lock's design says none can),
+// "allowed 0/n" (none did, but the design allows one, or nothing says: a
+// user's lock), or "undecided"; with liveness where a run found the lock
 // stuck, undecided runs, and "!" where a run disagreed with the lock's
 // expectation (the gate).
 func (c *Cell) Text() string {
@@ -20,6 +24,10 @@ func (c *Cell) Text() string {
 		s = "undecided"
 	case c.Unsafe > 0:
 		s = fmt.Sprintf("unsafe %d/%d", c.Unsafe, c.Runs)
+	case c.Expect != results.Safe:
+		// None seen, but the design allows one (or nothing says: a
+		// user's lock): not "safe".
+		s = fmt.Sprintf("allowed 0/%d", c.Runs)
 	default:
 		s = fmt.Sprintf("safe 0/%d", c.Runs)
 	}
@@ -40,11 +48,17 @@ func (rc Recovery) Text() string {
 	if rc.N == 0 {
 		return "-"
 	}
-	s := fmt.Sprintf("%.1f TTL (%s), max %.1f (%s)", rc.MedianTTL, ms(rc.Median), rc.MaxTTL, ms(rc.Max))
+	var parts []string
 	if rc.Stuck > 0 {
-		s = fmt.Sprintf("stuck %d/%d; ", rc.Stuck, rc.N) + s
+		parts = append(parts, fmt.Sprintf("stuck %d/%d", rc.Stuck, rc.N))
 	}
-	return s
+	if rc.NeverFreed > 0 {
+		parts = append(parts, fmt.Sprintf("never freed %d/%d", rc.NeverFreed, rc.N))
+	}
+	if len(rc.All) > 0 {
+		parts = append(parts, fmt.Sprintf("%.1f TTL (%s), max %.1f (%s)", rc.MedianTTL, ms(rc.Median), rc.MaxTTL, ms(rc.Max)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Text is the tolerance of a minority down.
@@ -52,10 +66,14 @@ func (m Tolerance) Text() string {
 	if !m.Applicable {
 		return "n/a (" + m.Why + ")"
 	}
+	s := fmt.Sprintf("live %d/%d", m.Live, m.Runs)
 	if m.Stuck > 0 {
-		return fmt.Sprintf("stuck %d/%d", m.Stuck, m.Runs)
+		s = fmt.Sprintf("stuck %d/%d", m.Stuck, m.Runs)
 	}
-	return fmt.Sprintf("live %d/%d, key free at most %.0f%% of the time", m.Runs, m.Runs, 100*m.FreeWhileTrying)
+	if u := m.Runs - m.Live - m.Stuck; u > 0 {
+		s += fmt.Sprintf(" (%d undecided)", u)
+	}
+	return s + fmt.Sprintf(", key free at most %.0f%% of the time", 100*m.FreeWhileTrying)
 }
 
 // Text is a margin: the smallest breaking magnitude in TTLs.
@@ -102,4 +120,12 @@ func (c *Cost) ContendedText() string {
 		return "-"
 	}
 	return fmt.Sprintf("%.0f/s (%.0f%%)", c.Contended, 100*c.Share)
+}
+
+// settingsNote names the server settings a row's lock relies on, if any.
+func (r *Row) settingsNote() string {
+	if r.Needs.Settings == "" {
+		return ""
+	}
+	return " (server settings: " + r.Needs.Settings + ")"
 }

@@ -15,7 +15,8 @@ import (
 )
 
 func init() {
-	mustRegister(Kind{Name: "failover", Family: FamilyFailover, Doc: "while a lock is held, kill the primary and promote the lagging replica",
+	mustRegister(Kind{Name: "failover", Family: FamilyFailover,
+		Doc:    "while a lock is held, kill the primary and promote the lagging replica",
 		Moment: "the promoted replica lacked a key a pod believed it held", Danger: lostOnPromotion,
 		Needs:  Needs{NodeControl: true, Replica: true},
 		Params: FailoverParams{}})

@@ -1,7 +1,6 @@
 package lockchaostest
 
 import (
-	"context"
 	"fmt"
 	"regexp"
 	"slices"
@@ -12,6 +11,7 @@ import (
 	"github.com/lockchaos/lockchaos/choose"
 	"github.com/lockchaos/lockchaos/deployment"
 	"github.com/lockchaos/lockchaos/lockimpl"
+	"github.com/lockchaos/lockchaos/reports"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
 )
@@ -51,6 +51,10 @@ func Choose(t *testing.T, lock lockimpl.Spec, opts ChooseOptions) *choose.Table 
 		needRedisServer(t)
 		opts.Backend = process.Backend{}
 	}
+	if _, err := lockimpl.Lookup(lock.Name); err == nil || slices.Contains(opts.Beside, lock.Name) {
+		t.Fatalf("lockchaostest: your lock is named %q, as a lock of the registry or of Beside: give it a name of its own "+
+			"(its rows would merge with the other's)", lock.Name)
+	}
 	cells, err := chooseCells(lock, opts)
 	if err != nil {
 		t.Fatalf("lockchaostest: %v", err)
@@ -58,7 +62,7 @@ func Choose(t *testing.T, lock lockimpl.Spec, opts ChooseOptions) *choose.Table 
 	seed := seedFor(t, opts.Seed)
 	dir := outputDir(t, opts.Options)
 	test := t.Name()
-	tab, _, err := choose.Run(context.Background(), choose.Options{Cells: cells, Quick: opts.Quick, Seeds: opts.Seeds,
+	tab, _, err := choose.Run(t.Context(), choose.Options{Cells: cells, Quick: opts.Quick, Seeds: opts.Seeds,
 		Seed: seed, Backend: opts.Backend, TimeScale: opts.TimeScale,
 		CellOptions: func(on scenarios.Timing) scenarios.Options {
 			return scenarios.Options{Seed: seed, OutDir: dir, Duration: opts.Duration, Backend: opts.Backend,
@@ -75,6 +79,13 @@ func Choose(t *testing.T, lock lockimpl.Spec, opts ChooseOptions) *choose.Table 
 	t.Log("\n" + b.String())
 	for _, d := range tab.Disagreements {
 		t.Errorf("lockchaostest: %s disagrees with its expectation: %s\nrerun: %s", d.Cell, d.Why, d.Rerun)
+	}
+	switch tab.ExitCode() {
+	case reports.ExitHarness:
+		t.Errorf("lockchaostest: no run of the table decided anything: the harness could not run its cells")
+	case reports.ExitInconclusive:
+		t.Errorf("lockchaostest: the table is inconclusive: these cells decided nothing in any run: %s",
+			strings.Join(tab.Holes(), ", "))
 	}
 	return tab
 }

@@ -32,7 +32,7 @@ type Bench struct {
 // StartBench starts cell's deployment on opts.Backend with clients pods
 // and builds every pod's lock. A virtual backend has no real time to
 // measure: refused.
-func StartBench(ctx context.Context, cell Cell, clients int, opts Options) (b *Bench, err error) {
+func StartBench(ctx context.Context, cell Cell, clients int, opts Options) (*Bench, error) {
 	if _, ok := backend.Virtual(opts.Backend); ok {
 		return nil, fmt.Errorf("%w: the simulation's time is virtual: a cost is measured on real servers", ErrBenchSkipped)
 	}
@@ -55,24 +55,20 @@ func StartBench(ctx context.Context, cell Cell, clients int, opts Options) (b *B
 		_ = dep.Close()
 		return nil, err
 	}
-	b = &Bench{plan: p, dep: dep, control: workload.NewControl(clients)}
-	b.done = func() {
+	b := &Bench{plan: p, dep: dep, control: workload.NewControl(clients), done: func() {
 		_ = dep.Close()
 		keysDone()
-	}
-	defer func() {
-		if err != nil {
-			b.Close()
-		}
-	}()
+	}}
 	if dial := dep.Dialer(); dial != nil {
 		b.control.UseDialer(dial)
 	}
 	if err := resetResource(ctx, dep, p.KeyPrefix); err != nil {
+		b.Close()
 		return nil, err
 	}
 	b.pods = newPods(p, dep, b.control)
 	if err := b.pods.build(clients); err != nil {
+		b.Close() // the pods built so far (a driver that started) too
 		return nil, fmt.Errorf("workload: %w", err)
 	}
 	return b, nil

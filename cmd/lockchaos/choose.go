@@ -17,6 +17,7 @@ import (
 	"github.com/lockchaos/lockchaos/internal/cobrakit"
 	"github.com/lockchaos/lockchaos/internal/flagvalue"
 	"github.com/lockchaos/lockchaos/internal/interrupt"
+	"github.com/lockchaos/lockchaos/internal/shellword"
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/margins"
 	"github.com/lockchaos/lockchaos/reports"
@@ -112,16 +113,9 @@ func cmdChoose(c chooseConfig, args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return usageErr("%v", err)
 	}
-	for _, md := range c.markdown {
-		if err := choose.CheckMarkdownFile(md); err != nil {
-			return usageErr("--markdown: %v", err)
-		}
-	}
-	var given *margins.Report
-	if c.marginsFile != "" {
-		if given, err = choose.ReadMargins(c.marginsFile); err != nil {
-			return usageErr("--margins: %v", err)
-		}
+	given, err := c.readFiles()
+	if err != nil {
+		return usageErr("%v", err)
 	}
 	release, err := claimOut(c.run.out)
 	if err != nil {
@@ -135,9 +129,42 @@ func cmdChoose(c chooseConfig, args []string, stdout, stderr io.Writer) int {
 		return exitHarness
 	}
 	defer closeBackend(be)
+	o := c.options(cells, be, redisVersion, args, given, stderr)
+	if given != nil || c.quick {
+		return c.table(o, stdout, stderr)
+	}
+	return sim.Host(func(b sim.Backend) int {
+		o.Sim = b
+		return c.table(o, stdout, stderr)
+	})
+}
+
+// readFiles checks the --markdown files before anything runs and reads
+// the --margins file, if any.
+func (c chooseConfig) readFiles() (*margins.Report, error) {
+	for _, md := range c.markdown {
+		if err := choose.CheckMarkdownFile(md); err != nil {
+			return nil, fmt.Errorf("--markdown: %w", err)
+		}
+	}
+	if c.marginsFile == "" {
+		return nil, nil
+	}
+	given, err := choose.ReadMargins(c.marginsFile)
+	if err != nil {
+		return nil, fmt.Errorf("--margins: %w", err)
+	}
+	return given, nil
+}
+
+// options are the table's options: the cells on be, each cell's
+// options as run would give them, the margins given (or nil: searched),
+// the rows of the short form when it names no lock.
+func (c chooseConfig) options(cells []scenarios.Cell, be backend.Backend, redisVersion string, args []string,
+	given *margins.Report, stderr io.Writer) choose.Options {
 	o := choose.Options{Cells: cells, Quick: c.quick, Seeds: c.run.repeat, Seed: c.run.seed, Parallel: c.run.parallel,
 		Backend: be, TimeScale: c.run.timeScale, Margins: given, NoCost: c.noCost,
-		Version: version, Command: "choose " + strings.Join(args, " "), Stderr: stderr,
+		Version: version, Command: chooseLine(args), Stderr: stderr,
 		Servers: servers(redisVersion, postgresVersion(cells, be)),
 		CellOptions: func(t scenarios.Timing) scenarios.Options {
 			return c.run.cellOptions(target{be: be, Timing: t, named: c.run.rerunBackend(be)}, func(msg string) {
@@ -148,16 +175,10 @@ func cmdChoose(c chooseConfig, args []string, stdout, stderr io.Writer) int {
 		o.Rows = choose.QuickRows
 	}
 	if given != nil {
-		o.MarginsFrom = "from " + c.marginsFile + fmt.Sprintf(" (lockchaos margins at TTL %v, %d seeds per probe, on %s)",
+		o.MarginsFrom = fmt.Sprintf("from %s (lockchaos margins at TTL %v, %d seeds per probe, on %s)", c.marginsFile,
 			given.TTL, given.Seeds, given.Backend)
 	}
-	if given != nil || c.quick {
-		return c.table(o, stdout, stderr)
-	}
-	return sim.Host(func(b sim.Backend) int {
-		o.Sim = b
-		return c.table(o, stdout, stderr)
-	})
+	return o
 }
 
 // cells are the cells the table lays out: run's selection, in-process
@@ -234,4 +255,11 @@ func (c chooseConfig) table(o choose.Options, stdout, stderr io.Writer) int {
 // servers are the servers' versions a table names.
 func servers(versions ...string) []string {
 	return slices.DeleteFunc(versions, func(v string) bool { return v == "" })
+}
+
+// chooseLine is the command line as typed after "choose", quoted for a
+// shell, a --postgres-url password never in it: it goes into every
+// output, README and docs/choose.md among them.
+func chooseLine(args []string) string {
+	return external.Redact(shellword.Join(append([]string{"lockchaos", "choose"}, args...)))
 }

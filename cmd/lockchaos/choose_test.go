@@ -3,9 +3,12 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lockchaos/lockchaos/choose"
 )
@@ -110,5 +113,62 @@ func TestChooseQuickTableWithTheUsersLock(t *testing.T) {
 	}
 	if strings.Contains(string(b), "\nold\n") {
 		t.Error("the old table is still between the markers")
+	}
+}
+
+// A cell that disagrees with its lock's expectation fails the gate: exit
+// 1, the cell named on stdout with its rerun line.
+func TestChooseDisagreementExitsOne(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "wrong.yaml")
+	yaml := "scenarios:\n  - name: wrong-baseline\n    description: no faults, expected unsafe (a wrong expectation)\n" +
+		"    expect:\n      token: unsafe\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := runCLI("choose", "--quick", "--no-cost", "--seed", "3", "--out", filepath.Join(dir, "out"),
+		"--scenarios-file", file, "--scenario", "wrong-baseline", "--lock", "token")
+	if code != exitViolation || !strings.Contains(stdout, "DISAGREES token [no faults]") ||
+		!strings.Contains(stdout, "wrong-baseline/token") || !strings.Contains(stdout, "rerun: lockchaos run") {
+		t.Fatalf("exit %d, want 1 naming the cell\n%s\n%s", code, stdout, stderr)
+	}
+}
+
+// SIGINT or SIGTERM mid-table: exit 130 or 143, the table of what ran
+// written, no server left behind.
+func TestChooseInterruptStopsCleanly(t *testing.T) {
+	bin := lockchaosBinary(t)
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		tmp, out := t.TempDir(), t.TempDir()
+		cmd := exec.Command(bin, "choose", "--quick", "--scenario", "baseline,gc-pause", "--lock", "token",
+			"--out", out)
+		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI=true")
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(20 * time.Second)
+		for !bothAtWork(out) {
+			if time.Now().After(deadline) {
+				_ = cmd.Process.Kill()
+				t.Fatalf("cells did not start: %s", stderr.String())
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		_ = cmd.Process.Signal(sig)
+		err := cmd.Wait()
+		want := map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143}[sig]
+		if code := cmd.ProcessState.ExitCode(); code != want {
+			t.Fatalf("%v: exit %d (%v), want %d\n%s", sig, code, err, want, stderr.String())
+		}
+		b, err := os.ReadFile(filepath.Join(out, "choose.json"))
+		var tab choose.Table
+		if err != nil || json.Unmarshal(b, &tab) != nil || !tab.Interrupted {
+			t.Fatalf("%v: the interrupted table: %v\n%s", sig, err, b)
+		}
+		if pids := redisServersUnder(tmp); len(pids) > 0 {
+			t.Fatalf("%v: redis-server still running from %s: %v", sig, tmp, pids)
+		}
 	}
 }
