@@ -22,7 +22,7 @@ import (
 // Defaults of a table.
 const (
 	DefaultSeeds       = 3  // runs of every cell in the full table
-	DefaultMarginSeeds = 10 // seeds per probe of the margins search
+	DefaultMarginSeeds = 6  // seeds per probe of the margins search
 	DefaultCostSamples = 200
 	QuickCostSamples   = 50
 )
