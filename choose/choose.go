@@ -21,8 +21,8 @@ import (
 
 // Defaults of a table.
 const (
-	DefaultSeeds       = 3  // runs of every cell in the full table
-	DefaultMarginSeeds = 6  // seeds per probe of the margins search
+	DefaultSeeds       = 3 // runs of every cell in the full table
+	DefaultMarginSeeds = 6 // seeds per probe of the margins search
 	DefaultCostSamples = 200
 	QuickCostSamples   = 50
 )
