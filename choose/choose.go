@@ -235,7 +235,11 @@ func (o Options) search(ctx context.Context, p *Plan, t *Table) *margins.Report 
 	at := time.Now()
 	fmt.Fprintf(o.Stderr, "lockchaos choose: margins of %d lock(s) in the simulation (%d seeds per probe)\n", len(locks),
 		o.MarginSeeds)
-	rep, err := searchMargins(ctx, o.Sim, locks, o.MarginSeeds, o.Parallel, o.Seed)
+	dir := ""
+	if out := o.CellOptions(scenarios.Timing{Scale: 1}).OutDir; out != "" {
+		dir = filepath.Join(out, "margins")
+	}
+	rep, err := searchMargins(ctx, o.Sim, locks, o.MarginSeeds, o.Parallel, o.Seed, dir)
 	t.Phases["margins"] = time.Since(at)
 	if err != nil {
 		t.MarginsFrom = "the search failed: " + err.Error()

@@ -46,13 +46,21 @@ func marginLocks(rows []*Row, specs map[string]lockimpl.Spec) []lockimpl.Spec {
 // table's cells are that), no liveness margins (the table measures
 // recovery in its own cells).
 func searchMargins(ctx context.Context, sim backend.Backend, locks []lockimpl.Spec, seeds, parallel int,
-	seed int64) (*margins.Report, error) {
+	seed int64, outDir string) (*margins.Report, error) {
 	fams, err := margins.FamiliesNamed(MarginFamilies)
 	if err != nil {
 		return nil, err
 	}
+	if outDir == "" {
+		// The probes' histories and shrunk schedules go somewhere, never
+		// into the working directory.
+		if outDir, err = os.MkdirTemp("", "lockchaos-choose-margins-"); err != nil {
+			return nil, err
+		}
+		defer func() { _ = os.RemoveAll(outDir) }()
+	}
 	cfg := margins.Config{Locks: locks, Families: fams, Backend: sim, Seeds: seeds, Seed: seed, Resolution: 0.1,
-		Parallel: parallel}
+		Parallel: parallel, OutDir: outDir}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}

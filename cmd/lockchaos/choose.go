@@ -59,7 +59,7 @@ func newChooseCmd(cl *cli) *cobra.Command {
 		"fault schedules")
 	fs.IntVar(&r.repeat, "seeds", 0, fmt.Sprintf("runs of every cell, seeds N, N+1, ... (default %d, 1 with --quick)",
 		choose.DefaultSeeds))
-	fs.IntVar(&r.parallel, "parallel", 5, fmt.Sprintf("cells at once, 1..%d (most cells wait on TTLs and elections, "+
+	fs.IntVar(&r.parallel, "parallel", 4, fmt.Sprintf("cells at once, 1..%d (most cells wait on TTLs and elections, "+
 		"so more than the cores)", scenarios.MaxParallel()))
 	r.bindBackend(fs)
 	fs.Float64Var(&r.timeScale, "time-scale", 0, "stretch every scenario time by this factor (0: measure the machine "+
