@@ -24,7 +24,7 @@ const (
 	DefaultSeeds       = 3 // runs of every cell in the full table
 	DefaultMarginSeeds = 6 // seeds per probe of the margins search
 	DefaultCostSamples = 200
-	QuickCostSamples   = 50
+	QuickCostSamples   = 100
 )
 
 // QuickRows are the short form's rows when the user names no lock: one
