@@ -183,7 +183,7 @@ func (t *Table) writeColumnsMarkdown(w io.Writer) {
 func (t *Table) WriteMarkdownShort(w io.Writer) {
 	fmt.Fprintf(w, "%s The whole table, with liveness, margins and every column: [docs/choose.md](docs/choose.md).\n\n",
 		t.provenance())
-	row(w, "lock", "servers", "resource", "mutual exclusion", "crashed holder freed in", "cycle vs. bare round trip")
+	row(w, "which lock", "servers", "resource", "mutual exclusion", "crashed holder freed in", "cycle vs. bare round trip")
 	row(w, slices.Repeat([]string{"---"}, 6)...)
 	for _, r := range t.Rows {
 		verdict := r.Verdict

@@ -7,17 +7,33 @@ import (
 	"github.com/lockchaos/lockchaos/lockimpl"
 )
 
-// A Go lock of the user's own in the which-lock table beside the
-// built-in token lock, measured exactly like it: the same scenarios, a
-// verdict per family, a cost over the same floor.
-func TestChoosePutsAGoLockBesideTheReferences(t *testing.T) {
+// myLockSpec is a user's Go lock: the token lock under a name of its own.
+func myLockSpec(t *testing.T) lockimpl.Spec {
+	t.Helper()
 	token, err := lockimpl.Lookup(lockimpl.NameToken)
 	if err != nil {
 		t.Fatal(err)
 	}
-	mine := token
-	mine.Name, mine.Doc = "my-token", "the token lock under another name: a user's Go lock"
-	tab := lockchaostest.Choose(t, mine, lockchaostest.ChooseOptions{Beside: []string{lockimpl.NameToken},
+	token.Name, token.Doc = "my-token", "the token lock under another name: a user's Go lock"
+	return token
+}
+
+// docs:begin choose
+func TestWhereMyLockStands(t *testing.T) {
+	tab := lockchaostest.Choose(t, myLockSpec(t), lockchaostest.ChooseOptions{
+		Beside: []string{"token", "fenced"}, Scenarios: []string{"baseline", "gc-pause"}, Quick: true})
+	for _, r := range tab.Rows {
+		t.Logf("%s: %s", r.Name, r.Sentence)
+	}
+}
+
+// docs:end choose
+
+// A Go lock of the user's own in the which-lock table beside the
+// built-in token lock, measured exactly like it: the same scenarios, a
+// verdict per family, a cost over the same floor.
+func TestChoosePutsAGoLockBesideTheReferences(t *testing.T) {
+	tab := lockchaostest.Choose(t, myLockSpec(t), lockchaostest.ChooseOptions{Beside: []string{lockimpl.NameToken},
 		Scenarios: []string{"baseline", "gc-pause"}, Quick: true, Seed: 11})
 	rows := map[string]bool{}
 	for _, r := range tab.Rows {

@@ -62,10 +62,16 @@ func TestChooseQuickTableWithTheUsersLock(t *testing.T) {
 	if err := os.WriteFile(md, []byte(readme), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, stdout, stderr := runCLI("choose", "--quick", "--seed", "7", "--out", out, "--markdown", md, "--json",
+	// The binary, not in process: a --lock-driver registers its lock
+	// for the whole process, and other tests list the registry.
+	cmd := exec.Command(lockchaosBinary(t), "choose", "--quick", "--parallel", "2", "--seed", "7", "--out", out, "--markdown", md, "--json",
 		"--lock", "token,fenced,mine", "--lock-driver", "mine="+driver+" --lock token", "--scenario", "baseline,gc-pause")
-	if code != exitOK {
-		t.Fatalf("exit %d\n%s\n%s", code, stdout, stderr)
+	var outb, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &outb, &errb
+	err := cmd.Run()
+	stdout, stderr := outb.String(), errb.String()
+	if err != nil {
+		t.Fatalf("%v\n%s\n%s", err, stdout, stderr)
 	}
 	validate(t, compileSchema(t, "choose.v1.json"), "choose --json", []byte(stdout))
 	var tab choose.Table

@@ -127,7 +127,7 @@ func TestHelpOnAnUnknownCommandIsAUsageError(t *testing.T) {
 	for _, topic := range [][]string{{"nosuchcmd"}, {"rn"}, {"run", "extra"}} {
 		code, stdout, stderr := runCLI(append([]string{"help"}, topic...)...)
 		if code != exitUsage || stdout != "" || !strings.Contains(stderr, "unknown command") ||
-			!strings.Contains(stderr, "valid: run, list, check, margins, report, compare, completion, version, help") {
+			!strings.Contains(stderr, "valid: run, choose, list, check, margins, report, compare, completion, version, help") {
 			t.Errorf("help %q: exit %d, stdout %q, stderr %q", topic, code, stdout, stderr)
 		}
 	}

@@ -97,7 +97,7 @@ func TestUsageErrors(t *testing.T) {
 		}
 	}
 	_, _, errOut := runCLI("frobnicate")
-	if !strings.Contains(errOut, "valid: run, list, check") {
+	if !strings.Contains(errOut, "valid: run, choose, list, check") {
 		t.Errorf("unknown command does not list the valid ones: %q", errOut)
 	}
 	if code, out, _ := runCLI("help"); code != exitOK || !strings.Contains(out, "Exit codes") {
