@@ -123,7 +123,7 @@ libs-table: build
 	.ci/chaos-libs $(PERF_OUT)/libs-table --repeat 10 --seed 2000; rc=$$?; \
 	  bin/lockchaos report --markdown docs/libraries.md $(PERF_OUT)/libs-table && exit $$rc
 
-## choose: which lock to use: every lock (built in, and the library rows) under the same fault families on Redis, Redis Cluster, PostgreSQL and etcd, 3 seeds a cell, with liveness, margins and cost beside each service's floor; the table goes into docs/choose.md and the README (~20 min)
+## choose: which lock to use: every lock (built in, and the library rows) under the same fault families on Redis, Redis Cluster, PostgreSQL and etcd, 3 seeds a cell, with liveness, margins and cost beside each service's floor; the table goes into docs/choose.md and the README (~25 min)
 choose: build ensure-redis ensure-postgres ensure-etcd
 	.ci/choose --out $(CHOOSE_OUT) --markdown docs/choose.md --markdown README.md $(CHOOSE_FLAGS); rc=$$?; \
 	  for p in recovery cost margins; do [ ! -f $(CHOOSE_OUT)/$$p.svg ] || cp $(CHOOSE_OUT)/$$p.svg docs/choose-$$p.svg; done; exit $$rc
