@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/lockchaos/lockchaos/choose"
 )
@@ -146,28 +145,8 @@ func TestChooseInterruptStopsCleanly(t *testing.T) {
 	bin := lockchaosBinary(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		tmp, out := t.TempDir(), t.TempDir()
-		cmd := exec.Command(bin, "choose", "--quick", "--scenario", "baseline,gc-pause", "--lock", "token",
+		interruptMidRun(t, sig, tmp, out, bin, "choose", "--quick", "--scenario", "baseline,gc-pause", "--lock", "token",
 			"--out", out)
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI=true")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		deadline := time.Now().Add(20 * time.Second)
-		for !bothAtWork(out) {
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				t.Fatalf("cells did not start: %s", stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		_ = cmd.Process.Signal(sig)
-		err := cmd.Wait()
-		want := map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143}[sig]
-		if code := cmd.ProcessState.ExitCode(); code != want {
-			t.Fatalf("%v: exit %d (%v), want %d\n%s", sig, code, err, want, stderr.String())
-		}
 		b, err := os.ReadFile(filepath.Join(out, "choose.json"))
 		var tab choose.Table
 		if err != nil || json.Unmarshal(b, &tab) != nil || !tab.Interrupted {

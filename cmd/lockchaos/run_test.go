@@ -153,29 +153,8 @@ func TestInterruptStopsCleanly(t *testing.T) {
 	bin := lockchaosBinary(t)
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		tmp, out := t.TempDir(), t.TempDir()
-		cmd := exec.Command(bin, "run", "--scenario", "baseline,gc-pause", "--lock", "token", "--duration", "20s", "--out", out)
-		cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI=true")
-		var stderr strings.Builder
-		cmd.Stderr = &stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		// Wait until both cells are at work: each history holds an event
-		// after its header (the recorder writes as it goes).
-		deadline := time.Now().Add(20 * time.Second)
-		for !bothAtWork(out) {
-			if time.Now().After(deadline) {
-				_ = cmd.Process.Kill()
-				t.Fatalf("cells did not start: %s", stderr.String())
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
-		_ = cmd.Process.Signal(sig)
-		err := cmd.Wait()
-		want := map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143}[sig]
-		if code := cmd.ProcessState.ExitCode(); code != want {
-			t.Fatalf("%v: exit %d (%v), want %d\n%s", sig, code, err, want, stderr.String())
-		}
+		interruptMidRun(t, sig, tmp, out, bin, "run", "--scenario", "baseline,gc-pause", "--lock", "token", "--duration", "20s",
+			"--out", out)
 		sum, err := reports.ReadJSON(filepath.Join(out, "summary.json"))
 		if err != nil || !sum.Interrupted {
 			t.Fatalf("%v: partial summary: %v %+v", sig, err, sum)
@@ -192,6 +171,36 @@ func TestInterruptStopsCleanly(t *testing.T) {
 		if pids := redisServersUnder(tmp); len(pids) > 0 {
 			t.Fatalf("%v: redis-server still running from %s: %v", sig, tmp, pids)
 		}
+	}
+}
+
+// interruptMidRun starts the binary with args (TMPDIR tmp, histories
+// under out), sends sig once both token cells are at work, and fails t
+// unless it exits with the signal's code (130, 143).
+func interruptMidRun(t *testing.T, sig syscall.Signal, tmp, out string, bin string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, "CI=true")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Wait until both cells are at work: each history holds an event
+	// after its header (the recorder writes as it goes).
+	deadline := time.Now().Add(20 * time.Second)
+	for !bothAtWork(out) {
+		if time.Now().After(deadline) {
+			_ = cmd.Process.Kill()
+			t.Fatalf("cells did not start: %s", stderr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = cmd.Process.Signal(sig)
+	err := cmd.Wait()
+	want := map[syscall.Signal]int{syscall.SIGINT: 130, syscall.SIGTERM: 143}[sig]
+	if code := cmd.ProcessState.ExitCode(); code != want {
+		t.Fatalf("%v: exit %d (%v), want %d\n%s", sig, code, err, want, stderr.String())
 	}
 }
 
