@@ -169,10 +169,14 @@ func (n *Node) start(ctx context.Context) error {
 	n.cmd, n.exited, n.state = cmd, exited, backend.NodeRunning
 	n.mu.Unlock()
 
-	if err := backend.WaitReady(ctx, n.Addr(), exited, n.cfg.StartTimeout); err != nil {
+	err = backend.WaitReady(ctx, n.Addr(), exited, n.cfg.StartTimeout)
+	if err == nil && !n.answersItself(ctx, cmd.Process.Pid) {
+		err = fmt.Errorf("%w: another server answers on port %d", errAddrInUse, n.port)
+	}
+	if err != nil {
 		_ = n.Kill()
 		tail := n.logTail(5)
-		if strings.Contains(tail, "Address already in use") {
+		if strings.Contains(tail, "Address already in use") && !errors.Is(err, errAddrInUse) {
 			err = errAddrInUse
 		}
 		return fmt.Errorf("%w: node %s on port %d: %w; log %s:\n%s", backend.ErrNodeStart, n.cfg.Name, n.port, err, n.logPath(), tail)
@@ -184,6 +188,49 @@ func (n *Node) start(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// answersItself reports whether the server that answered PING on the
+// node's port is the one this node started (a process of its group). A
+// port picked free can be taken by another cell's redis-server before ours
+// binds it; that one then answers while ours exits with "Address already
+// in use", and the harness drove a stranger: a cluster cell formed with
+// another cell's node ("CLUSTER SET-CONFIG-EPOCH: ERR Node config epoch is
+// already non-zero"). When it cannot tell (no INFO, no /proc), it trusts
+// the PING, as before.
+func (n *Node) answersItself(ctx context.Context, group int) bool {
+	v, err := n.Do(ctx, "INFO", "server")
+	if err != nil {
+		return true
+	}
+	info, _ := v.(string)
+	pid := 0
+	for _, line := range strings.Split(info, "\n") {
+		if val, ok := strings.CutPrefix(strings.TrimSpace(line), "process_id:"); ok {
+			pid, _ = strconv.Atoi(val)
+		}
+	}
+	pgrp, ok := processGroup(pid)
+	return !ok || pgrp == group
+}
+
+// processGroup reads a process's group from /proc/<pid>/stat.
+func processGroup(pid int) (int, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, false
+	}
+	s := string(b)
+	// After "(comm)", which may hold spaces: state, ppid, pgrp, ...
+	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(f) < 3 {
+		return 0, false
+	}
+	g, err := strconv.Atoi(f[2])
+	return g, err == nil
 }
 
 // prepareDir readies the node's directory for a start; n.mu is held.

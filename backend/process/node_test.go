@@ -185,3 +185,31 @@ func TestNodeConfigValidate(t *testing.T) {
 		}
 	}
 }
+
+// TestNodeOnATakenPortRefusesTheStrangerThatAnswers: a port another
+// redis-server already serves answers PING before the new node's own
+// server exits with "Address already in use"; the start must fail as a
+// port clash (which StartNode retries on a fresh port when it picked the
+// port), never hand back a node that drives the other server.
+func TestNodeOnATakenPortRefusesTheStrangerThatAnswers(t *testing.T) {
+	stranger := startNode(t, backend.NodeConfig{Name: "stranger"})
+	if _, err := stranger.Do(context.Background(), "SET", "whose", "stranger's"); err != nil {
+		t.Fatal(err)
+	}
+	n, err := process.StartNode(context.Background(), backend.NodeConfig{Name: "late", Port: stranger.Port()})
+	if err == nil {
+		_ = n.Close()
+		t.Fatalf("a node on %s's port started; it answers with the stranger's data", stranger.Name())
+	}
+	if !errors.Is(err, backend.ErrNodeStart) || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("err = %v, want a start error naming the port clash", err)
+	}
+	// Free port picked by the node itself: it starts, on a port of its own.
+	own := startNode(t, backend.NodeConfig{Name: "own"})
+	if own.Port() == stranger.Port() {
+		t.Fatal("two nodes on one port")
+	}
+	if v, err := stranger.Do(context.Background(), "GET", "whose"); err != nil || v != "stranger's" {
+		t.Fatalf("the stranger lost its data: %v %v", v, err)
+	}
+}
