@@ -283,8 +283,10 @@ const quickTTL = time.Second
 // (at 4 at once on 2 cores, Redlock's liveness under a cut-off node failed
 // in 3 of 4 tables); the others (Redis Cluster, etcd, a standby's
 // promotion: seconds, mostly waiting on elections and leases) fill the
-// rest of parallel. It returns the runs in cells' order, repeats
-// together, as RunMatrix does.
+// rest of parallel, and all of it once the short cells are done (before,
+// the long ones kept to the rest while the short ones' slots stood idle:
+// they ran on alone for minutes). It returns the runs in cells' order,
+// repeats together, as RunMatrix does.
 func runSplit(ctx context.Context, cells []scenarios.Cell, mo scenarios.MatrixOptions, parallel int) []*results.Cell {
 	var short, long []int
 	for i, c := range cells {
@@ -302,11 +304,13 @@ func runSplit(ctx context.Context, cells []scenarios.Cell, mo scenarios.MatrixOp
 		return out
 	}
 	fast := min(runtime.NumCPU(), parallel)
-	if len(long) == 0 || parallel <= fast {
+	if len(long) == 0 || len(short) == 0 || parallel <= fast {
 		return scenarios.RunMatrix(ctx, cells, mo)
 	}
+	sl := newSlots(parallel, fast, len(short)*max(mo.Repeat, 1))
 	slow := mo
-	mo.Parallel, slow.Parallel = fast, parallel-fast
+	mo.Parallel, slow.Parallel = fast, parallel
+	mo.Admit, slow.Admit = sl.admitShort, sl.admitLong
 	var shortRuns, longRuns []*results.Cell
 	var wg sync.WaitGroup
 	wg.Go(func() { shortRuns = scenarios.RunMatrix(ctx, pick(short), mo) })
@@ -319,6 +323,58 @@ func runSplit(ctx context.Context, cells []scenarios.Cell, mo scenarios.MatrixOp
 		}
 	}
 	return out
+}
+
+// slots shares parallel cells at once between runSplit's two matrices:
+// the short cells run at most fast at once (their own matrix's workers),
+// and a long cell starts only while the long ones going leave room for
+// the short runs still to come, so the short ones never wait and the
+// long ones take every slot the short ones no longer need.
+type slots struct {
+	mu             sync.Mutex
+	cond           *sync.Cond
+	parallel, fast int
+	shortLeft      int // short runs not yet ended
+	long           int // long runs going
+}
+
+func newSlots(parallel, fast, shortRuns int) *slots {
+	s := &slots{parallel: parallel, fast: fast, shortLeft: shortRuns}
+	s.cond = sync.NewCond(&s.mu)
+	return s
+}
+
+// admitShort admits a short run at once; its end may free a slot.
+func (s *slots) admitShort(context.Context) func() {
+	return func() {
+		s.mu.Lock()
+		s.shortLeft--
+		s.mu.Unlock()
+		s.cond.Broadcast()
+	}
+}
+
+// admitLong waits for a slot the short runs do not need (or for ctx's
+// end: the run then sees its ctx ended).
+func (s *slots) admitLong(ctx context.Context) func() {
+	stop := context.AfterFunc(ctx, func() {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.cond.Broadcast()
+	})
+	defer stop()
+	s.mu.Lock()
+	for s.long >= s.parallel-min(s.fast, s.shortLeft) && ctx.Err() == nil {
+		s.cond.Wait()
+	}
+	s.long++
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.long--
+		s.mu.Unlock()
+		s.cond.Broadcast()
+	}
 }
 
 // contendedCost is a contended run's figure, or why there is none.

@@ -123,6 +123,11 @@ type MatrixOptions struct {
 	// backend whose runs come back from their seed (the simulation); a
 	// real run's history cannot be had again.
 	DropMetHistories bool
+	// Admit, if set, is called before each run starts, from the worker
+	// that will run it, and may wait (it must return once ctx ends): the
+	// run starts when it returns, and done is called when the run ends.
+	// Two matrices that share a machine use it to share their slots.
+	Admit func(ctx context.Context) (done func())
 }
 
 // RunMatrix runs cells (each Repeat times) with Parallel at once. Results
@@ -149,6 +154,10 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 			defer wg.Done()
 			for j := range jobs {
 				opts := mo.runOptions(j.rep)
+				release := func() {}
+				if mo.Admit != nil {
+					release = mo.Admit(ctx)
+				}
 				if mo.Started != nil {
 					mu.Lock()
 					mo.Started(cells[j.cell].Name(), opts.Seed)
@@ -159,6 +168,7 @@ func RunMatrix(ctx context.Context, cells []Cell, mo MatrixOptions) []*results.C
 					p.Err = seedErr
 				}
 				r := Execute(ctx, p, opts)
+				release()
 				if mo.DropMetHistories && mo.Repeat > 1 && j.rep > 0 {
 					dropMetHistory(r)
 				}
