@@ -61,6 +61,9 @@ type Env struct {
 	Pods       Pods
 	// TTL is the lock TTL of the cell, for faults scaled to it.
 	TTL time.Duration
+	// WorkMax is the longest critical section the cell's workload draws
+	// (0: not known), for a fault that makes a hold last that long.
+	WorkMax time.Duration
 	// Rand is seeded from the run's seed: a schedule replays exactly.
 	Rand *rand.Rand
 	// Window records a fault window as it opens, with what it hit;

@@ -276,7 +276,7 @@ func live(ctx context.Context, p *Plan, part Part, dep *deployment.Deployment) (
 		_, _ = r.end() // no cycle ran yet: the plan's error is the part's only result
 		return partRun{}, err
 	}
-	env := &faults.Env{Deployment: dep, Pods: control, TTL: p.Scenario.TTL, Keys: p.Keys,
+	env := &faults.Env{Deployment: dep, Pods: control, TTL: p.Scenario.TTL, WorkMax: p.Scenario.WorkMax, Keys: p.Keys,
 		Rand:   rand.New(rand.NewPCG(uint64(p.CellSeed)+uint64(part.Index), 0xfa017)),
 		Window: faultWindows(r.rec), Probe: probes(r.rec)}
 	schedCtx, stopSched := context.WithCancel(ctx)
