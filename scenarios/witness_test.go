@@ -49,8 +49,14 @@ func TestLeaseLongerThanTheTTLIsNeverExercisedByAShorterPause(t *testing.T) {
 		if j.Exercised {
 			t.Errorf("window judged exercised: %s", j.Detail)
 		}
-		if j.Lease == history.LeaseObserved && !strings.Contains(j.Detail, "the lease outlived the pause") {
-			t.Errorf("an observed lease end that does not say the lease outlived the pause: %s", j.Detail)
+		// On a loaded machine a pause can run past its time and the lease
+		// end inside it; the window is then not exercised because nobody
+		// tried meanwhile, which the judgment must say instead (CI: "the
+		// server removed client 2's lease ... during the pause, but no
+		// other pod tried for order:1 before it ended").
+		if j.Lease == history.LeaseObserved && !strings.Contains(j.Detail, "the lease outlived the pause") &&
+			!strings.Contains(j.Detail, "no other pod tried") {
+			t.Errorf("an observed lease end that says neither that the lease outlived the pause nor that nobody tried: %s", j.Detail)
 		}
 		if strings.Contains(j.Detail, "lapsed at") && j.Lease != history.LeaseAssumed {
 			t.Errorf("a TTL-based sentence on an observed lease: %s", j.Detail)
