@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"testing"
@@ -115,5 +116,50 @@ func TestNoEtcdSaysHowToGetOne(t *testing.T) {
 	t.Setenv(etcd.BinEnv, "/bin/true")
 	if err := etcd.Check(); !errors.Is(err, etcd.ErrNoEtcd) || !strings.Contains(err.Error(), "not an etcd version") {
 		t.Errorf("not etcd: %v", err)
+	}
+}
+
+// TestMemberWhosePortWasTakenWhileDownSaysSo: a killed member's client
+// port taken by another process before its restart must fail the restart
+// as a port clash, not hand the harness a member it reaches as a stranger.
+func TestMemberWhosePortWasTakenWhileDownSaysSo(t *testing.T) {
+	if err := etcd.Check(); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	peer, err := backend.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", peer)
+	n, err := etcd.Start(ctx, backend.NodeConfig{Name: "solo", Service: service.Etcd, ExtraArgs: []string{
+		"--initial-cluster", "solo=" + url, "--initial-advertise-peer-urls", url, "--listen-peer-urls", url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	stranger, err := net.Listen("tcp", n.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stranger.Close()
+	go func() {
+		for {
+			c, err := stranger.Accept()
+			if err != nil {
+				return
+			}
+			c.Close()
+		}
+	}()
+	err = n.Start(ctx)
+	if err == nil {
+		t.Fatal("the member started on a port another process listens on")
+	}
+	if !errors.Is(err, backend.ErrNodeStart) || !strings.Contains(err.Error(), "address already in use") {
+		t.Fatalf("err = %v, want a start error naming the port clash", err)
 	}
 }

@@ -166,7 +166,7 @@ func (n *Node) start(ctx context.Context) error {
 	}()
 	n.cmd, n.exited, n.state = cmd, exited, backend.NodeRunning
 	n.mu.Unlock()
-	if err := n.waitListening(ctx, exited); err != nil {
+	if err := n.waitListening(ctx, cmd.Process.Pid, exited); err != nil {
 		_ = n.Kill()
 		tail := n.logTail(5)
 		if strings.Contains(tail, "address already in use") {
@@ -178,14 +178,19 @@ func (n *Node) start(ctx context.Context) error {
 	return nil
 }
 
-// waitListening waits until the member accepts connections on its
-// client port, or its process ends.
-func (n *Node) waitListening(ctx context.Context, exited <-chan struct{}) error {
+// waitListening waits until the member (process pid) accepts
+// connections on its client port, or its process ends. A connection
+// another process accepts on that port (it took the port while the
+// member was down) does not count: the member then fails to bind and
+// exits, and its log says why.
+func (n *Node) waitListening(ctx context.Context, pid int, exited <-chan struct{}) error {
 	deadline := time.Now().Add(n.cfg.StartTimeout)
 	for {
 		if c, err := net.DialTimeout("tcp", n.Addr(), 200*time.Millisecond); err == nil {
 			c.Close()
-			return nil
+			if listens, known := backend.Listens(pid, n.port); listens || !known {
+				return nil
+			}
 		}
 		select {
 		case <-exited:
