@@ -14,7 +14,8 @@ import (
 
 func init() {
 	mustRegister(Kind{Name: "node-restart", Family: FamilyNodeRestart,
-		Doc:    "kill a node (round robin) while a lock is held (one node: just after an acquisition, made to hold the longest critical section) and restart it empty after Delay",
+		Doc: "kill a node (round robin) while a lock is held (one node: just after an acquisition, made to " +
+			"hold the longest critical section) and restart it empty after Delay",
 		Moment: "a node came back empty while a lease it carried was live", Danger: restartedUnder(false, "empty"),
 		Needs:  Needs{NodeControl: true},
 		Params: NodeRestartParams{}})
