@@ -4,7 +4,11 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/lockchaos/lockchaos/backend"
 )
@@ -29,8 +33,36 @@ func TestListensTellsWhoseListenerAPortIs(t *testing.T) {
 	if listens, known := backend.Listens(other.Process.Pid, port); !known || listens {
 		t.Fatalf("another process on our port %d: listens %v known %v", port, listens, known)
 	}
+	if err := other.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if listens, known := backend.Listens(other.Process.Pid, port); !known || listens {
+		t.Fatalf("a process that has exited: listens %v known %v", listens, known)
+	}
 	l.Close()
-	if _, known := backend.Listens(os.Getpid(), port); known {
-		t.Fatal("a port nobody listens on cannot be told")
+	if listens, known := backend.Listens(os.Getpid(), port); !known || listens {
+		t.Fatalf("a port nobody listens on: listens %v known %v", listens, known)
+	}
+}
+
+// TestWaitStoppedReturnsOnceTheProcessIsStopped: after a SIGSTOP,
+// WaitStopped returns with the process stopped.
+func TestWaitStoppedReturnsOnceTheProcessIsStopped(t *testing.T) {
+	p := exec.Command("sleep", "30")
+	if err := p.Start(); err != nil {
+		t.Skip(err)
+	}
+	defer func() { _ = p.Process.Kill(); _ = p.Wait() }()
+	if err := p.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	backend.WaitStopped(p.Process.Pid, 5*time.Second)
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(p.Process.Pid) + "/stat")
+	if err != nil {
+		t.Skip(err)
+	}
+	s := string(b)
+	if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); f[0] != "T" {
+		t.Fatalf("state %s after WaitStopped, want T", f[0])
 	}
 }
