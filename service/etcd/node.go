@@ -236,7 +236,11 @@ func (n *Node) Restart(ctx context.Context) error {
 // Pause freezes the member (SIGSTOP): connections stay open, nothing
 // answers, its timers stop.
 func (n *Node) Pause() error {
-	return n.signal(backend.NodeRunning, backend.NodePaused, syscall.SIGSTOP)
+	if err := n.signal(backend.NodeRunning, backend.NodePaused, syscall.SIGSTOP); err != nil {
+		return err
+	}
+	backend.WaitStopped(n.PID(), time.Second)
+	return nil
 }
 
 // Resume lets a paused member go on.
