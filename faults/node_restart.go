@@ -71,9 +71,7 @@ func (f *NodeRestart) Name() string {
 // workload draws: the worst case the workload allows, no longer, so a
 // margin found by delaying the restart still reads against the
 // workload's own sections. A delayed restart needs only a lease live at
-// the kill, which any holder has (and there the wait for a fresh one cost
-// cycles: node-restart-delayed/pg-advisory-xact fell to 18, under the
-// floor of 20).
+// the kill, which any holder has: it keeps the old rule.
 func (f *NodeRestart) Inject(ctx context.Context, env *Env) error {
 	nodes := env.Deployment.Nodes()
 	if len(nodes) == 1 && env.WorkMax > 0 && !f.delayed {
