@@ -176,8 +176,9 @@ ensure-etcd:
 ## test: vet, then every test with the race detector (real redis-server processes), the deploy/ module's manifest checks
 test: ensure-redis ensure-postgres ensure-etcd vet test-deploy
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) ./...
-	# The matrix itself, one subtest per cell, at its real timing (no -race).
-	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^TestMatrix$$' ./scenarios/
+	# The matrix itself, one subtest per cell, and the etcd cells, at their
+	# real timing (no -race, no other package beside them).
+	$(GO) test -count=1 -timeout $(TEST_TIMEOUT) -run '^(TestMatrix|TestEtcdCells)$$' ./scenarios/
 
 ## vet: go vet on every package
 vet:

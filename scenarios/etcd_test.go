@@ -13,6 +13,7 @@ import (
 	"github.com/lockchaos/lockchaos/lockimpl"
 	"github.com/lockchaos/lockchaos/results"
 	"github.com/lockchaos/lockchaos/scenarios"
+	"github.com/lockchaos/lockchaos/service"
 )
 
 // A sample of the etcd rows (make chaos-etcd runs them all), on three
@@ -22,8 +23,17 @@ import (
 // Every cell must reach its dangerous moment, and the witness must have
 // seen the lease's end on the members (observed, not assumed).
 func TestEtcdCells(t *testing.T) {
-	if testing.Short() {
-		t.Skip("three etcd cells of 15 s")
+	if testing.Short() || raceEnabled {
+		// Under -race, beside every other package's tests, three cells of
+		// three members each starved (CI: 51% of etcd-fenced's acquires
+		// timed out; a leader kill saw no new leader in 10 s, or a member
+		// not back in 20 s). make test runs them without -race, alone.
+		t.Skip("three etcd cells need their real timing: go test -run TestEtcdCells ./scenarios (no -short, no -race)")
+	}
+	// The same time scale as lockchaos run.
+	on, err := scenarios.MeasureTiming(context.Background(), process.Backend{}, 0, service.Etcd)
+	if err != nil {
+		t.Fatal(err)
 	}
 	cells := []scenarios.Cell{
 		cellOf(t, "etcd-gc-pause", lockimpl.NameEtcdMutex),
@@ -31,15 +41,15 @@ func TestEtcdCells(t *testing.T) {
 		cellOf(t, "etcd-leader-kill", lockimpl.NameEtcdLease),
 	}
 	// One window that reached its moment is this test's floor (the
-	// gate's is two): under the race detector on a loaded runner a leader
-	// kill's cell may see only one.
+	// gate's is two): on a loaded runner a leader kill's cell may see
+	// only one.
 	one := 1
 	res := make([]*results.Cell, len(cells))
 	var wg sync.WaitGroup
 	for i, c := range cells {
 		wg.Go(func() {
 			res[i] = scenarios.RunCell(context.Background(), c, scenarios.Options{Backend: process.Backend{}, Seed: 38,
-				Floor: scenarios.FloorOverride{MinExercised: &one}})
+				TimeScale: on.Scale, NodeOpTime: on.NodeOp, Floor: scenarios.FloorOverride{MinExercised: &one}})
 		})
 	}
 	wg.Wait()
