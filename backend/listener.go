@@ -90,12 +90,8 @@ func WaitStopped(pid int, timeout time.Duration) {
 		}
 		stopped := true
 		for _, t := range tasks {
-			b, err := os.ReadFile(t)
-			if err != nil {
-				continue // a thread gone meanwhile
-			}
-			s := string(b)
-			if f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:]); len(f) > 0 && f[0] != "T" && f[0] != "t" {
+			f := statFields(t)
+			if len(f) > 0 && f[0] != "T" && f[0] != "t" { // none: a thread gone meanwhile
 				stopped = false
 				break
 			}
@@ -105,4 +101,29 @@ func WaitStopped(pid int, timeout time.Duration) {
 		}
 		time.Sleep(time.Millisecond)
 	}
+}
+
+// ProcessGroup is a process's group, from /proc/PID/stat; false when /proc
+// cannot tell (no such process, no /proc).
+func ProcessGroup(pid int) (int, bool) {
+	if pid <= 0 {
+		return 0, false
+	}
+	f := statFields("/proc/" + strconv.Itoa(pid) + "/stat")
+	if len(f) < 3 {
+		return 0, false
+	}
+	g, err := strconv.Atoi(f[2])
+	return g, err == nil
+}
+
+// statFields are a stat file's fields after "(comm)", which may hold
+// spaces: state, ppid, pgrp, ... (nil when it cannot be read).
+func statFields(path string) []string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	s := string(b)
+	return strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 }

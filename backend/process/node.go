@@ -210,27 +210,8 @@ func (n *Node) answersItself(ctx context.Context, group int) bool {
 			pid, _ = strconv.Atoi(val)
 		}
 	}
-	pgrp, ok := processGroup(pid)
+	pgrp, ok := backend.ProcessGroup(pid)
 	return !ok || pgrp == group
-}
-
-// processGroup reads a process's group from /proc/<pid>/stat.
-func processGroup(pid int) (int, bool) {
-	if pid <= 0 {
-		return 0, false
-	}
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0, false
-	}
-	s := string(b)
-	// After "(comm)", which may hold spaces: state, ppid, pgrp, ...
-	f := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(f) < 3 {
-		return 0, false
-	}
-	g, err := strconv.Atoi(f[2])
-	return g, err == nil
 }
 
 // prepareDir readies the node's directory for a start; n.mu is held.

@@ -48,22 +48,8 @@ func TestLeaderIndexNeedsAMajority(t *testing.T) {
 // and started again with its data, and leaves nothing behind when closed
 // (TestMain checks processes and folders).
 func TestMemberLifecycle(t *testing.T) {
-	if err := etcd.Check(); err != nil {
-		t.Fatal(err) // make test installs it (.ci/ensure-etcd)
-	}
 	ctx := context.Background()
-	peer, err := backend.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	// The member listens for peers on its own port: announce that one.
-	n, err := etcd.Start(ctx, backend.NodeConfig{Name: "solo", Service: service.Etcd, ExtraArgs: []string{
-		"--initial-cluster", "solo=" + url, "--initial-advertise-peer-urls", url, "--listen-peer-urls", url}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := startSolo(t)
 	cli, err := etcd.Admin([]string{n.Addr()})
 	if err != nil {
 		t.Fatal(err)
@@ -123,21 +109,8 @@ func TestNoEtcdSaysHowToGetOne(t *testing.T) {
 // port taken by another process before its restart must fail the restart
 // as a port clash, not hand the harness a member it reaches as a stranger.
 func TestMemberWhosePortWasTakenWhileDownSaysSo(t *testing.T) {
-	if err := etcd.Check(); err != nil {
-		t.Fatal(err)
-	}
 	ctx := context.Background()
-	peer, err := backend.FreePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := fmt.Sprintf("http://127.0.0.1:%d", peer)
-	n, err := etcd.Start(ctx, backend.NodeConfig{Name: "solo", Service: service.Etcd, ExtraArgs: []string{
-		"--initial-cluster", "solo=" + url, "--initial-advertise-peer-urls", url, "--listen-peer-urls", url}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer n.Close()
+	n := startSolo(t)
 	if err := n.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -162,4 +135,25 @@ func TestMemberWhosePortWasTakenWhileDownSaysSo(t *testing.T) {
 	if !errors.Is(err, backend.ErrNodeStart) || !strings.Contains(err.Error(), "address already in use") {
 		t.Fatalf("err = %v, want a start error naming the port clash", err)
 	}
+}
+
+// startSolo starts a one-member etcd cluster, closed with the test.
+func startSolo(t *testing.T) *etcd.Node {
+	t.Helper()
+	if err := etcd.Check(); err != nil {
+		t.Fatal(err) // make test installs it (.ci/ensure-etcd)
+	}
+	peer, err := backend.FreePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := fmt.Sprintf("http://127.0.0.1:%d", peer)
+	// The member listens for peers on its own port: announce that one.
+	n, err := etcd.Start(context.Background(), backend.NodeConfig{Name: "solo", Service: service.Etcd, ExtraArgs: []string{
+		"--initial-cluster", "solo=" + url, "--initial-advertise-peer-urls", url, "--listen-peer-urls", url}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = n.Close() })
+	return n
 }
